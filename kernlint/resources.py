@@ -1,0 +1,605 @@
+"""Per-kernel resource usage: registers, spills, stack and shared memory, from ptxas when we can.
+
+With ``nvcc`` on ``PATH``, :func:`exact_resources` compiles the file for the target architecture
+(``nvcc -cubin -arch=sm_XX -Xptxas -v``) and reads what ptxas reports for every kernel entry,
+template instantiations included.  Those figures are **exact** for that toolkit version, arch and
+flags.  Without a compiler (or when compilation fails or takes too long) it returns no data and a
+note saying why; the evaluator then falls back to an estimate from the IR, labelled ``estimated``
+(:func:`estimate_registers` is the small heuristic it uses).  This module never raises for a
+missing or failing compiler: exact numbers are an improvement, not a requirement.
+
+Results are cached on disk under ``$XDG_CACHE_HOME/kernlint`` (default ``~/.cache/kernlint``),
+keyed by the sha256 of the file text, arch, flags and ``nvcc --version``, so a second run of an
+unchanged file costs nothing.  Headers the file includes are not part of the key: editing a header
+without touching the ``.cu`` needs ``KERNLINT_NO_CACHE=1`` (or a cache clear) to be seen.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+COMPILE_TIMEOUT_S = 60.0
+"""Cap on one nvcc run: heavy template code can take long, and a linter must not hang."""
+
+CACHE_FORMAT = 1  # bump when the cached JSON layout or the parse changes
+
+BASE_REGISTERS = 8
+"""Registers ptxas gives the smallest kernel that indexes a pointer (``p[threadIdx.x] = 1`` uses 8
+on sm_80 and sm_90 with CUDA 13): thread index, a 64-bit address, and scratch."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelResources:
+    """What one kernel entry (one template instantiation) uses per thread and per block.
+
+    ``source`` is ``exact`` when ptxas reported the numbers and ``estimated`` when they came from
+    the IR heuristic; an estimate must never be presented as exact.
+    """
+
+    kernel: str
+    """Plain (unqualified) name, without template arguments: ``tk`` for ``ns::tk<float, 16>``."""
+    registers: int
+    spill_stores: int
+    """Bytes of spill stores per thread (ptxas ``bytes spill stores``)."""
+    spill_loads: int
+    stack_bytes: int
+    """Per-thread stack frame (local arrays, spills, calls), in bytes."""
+    static_shared_bytes: int
+    source: str
+    note: str = ""
+    mangled: str = ""
+    qualified_name: str = ""
+    """Namespace-qualified name, e.g. ``ns::tk``."""
+    template_args: str = ""
+    """Template arguments as written by the demangler, e.g. ``float, 16``; empty if none."""
+    constant_bytes: int = 0
+    """Constant-bank bytes ptxas reports (all ``cmem[n]`` banks; bank 0 holds the parameters)."""
+    barriers: int = 0
+    arch: str = ""
+
+    @property
+    def spills(self) -> bool:
+        return self.spill_stores > 0 or self.spill_loads > 0
+
+    @property
+    def display_name(self) -> str:
+        """``tk<float, 16>`` for an instantiation, else the plain name."""
+        return f"{self.kernel}<{self.template_args}>" if self.template_args else self.kernel
+
+
+def estimate_registers(live_values: int, unrolled: int, local_array_words: int) -> int:
+    """Estimate registers per thread when no compiler is available (a heuristic, ±30 % at best).
+
+    ``live_values`` is the peak count of 32-bit scalars live at once in the kernel body (a
+    ``double`` or pointer counts 2, a ``float4`` 4).  ``unrolled`` is the count of extra values
+    kept in flight by unrolled loops (for a loop unrolled ``u`` times that keeps ``k`` loads or
+    accumulators per iteration: ``(u - 1) * k``).  ``local_array_words`` is the size in 32-bit
+    words of per-thread arrays indexed only by compile-time constants, which ptxas promotes to
+    registers (dynamically indexed arrays stay in local memory and cost no registers).
+
+    The sum is added to ``BASE_REGISTERS`` and capped at 255, the per-thread maximum; beyond that
+    ptxas spills, which the estimate cannot predict.
+    """
+    if min(live_values, unrolled, local_array_words) < 0:
+        raise ValueError("register estimate inputs must not be negative")
+    return min(255, BASE_REGISTERS + live_values + unrolled + local_array_words)
+
+
+# --------------------------------------------------------------------------------------------
+# ptxas output parsing
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+_USED = re.compile(r"Used (\d+) registers")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
+
+
+@dataclass(frozen=True, slots=True)
+class _RawEntry:
+    mangled: str
+    arch: str
+    registers: int
+    barriers: int
+    shared: int
+    constant: int
+
+
+def parse_ptxas_output(text: str) -> list[dict[str, Any]]:
+    """Parse ``-Xptxas -v`` output into one record per kernel entry (mangled names, in order).
+
+    ptxas prints, per entry: ``Compiling entry function 'NAME'``, then ``Function properties for
+    NAME`` followed by the stack/spill line, then ``Used N registers, ...``.  Non-entry device
+    functions get their own "Function properties" block, which is kept apart by name.
+    """
+    frames: dict[str, tuple[int, int, int]] = {}
+    entries: list[_RawEntry] = []
+    current: tuple[str, str] | None = None
+    properties_for: str | None = None
+    for line in text.splitlines():
+        if match := _ENTRY.search(line):
+            current = (match.group(1), match.group(2))
+            continue
+        if match := _PROPERTIES.search(line):
+            properties_for = match.group(1)
+            continue
+        if (match := _FRAME.search(line)) and properties_for is not None:
+            frames[properties_for] = (int(match.group(1)), int(match.group(2)), int(match.group(3)))
+            properties_for = None
+            continue
+        if (match := _USED.search(line)) and current is not None:
+            barriers = _BARRIERS.search(line)
+            smem = _SMEM.search(line)
+            entries.append(
+                _RawEntry(
+                    mangled=current[0],
+                    arch=current[1],
+                    registers=int(match.group(1)),
+                    barriers=int(barriers.group(1)) if barriers else 0,
+                    shared=int(smem.group(1)) if smem else 0,
+                    constant=sum(int(m) for m in _CMEM.findall(line)),
+                )
+            )
+            current = None
+    records = []
+    for entry in entries:
+        stack, stores, loads = frames.get(entry.mangled, (0, 0, 0))
+        records.append(
+            {
+                "mangled": entry.mangled,
+                "arch": entry.arch,
+                "registers": entry.registers,
+                "barriers": entry.barriers,
+                "static_shared_bytes": entry.shared,
+                "constant_bytes": entry.constant,
+                "stack_bytes": stack,
+                "spill_stores": stores,
+                "spill_loads": loads,
+            }
+        )
+    return records
+
+
+# --------------------------------------------------------------------------------------------
+# Demangling: cu++filt / c++filt when present, else a small Itanium subset in Python
+
+
+def split_demangled(text: str) -> tuple[str, str, str]:
+    """Split ``void ns::k<float, 4>(float const*, int)`` into ``("k", "ns::k", "float, 4")``.
+
+    Works from the end of the string, matching brackets, so return types and parameter lists
+    containing templates do not confuse it.
+    """
+    text = text.strip()
+    head = text
+    if text.endswith(")"):
+        depth = 0
+        for index in range(len(text) - 1, -1, -1):
+            char = text[index]
+            if char == ")":
+                depth += 1
+            elif char == "(":
+                depth -= 1
+                if depth == 0:
+                    head = text[:index]
+                    break
+    args = ""
+    if head.endswith(">"):
+        depth = 0
+        for index in range(len(head) - 1, -1, -1):
+            char = head[index]
+            if char == ">":
+                depth += 1
+            elif char == "<":
+                depth -= 1
+                if depth == 0:
+                    args = head[index + 1 : -1].strip()
+                    head = head[:index]
+                    break
+    # Drop the return type that template functions carry: the name is the last space-free token
+    # outside brackets ("(anonymous namespace)::k" keeps its space inside parentheses).
+    depth = 0
+    start = 0
+    for index, char in enumerate(head):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        elif char == " " and depth == 0:
+            start = index + 1
+    qualified = head[start:].strip()
+    plain = qualified.rsplit("::", 1)[-1]
+    return plain, qualified, args
+
+
+_BUILTIN = {
+    "v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char",
+    "s": "short", "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long",
+    "m": "unsigned long", "x": "long long", "y": "unsigned long long", "f": "float",
+    "d": "double", "e": "long double", "n": "__int128", "o": "unsigned __int128", "w": "wchar_t",
+}
+
+
+class _Unsupported(Exception):
+    """The mangled name uses a construct the fallback demangler does not handle."""
+
+
+class _Demangler:
+    """Just enough of the Itanium C++ ABI for kernel names: nested names, builtin and class
+    types, pointers/references/const, integer literals and template parameter references."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+        self.subs: list[str] = []
+        self.template_args: list[str] = []
+
+    def peek(self, n: int = 1) -> str:
+        return self.text[self.pos : self.pos + n]
+
+    def take(self, n: int = 1) -> str:
+        out = self.text[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def number(self) -> int:
+        match = re.compile(r"n?\d+").match(self.text, self.pos)
+        if match is None:
+            raise _Unsupported
+        self.pos = match.end()
+        token = match.group(0)
+        return -int(token[1:]) if token.startswith("n") else int(token)
+
+    def source_name(self) -> str:
+        length = self.number()
+        name = self.take(length)
+        return "(anonymous namespace)" if name.startswith("_GLOBAL__N") else name
+
+    def name(self) -> tuple[list[str], list[str]]:
+        """Return (qualified components, template args of the last component)."""
+        if self.peek() == "N":
+            self.take()
+            while self.peek() in ("K", "V", "r"):
+                self.take()
+            parts: list[str] = []
+            args: list[str] = []
+            while self.peek() != "E":
+                if not self.peek():
+                    raise _Unsupported
+                if self.peek() == "I":
+                    args = self.template_arg_list()
+                    self.subs.append("::".join(parts) + f"<{', '.join(args)}>")
+                else:
+                    parts.append(self.source_name())
+                    args = []
+                    self.subs.append("::".join(parts))
+            self.take()
+            return parts, args
+        if self.peek(2) == "St":
+            self.take(2)
+            parts = ["std", self.source_name()]
+        elif self.peek().isdigit():
+            parts = [self.source_name()]
+        else:
+            raise _Unsupported
+        args = []
+        if self.peek() == "I":
+            self.subs.append("::".join(parts))
+            args = self.template_arg_list()
+        return parts, args
+
+    def template_arg_list(self) -> list[str]:
+        self.take()  # I
+        args = []
+        while self.peek() != "E":
+            if not self.peek():
+                raise _Unsupported
+            if self.peek() == "L":
+                self.take()
+                kind = self.type()
+                value = self.number()
+                self.take()  # E
+                args.append(("true" if value else "false") if kind == "bool" else str(value)
+                            + ("u" if kind.startswith("unsigned") else ""))
+            else:
+                args.append(self.type())
+        self.take()
+        self.template_args = args
+        return args
+
+    def type(self) -> str:
+        code = self.peek()
+        if code in _BUILTIN:
+            self.take()
+            return _BUILTIN[code]
+        if code in "PRKO" or code == "V":
+            self.take()
+            inner = self.type()
+            result = {"P": f"{inner}*", "R": f"{inner}&", "O": f"{inner}&&",
+                      "K": f"{inner} const", "V": f"{inner} volatile"}[code]
+            self.subs.append(result)
+            return result
+        if code == "S":
+            match = re.compile(r"S([0-9A-Z]*)_").match(self.text, self.pos)
+            if match is None:
+                raise _Unsupported
+            self.pos = match.end()
+            index = int(match.group(1), 36) + 1 if match.group(1) else 0
+            if index >= len(self.subs):
+                raise _Unsupported
+            return self.subs[index]
+        if code == "T":
+            match = re.compile(r"T(\d*)_").match(self.text, self.pos)
+            if match is None:
+                raise _Unsupported
+            self.pos = match.end()
+            index = int(match.group(1)) + 1 if match.group(1) else 0
+            if index >= len(self.template_args):
+                raise _Unsupported
+            return self.template_args[index]
+        if code.isdigit() or code == "N":
+            parts, args = self.name()
+            result = "::".join(parts) + (f"<{', '.join(args)}>" if args else "")
+            return result
+        raise _Unsupported
+
+
+def demangle_minimal(mangled: str) -> tuple[str, str, str] | None:
+    """Demangle a kernel name's identity (plain name, qualified name, template args) in Python.
+
+    Parameter types are not needed (kernels cannot be overloaded on them in a way that matters
+    here), so only the name and its template arguments are decoded.  ``None`` when the name uses
+    something outside the supported subset.
+    """
+    if not mangled.startswith("_Z"):
+        return mangled, mangled, ""
+    parser = _Demangler(mangled)
+    parser.pos = 2
+    try:
+        parts, args = parser.name()
+    except (_Unsupported, ValueError, IndexError):
+        return None
+    qualified = "::".join(parts)
+    return parts[-1], qualified, ", ".join(args)
+
+
+def _demangle_tool(names: Sequence[str]) -> dict[str, str]:
+    """Demangle with ``cu++filt`` (ships with nvcc) or binutils' ``c++filt``; {} if neither runs."""
+    for tool in ("cu++filt", "c++filt"):
+        exe = shutil.which(tool)
+        if exe is None:
+            continue
+        try:
+            done = subprocess.run([exe], input="\n".join(names) + "\n", capture_output=True,
+                                  text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        lines = done.stdout.splitlines()
+        if done.returncode == 0 and len(lines) == len(names):
+            return dict(zip(names, lines))
+    return {}
+
+
+def demangle_kernels(names: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """Map each mangled kernel name to (plain name, qualified name, template args)."""
+    mangled = [name for name in names if name.startswith("_Z")]
+    tool = _demangle_tool(mangled) if mangled else {}
+    out: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        if name in tool and tool[name] != name:
+            out[name] = split_demangled(tool[name])
+        else:
+            out[name] = demangle_minimal(name) or (name, name, "")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Compilation and cache
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/kernlint``, else ``~/.cache/kernlint``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kernlint"
+
+
+def _read_cache(key: str) -> dict[str, Any] | None:
+    if os.environ.get("KERNLINT_NO_CACHE"):
+        return None
+    try:
+        data = json.loads((cache_dir() / f"resources-{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return None
+    return data
+
+
+def _write_cache(key: str, data: dict[str, Any]) -> None:
+    """Store a result; any failure (read-only dir, full disk) just means no cache."""
+    if os.environ.get("KERNLINT_NO_CACHE"):
+        return
+    try:
+        directory = cache_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        # Write then rename, so a concurrent run never reads half a file.
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, directory / f"resources-{key}.json")
+    except OSError:
+        pass
+
+
+@functools.lru_cache(maxsize=8)
+def _nvcc_version_cached(exe: str, mtime_ns: int) -> str | None:
+    del mtime_ns  # part of the cache key only: a reinstalled nvcc is asked again
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def nvcc_version(exe: str) -> str | None:
+    """``nvcc --version`` text (memoized per process), or None if it does not run."""
+    try:
+        mtime = os.stat(exe).st_mtime_ns
+    except OSError:
+        return None
+    return _nvcc_version_cached(exe, mtime)
+
+
+def _normalize_arch(arch: str) -> str:
+    text = arch.strip().lower()
+    if re.fullmatch(r"\d+", text):
+        return f"sm_{text}"
+    if re.fullmatch(r"\d\.\d", text):
+        return f"sm_{text.replace('.', '')}"
+    if text.startswith("compute_"):
+        return "sm_" + text[len("compute_") :]
+    return text
+
+
+def _run(argv: list[str], cwd: str, timeout: float) -> tuple[int, str]:
+    """Run a command in its own process group; on timeout kill that group (nvcc's children too)."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, out
+
+
+def _first_error(output: str) -> str:
+    for line in output.splitlines():
+        if "error" in line.lower() or "fatal" in line.lower():
+            return line.strip()[:300]
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[0][:300] if lines else "no output"
+
+
+def _with_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Add demangled ``kernel``/``qualified_name``/``template_args`` to parsed ptxas records."""
+    names = demangle_kernels([record["mangled"] for record in records])
+    out = []
+    for record in records:
+        plain, qualified, args = names[record["mangled"]]
+        out.append({**record, "kernel": plain, "qualified_name": qualified, "template_args": args})
+    return out
+
+
+def _to_resources(records: list[dict[str, Any]]) -> dict[str, list[KernelResources]]:
+    out: dict[str, list[KernelResources]] = {}
+    for record in records:
+        out.setdefault(record["kernel"], []).append(
+            KernelResources(
+                kernel=record["kernel"],
+                registers=record["registers"],
+                spill_stores=record["spill_stores"],
+                spill_loads=record["spill_loads"],
+                stack_bytes=record["stack_bytes"],
+                static_shared_bytes=record["static_shared_bytes"],
+                source="exact",
+                note=f"ptxas, {record['arch']}",
+                mangled=record["mangled"],
+                qualified_name=record["qualified_name"],
+                template_args=record["template_args"],
+                constant_bytes=record["constant_bytes"],
+                barriers=record["barriers"],
+                arch=record["arch"],
+            )
+        )
+    return out
+
+
+def exact_resources(
+    source_text: str,
+    path: str,
+    arch: str,
+    include_dirs: Sequence[str] = (),
+    defines: Sequence[str] = (),
+    *,
+    timeout: float = COMPILE_TIMEOUT_S,
+) -> tuple[dict[str, list[KernelResources]], str | None]:
+    """Compile ``source_text`` with nvcc for ``arch`` and return ptxas's figures per kernel.
+
+    Returns ``(kernels, note)``: ``kernels`` maps each kernel's plain name to one
+    :class:`KernelResources` per compiled entry (one per template instantiation), and ``note`` is
+    ``None`` on success or a human-readable reason why no exact data is available (no nvcc,
+    compile error, timeout).  ``path`` is the file's name on disk: its directory is put on the
+    include path so ``#include "local.h"`` resolves, though the text compiled is ``source_text``.
+    ``defines`` are ``NAME`` or ``NAME=VALUE``.  Never raises for compiler trouble.
+    """
+    exe = shutil.which("nvcc")
+    if exe is None:
+        return {}, "nvcc not found on PATH: registers are estimated, not exact (install the CUDA toolkit for ptxas figures)"
+    version = nvcc_version(exe)
+    if version is None:
+        return {}, f"{exe} --version failed: registers are estimated, not exact"
+    target = _normalize_arch(arch)
+    file_dir = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    flags = [
+        "-cubin", f"-arch={target}", "-Xptxas", "-v", "-x", "cu",
+        # Permissive language options that real projects commonly build with; they only make
+        # more files compile.
+        "--expt-relaxed-constexpr", "--extended-lambda",
+        f"-I{file_dir}",
+        *(f"-I{d}" for d in include_dirs),
+        *(f"-D{d}" for d in defines),
+    ]
+    key_material = json.dumps([CACHE_FORMAT, source_text, target, flags, version])
+    key = hashlib.sha256(key_material.encode("utf-8", "surrogatepass")).hexdigest()
+    cached = _read_cache(key)
+    if cached is not None:
+        return _to_resources(cached["kernels"]), cached.get("note")
+
+    name = Path(path).name if path else "kernel.cu"
+    with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
+        source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
+        source.write_text(source_text, encoding="utf-8", errors="surrogateescape")
+        argv = [exe, *flags, "-o", str(Path(tmp) / "out.cubin"), str(source)]
+        try:
+            returncode, output = _run(argv, tmp, timeout)
+        except subprocess.TimeoutExpired:
+            # Not cached: a timeout may be load on the machine rather than the file.
+            return {}, f"nvcc timed out after {timeout:g} s for {target}: registers are estimated, not exact"
+        except OSError as error:
+            return {}, f"could not run nvcc ({error}): registers are estimated, not exact"
+        # Messages should name the user's file, not our temporary copy.
+        output = output.replace(str(source), path or name)
+    if returncode != 0:
+        note = (f"nvcc could not compile {name} for {target} ({_first_error(output)}): "
+                "registers are estimated, not exact")
+        _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": note})
+        return {}, note
+    # Demangle before caching, so a cached run starts no process at all.
+    records = _with_names(parse_ptxas_output(output))
+    note = None if records else f"nvcc compiled {name} for {target} but reported no kernel entries"
+    _write_cache(key, {"format": CACHE_FORMAT, "kernels": records, "note": note})
+    return _to_resources(records), note
+
+
+def resources_to_dict(resources: KernelResources) -> dict[str, Any]:
+    """JSON-ready form (for metrics and caches)."""
+    return asdict(resources)
