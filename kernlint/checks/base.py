@@ -1,0 +1,26 @@
+"""The shape every rule shares: two names, a default severity, and a pure check function."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from kernlint.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from kernlint.eval.result import KernelResult
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: `code` for machines (KL101), `name` for people (uncoalesced-global-load)."""
+
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    check: Callable[["KernelResult"], Iterable[Diagnostic]] | None = None
+    category: str = "memory"
+
+    @property
+    def doc_filename(self) -> str:
+        return f"{self.code}-{self.name}.md"

@@ -1,0 +1,845 @@
+"""Parse a .cu/.cuh file with libclang and lower every kernel and device function to the IR.
+
+Decisions (see DESIGN.md): parse as CUDA device code (`--cuda-device-only`) against kernlint's own
+shim header, never a CUDA installation; every `#include` that cannot be found is fed to clang as an
+empty in-memory file, so a missing header costs only the names it would have declared.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Iterable
+
+from kernlint import ir
+
+try:  # libclang is a hard dependency, but keep the import error readable.
+    import clang.cindex as ci
+except ImportError as exc:  # pragma: no cover - exercised only on broken installs
+    raise ImportError("kernlint needs the 'libclang' package: pip install libclang") from exc
+
+K = ci.CursorKind
+STUB_DIR = "/__kernlint_stub__"
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+class FrontendError(Exception):
+    """The file could not be parsed at all (not a per-kernel problem)."""
+
+
+# Binary/unary operator kinds (CXBinaryOperatorKind / CXUnaryOperatorKind, clang-c/Index.h, LLVM 17+).
+_BINOPS = {
+    3: "*", 4: "/", 5: "%", 6: "+", 7: "-", 8: "<<", 9: ">>", 10: "<=>", 11: "<", 12: ">", 13: "<=",
+    14: ">=", 15: "==", 16: "!=", 17: "&", 18: "^", 19: "|", 20: "&&", 21: "||", 22: "=", 23: "*=",
+    24: "/=", 25: "%=", 26: "+=", 27: "-=", 28: "<<=", 29: ">>=", 30: "&=", 31: "^=", 32: "|=", 33: ",",
+}
+_UNOPS = {1: "post++", 2: "post--", 3: "pre++", 4: "pre--", 5: "&", 6: "*", 7: "+", 8: "-", 9: "~", 10: "!"}
+
+_lib_ready = False
+
+
+def _lib() -> object:
+    """Return the libclang handle with the few functions the 18.x bindings do not wrap."""
+    global _lib_ready
+    lib = ci.conf.lib
+    if not _lib_ready:
+        lib.clang_getCursorBinaryOperatorKind.argtypes = [ci.Cursor]
+        lib.clang_getCursorBinaryOperatorKind.restype = ctypes.c_int
+        lib.clang_getCursorUnaryOperatorKind.argtypes = [ci.Cursor]
+        lib.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
+        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getKind.restype = ctypes.c_int
+        lib.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
+        lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+        lib.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
+        lib.clang_EvalResult_getAsDouble.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsDouble.restype = ctypes.c_double
+        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_dispose.restype = None
+        _lib_ready = True
+    return lib
+
+
+def _evaluate(cursor: ci.Cursor) -> int | float | None:
+    """Constant-fold `cursor` with clang's own evaluator (handles macros, sizeof, constexpr)."""
+    lib = _lib()
+    res = lib.clang_Cursor_Evaluate(cursor)  # type: ignore[attr-defined]
+    if not res:
+        return None
+    try:
+        kind = lib.clang_EvalResult_getKind(res)  # type: ignore[attr-defined]
+        if kind == 1:  # CXEval_Int
+            if lib.clang_EvalResult_isUnsignedInt(res):  # type: ignore[attr-defined]
+                return int(lib.clang_EvalResult_getAsUnsigned(res))  # type: ignore[attr-defined]
+            return int(lib.clang_EvalResult_getAsLongLong(res))  # type: ignore[attr-defined]
+        if kind == 2:  # CXEval_Float
+            return float(lib.clang_EvalResult_getAsDouble(res))  # type: ignore[attr-defined]
+        return None
+    finally:
+        lib.clang_EvalResult_dispose(res)  # type: ignore[attr-defined]
+
+
+def shim_path() -> str:
+    return str(resources.files("kernlint.frontend").joinpath("kernlint_cuda_shim.h"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    path: str
+    text: str
+
+
+def _span(cursor: ci.Cursor) -> ir.Span:
+    ext = cursor.extent
+    start = ext.start
+    if start.file is None or start.line == 0:
+        start = cursor.location
+    return ir.Span(start.line, start.column, ext.end.line, ext.end.column)
+
+
+def _in_main(cursor: ci.Cursor, path: str) -> bool:
+    f = cursor.location.file
+    return f is not None and f.name == path
+
+
+_INT_KINDS = {
+    ci.TypeKind.BOOL: (1, False), ci.TypeKind.CHAR_U: (1, False), ci.TypeKind.UCHAR: (1, False),
+    ci.TypeKind.CHAR_S: (1, True), ci.TypeKind.SCHAR: (1, True), ci.TypeKind.SHORT: (2, True),
+    ci.TypeKind.USHORT: (2, False), ci.TypeKind.INT: (4, True), ci.TypeKind.UINT: (4, False),
+    ci.TypeKind.LONG: (8, True), ci.TypeKind.ULONG: (8, False), ci.TypeKind.LONGLONG: (8, True),
+    ci.TypeKind.ULONGLONG: (8, False), ci.TypeKind.INT128: (16, True), ci.TypeKind.UINT128: (16, False),
+    ci.TypeKind.WCHAR: (4, True), ci.TypeKind.CHAR16: (2, False), ci.TypeKind.CHAR32: (4, False),
+}
+_FLOAT_KINDS = {ci.TypeKind.FLOAT: 4, ci.TypeKind.DOUBLE: 8, ci.TypeKind.HALF: 2, ci.TypeKind.LONGDOUBLE: 16}
+
+
+class _TypeConverter:
+    """clang Type -> ir.CType, cached by spelling (the same types recur across a file)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, ir.CType] = {}
+
+    def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
+        key = t.spelling
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        out = self._convert(t, depth)
+        self.cache[key] = out
+        return out
+
+    def _convert(self, t: ci.Type, depth: int) -> ir.CType:
+        if depth > 8:
+            return ir.UNKNOWN_TYPE
+        const = t.is_const_qualified()
+        c = t.get_canonical()
+        k = c.kind
+        if k in _INT_KINDS:
+            size, signed = _INT_KINDS[k]
+            return ir.CType("bool" if k == ci.TypeKind.BOOL else "int", size, signed, name=c.spelling, const=const)
+        if k in _FLOAT_KINDS:
+            return ir.CType("float", _FLOAT_KINDS[k], True, name=c.spelling, const=const)
+        if k == ci.TypeKind.ENUM:
+            size = c.get_size()
+            return ir.CType("int", size if size > 0 else 4, True, name=c.spelling, const=const)
+        if k == ci.TypeKind.VOID:
+            return ir.CType("void", 0, name="void", const=const)
+        if k == ci.TypeKind.POINTER:
+            pointee = self.convert(c.get_pointee(), depth + 1)
+            return ir.CType("pointer", 8, False, pointee=pointee, name=c.spelling, const=const)
+        if k in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
+            return ir.CType("reference", 8, False, pointee=self.convert(c.get_pointee(), depth + 1), name=c.spelling)
+        if k in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
+                 ci.TypeKind.DEPENDENTSIZEDARRAY):
+            elem = self.convert(c.get_array_element_type(), depth + 1)
+            count = c.element_count if k == ci.TypeKind.CONSTANTARRAY else 0
+            size = c.get_size()
+            return ir.CType("array", size if size > 0 else 0, pointee=elem, count=max(count, 0), name=c.spelling)
+        if k == ci.TypeKind.RECORD:
+            size = c.get_size()
+            align = c.get_align()
+            fields = []
+            try:
+                for f in c.get_fields():
+                    off = c.get_offset(f.spelling)
+                    fields.append(ir.Field(f.spelling, off // 8 if off >= 0 else -1, self.convert(f.type, depth + 1)))
+            except Exception:  # libclang raises on some dependent records; layout unknown then
+                fields = []
+            name = c.spelling.replace("struct ", "").replace("const ", "")
+            return ir.CType("struct", size if size > 0 else 0, name=name, fields=tuple(fields),
+                            align=align if align > 0 else 0, const=const)
+        spelling = c.spelling.replace("const ", "").replace("volatile ", "").strip()
+        if k in (ci.TypeKind.UNEXPOSED, ci.TypeKind.DEPENDENT) or "type-parameter" in spelling:
+            return ir.CType("template", 0, name=t.spelling.replace("const ", "").strip(), const=const)
+        return ir.CType("unknown", 0, name=spelling)
+
+
+class _Lowering:
+    """Walk clang cursors and build IR nodes."""
+
+    def __init__(self, ctx: _Ctx, types: _TypeConverter) -> None:
+        self.ctx = ctx
+        self.types = types
+
+    def ctype(self, cursor: ci.Cursor) -> ir.CType:
+        return self.types.convert(cursor.type)
+
+    # --- expressions ---------------------------------------------------------------------------
+
+    def expr(self, c: ci.Cursor) -> ir.Expr:
+        kind = c.kind
+        span = _span(c)
+        if kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL, K.CXX_BOOL_LITERAL_EXPR, K.FLOATING_LITERAL, K.CXX_UNARY_EXPR,
+                    K.CXX_NULL_PTR_LITERAL_EXPR):
+            v = _evaluate(c)
+            if kind == K.CXX_NULL_PTR_LITERAL_EXPR:
+                v = 0
+            if v is None:
+                return ir.Opaque(f"literal {kind.name}", self.ctype(c), span)
+            return ir.Lit(v, self.ctype(c), span)
+        if kind == K.PAREN_EXPR:
+            kids = list(c.get_children())
+            return self.expr(kids[0]) if kids else ir.Opaque("empty parens", self.ctype(c), span)
+        if kind == K.DECL_REF_EXPR:
+            return self.decl_ref(c, span)
+        if kind == K.MEMBER_REF_EXPR:
+            return self.member(c, span)
+        if kind == K.ARRAY_SUBSCRIPT_EXPR:
+            kids = list(c.get_children())
+            if len(kids) != 2:
+                return ir.Opaque("subscript", self.ctype(c), span)
+            return ir.Index(self.expr(kids[0]), self.expr(kids[1]), self.ctype(c), span)
+        if kind == K.BINARY_OPERATOR or kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+            kids = list(c.get_children())
+            op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(c))  # type: ignore[attr-defined]
+            if op is None or len(kids) != 2:
+                return ir.Opaque("binary operator", self.ctype(c), span, tuple(self.expr(k) for k in kids))
+            return ir.Binary(op, self.expr(kids[0]), self.expr(kids[1]), self.ctype(c), span)
+        if kind == K.UNARY_OPERATOR:
+            kids = list(c.get_children())
+            op = _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(c))  # type: ignore[attr-defined]
+            if op is None or len(kids) != 1:
+                return ir.Opaque("unary operator", self.ctype(c), span, tuple(self.expr(k) for k in kids))
+            return ir.Unary(op, self.expr(kids[0]), self.ctype(c), span)
+        if kind == K.CONDITIONAL_OPERATOR:
+            kids = list(c.get_children())
+            if len(kids) != 3:
+                return ir.Opaque("conditional", self.ctype(c), span)
+            return ir.Cond(self.expr(kids[0]), self.expr(kids[1]), self.expr(kids[2]), self.ctype(c), span)
+        if kind in (K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR,
+                    K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_DYNAMIC_CAST_EXPR):
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            if not kids:
+                return ir.Opaque("cast", self.ctype(c), span)
+            return ir.Cast(self.expr(kids[-1]), self.ctype(c), True, span)
+        if kind == K.UNEXPOSED_EXPR:
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            if len(kids) == 1:
+                return ir.Cast(self.expr(kids[0]), self.ctype(c), False, span)
+            v = _evaluate(c)
+            if v is not None:
+                return ir.Lit(v, self.ctype(c), span)
+            return ir.Opaque("unexposed expression", self.ctype(c), span, tuple(self.expr(k) for k in kids))
+        if kind == K.CALL_EXPR:
+            return self.call(c, span)
+        if kind == K.INIT_LIST_EXPR:
+            return ir.InitList(tuple(self.expr(k) for k in c.get_children()), self.ctype(c), span)
+        v = _evaluate(c) if kind.is_expression() else None
+        if v is not None:
+            return ir.Lit(v, self.ctype(c), span)
+        kids = tuple(self.expr(k) for k in c.get_children() if k.kind.is_expression())
+        return ir.Opaque(kind.name.lower(), self.ctype(c), span, kids)
+
+    def decl_ref(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
+        ref = c.referenced
+        name = c.spelling
+        ctype = self.ctype(c)
+        if ref is None:
+            return ir.Ref(name, "unknown", ctype, span)
+        rk = ref.kind
+        if rk == K.PARM_DECL:
+            return ir.Ref(name, "param", ctype, span)
+        if rk == K.TEMPLATE_NON_TYPE_PARAMETER:
+            return ir.Ref(name, "template", ctype, span)
+        if rk == K.ENUM_CONSTANT_DECL:
+            return ir.Lit(ref.enum_value, ctype, span)
+        if rk in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
+            return ir.Ref(name, "function", ctype, span)
+        if rk == K.VAR_DECL:
+            parent = ref.semantic_parent
+            if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE, K.STRUCT_DECL, K.CLASS_DECL):
+                if name in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"):
+                    return ir.Ref(name, "builtin", ctype, span)
+                v = _evaluate(c)
+                if v is not None and ctype.kind in ("int", "float", "bool"):
+                    return ir.Lit(v, ctype, span)
+                attrs = {k.kind for k in ref.get_children()}
+                if K.CUDASHARED_ATTR in attrs:
+                    return ir.Ref(name, "shared", ctype, span)
+                if K.CUDACONSTANT_ATTR in attrs:
+                    return ir.Ref(name, "constant", ctype, span)
+                return ir.Ref(name, "global", ctype, span)
+            return ir.Ref(name, "local", ctype, span)
+        return ir.Ref(name, "unknown", ctype, span)
+
+    def member(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
+        kids = [k for k in c.get_children() if k.kind.is_expression()]
+        ctype = self.ctype(c)
+        if not kids:
+            return ir.Opaque("implicit this member", ctype, span)
+        base_cursor = kids[0]
+        base = self.expr(base_cursor)
+        btype = base_cursor.type.get_canonical()
+        arrow = btype.kind == ci.TypeKind.POINTER
+        rec = btype.get_pointee().get_canonical() if arrow else btype
+        offset = -1
+        try:
+            off = rec.get_offset(c.spelling)
+            if off >= 0:
+                offset = off // 8
+        except Exception:
+            offset = -1
+        return ir.Member(base, c.spelling, offset, arrow, ctype, span)
+
+    def call(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
+        ctype = self.ctype(c)
+        kids = [k for k in c.get_children() if k.kind.is_expression()]
+        ref = c.referenced
+        name = c.spelling
+        if ref is not None and ref.kind == K.CONSTRUCTOR:
+            args = kids
+            if len(args) == 1 and name == ctype.name.split("<")[0].split("::")[-1] or (len(args) == 1 and ctype.kind == "struct"):
+                # A copy/converting construction `T v = expr`: the value is the argument's.
+                return ir.Cast(self.expr(args[0]), ctype, False, span)
+            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span)
+        receiver: ir.Expr | None = None
+        callee_kids = kids[:1]
+        arg_kids = kids[1:]
+        template_args: tuple[str, ...] = ()
+        if callee_kids:
+            callee = callee_kids[0]
+            inner = callee
+            while inner.kind == K.UNEXPOSED_EXPR:
+                sub = [k for k in inner.get_children() if k.kind.is_expression()]
+                if len(sub) != 1:
+                    break
+                inner = sub[0]
+            if inner.kind == K.MEMBER_REF_EXPR:
+                base = [k for k in inner.get_children() if k.kind.is_expression()]
+                receiver = self.expr(base[0]) if base else None
+                name = inner.spelling
+            elif inner.kind == K.DECL_REF_EXPR:
+                name = inner.spelling
+                template_args = _template_args_from_tokens(inner)
+            elif inner.kind == K.OVERLOADED_DECL_REF:
+                name = inner.spelling
+            else:
+                # Not a named callee (a function pointer, a functor): keep the args for side effects.
+                arg_kids = kids
+        target = ""
+        if ref is not None and ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
+            defn = ref.get_definition()
+            if defn is not None:
+                target = _function_key(defn)
+        return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
+
+    # --- statements ----------------------------------------------------------------------------
+
+    def stmt(self, c: ci.Cursor) -> ir.Stmt:
+        kind = c.kind
+        span = _span(c)
+        if kind == K.COMPOUND_STMT:
+            return ir.Block(tuple(self.stmts(c.get_children())), span)
+        if kind == K.DECL_STMT:
+            decls = [self.var_decl(v) for v in c.get_children() if v.kind == K.VAR_DECL]
+            if len(decls) == 1:
+                return decls[0]
+            return ir.Block(tuple(decls), span)
+        if kind == K.IF_STMT:
+            kids = list(c.get_children())
+            exprs = [k for k in kids]
+            if len(exprs) < 2:
+                return ir.OpaqueStmt("if", span)
+            # Children: [init-stmt?] [condition-variable?] cond then [else]. Find cond as first expression.
+            idx = 0
+            while idx < len(exprs) and not exprs[idx].kind.is_expression():
+                idx += 1
+            if idx >= len(exprs) - 1:
+                return ir.OpaqueStmt("if with declaration", span)
+            cond = self.expr(exprs[idx])
+            then = self.stmt(exprs[idx + 1])
+            other = self.stmt(exprs[idx + 2]) if len(exprs) > idx + 2 else None
+            return ir.If(cond, then, other, span)
+        if kind == K.FOR_STMT:
+            return self.for_stmt(c, span)
+        if kind == K.WHILE_STMT:
+            kids = list(c.get_children())
+            if len(kids) != 2 or not kids[0].kind.is_expression():
+                return ir.OpaqueStmt("while", span)
+            return ir.While(self.expr(kids[0]), self.stmt(kids[1]), span)
+        if kind == K.DO_STMT:
+            kids = list(c.get_children())
+            if len(kids) != 2:
+                return ir.OpaqueStmt("do", span)
+            return ir.While(self.expr(kids[1]), self.stmt(kids[0]), span, do_while=True)
+        if kind == K.RETURN_STMT:
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            return ir.Return(self.expr(kids[0]) if kids else None, span)
+        if kind == K.BREAK_STMT:
+            return ir.Break(span)
+        if kind == K.CONTINUE_STMT:
+            return ir.Continue(span)
+        if kind == K.NULL_STMT:
+            return ir.Block((), span)
+        if kind == K.SWITCH_STMT:
+            return self.switch(c, span)
+        if kind.is_expression():
+            return ir.ExprStmt(self.expr(c), span)
+        if kind in (K.LABEL_STMT,):
+            kids = list(c.get_children())
+            return self.stmt(kids[0]) if kids else ir.Block((), span)
+        return ir.OpaqueStmt(kind.name.lower(), span)
+
+    def stmts(self, cursors: Iterable[ci.Cursor]) -> list[ir.Stmt]:
+        return [self.stmt(k) for k in cursors]
+
+    def var_decl(self, v: ci.Cursor) -> ir.VarDecl:
+        kids = list(v.get_children())
+        shared = any(k.kind == K.CUDASHARED_ATTR for k in kids)
+        init_c = [k for k in kids if k.kind.is_expression()]
+        ctype = self.ctype(v)
+        init = None
+        if init_c and not (ctype.kind == "array" and init_c[-1].kind != K.INIT_LIST_EXPR):
+            init = self.expr(init_c[-1])
+        extern = v.storage_class == ci.StorageClass.EXTERN
+        static = v.storage_class == ci.StorageClass.STATIC
+        return ir.VarDecl(v.spelling, ctype, init, _span(v), shared, extern, static)
+
+    def for_stmt(self, c: ci.Cursor, span: ir.Span) -> ir.Stmt:
+        kids = list(c.get_children())
+        present = _for_header_parts(c)
+        if present is None or sum(present) + 1 != len(kids):
+            return ir.OpaqueStmt("for header", span)
+        it = iter(kids[:-1])
+        init = self.stmt(next(it)) if present[0] else None
+        cond = self.expr(next(it)) if present[1] else None
+        step = self.expr(next(it)) if present[2] else None
+        return ir.For(init, cond, step, self.stmt(kids[-1]), span)
+
+    def switch(self, c: ci.Cursor, span: ir.Span) -> ir.Stmt:
+        kids = list(c.get_children())
+        if len(kids) != 2 or not kids[0].kind.is_expression():
+            return ir.OpaqueStmt("switch", span)
+        cond = self.expr(kids[0])
+        body = kids[1]
+        cases: list[tuple[tuple[ir.Expr, ...], list[ir.Stmt]]] = []
+        items = list(body.get_children()) if body.kind == K.COMPOUND_STMT else [body]
+        for item in items:
+            labels: list[ir.Expr] = []
+            node = item
+            is_label = False
+            while node.kind in (K.CASE_STMT, K.DEFAULT_STMT):
+                is_label = True
+                sub = list(node.get_children())
+                if node.kind == K.CASE_STMT:
+                    labels.append(self.expr(sub[0]))
+                    node = sub[-1] if len(sub) > 1 else None  # type: ignore[assignment]
+                else:
+                    labels.append(ir.Opaque("default", ir.INT, _span(node)))
+                    node = sub[0] if sub else None  # type: ignore[assignment]
+                if node is None:
+                    break
+            if is_label:
+                cases.append((tuple(labels), [self.stmt(node)] if node is not None else []))
+            elif cases:
+                cases[-1][1].append(self.stmt(item))
+        return ir.Switch(cond, tuple((lab, tuple(st)) for lab, st in cases), span)
+
+
+def _for_header_parts(c: ci.Cursor) -> tuple[bool, bool, bool] | None:
+    """Which of init; cond; step a `for` header has (libclang omits the missing ones)."""
+    toks = [t.spelling for t in c.get_tokens()]
+    if len(toks) < 4 or toks[0] != "for" or toks[1] != "(":
+        return None
+    depth = 0
+    parts: list[list[str]] = [[]]
+    for t in toks[2:]:
+        if t in ("(", "[", "{"):
+            depth += 1
+        elif t in (")", "]", "}"):
+            if depth == 0:
+                break
+            depth -= 1
+        if t == ";" and depth == 0:
+            parts.append([])
+            continue
+        parts[-1].append(t)
+    if len(parts) != 3:
+        return None
+    return (bool(parts[0]), bool(parts[1]), bool(parts[2]))
+
+
+def _template_args_from_tokens(c: ci.Cursor) -> tuple[str, ...]:
+    toks = [t.spelling for t in c.get_tokens()]
+    if len(toks) >= 3 and toks[1] == "<":
+        return _split_template_args(toks[2:])
+    return ()
+
+
+def _split_template_args(toks: list[str]) -> tuple[str, ...]:
+    depth = 0
+    args: list[list[str]] = [[]]
+    for t in toks:
+        if t == "<":
+            depth += 1
+        elif t == ">":
+            if depth == 0:
+                break
+            depth -= 1
+        elif t == ">>":
+            if depth == 0:
+                break
+            depth -= 1
+            if depth == 0:
+                args[-1].append(">")
+                break
+        if t == "," and depth == 0:
+            args.append([])
+            continue
+        args[-1].append(t)
+    return tuple(" ".join(a) for a in args if a)
+
+
+def _function_key(c: ci.Cursor) -> str:
+    return f"{c.spelling}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
+
+
+def _is_kernel(c: ci.Cursor) -> bool:
+    return any(k.kind == K.CUDAGLOBAL_ATTR for k in c.get_children())
+
+
+def _is_device(c: ci.Cursor) -> bool:
+    return any(k.kind in (K.CUDADEVICE_ATTR, K.CUDAGLOBAL_ATTR) for k in c.get_children())
+
+
+_LB_RE = re.compile(r"__launch_bounds__\s*\(")
+
+
+def _launch_bounds(c: ci.Cursor) -> tuple[str, ...]:
+    toks = [t.spelling for t in c.get_tokens()]
+    try:
+        start = toks.index("__launch_bounds__")
+    except ValueError:
+        return ()
+    if start + 1 >= len(toks) or toks[start + 1] != "(":
+        return ()
+    depth = 0
+    args: list[list[str]] = [[]]
+    for t in toks[start + 2:]:
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        if t == "," and depth == 0:
+            args.append([])
+            continue
+        args[-1].append(t)
+    return tuple(" ".join(a) for a in args if a)
+
+
+def _annotation_above(lines: list[str], line: int) -> str:
+    """The `// kernlint: ...` (or GPUVerify `//--blockDim=`) comments directly above `line` (1-based)."""
+    found: list[str] = []
+    i = line - 2
+    while i >= 0:
+        s = lines[i].strip()
+        if s.startswith("//") or s.startswith("template") or s.startswith("__launch_bounds__") or s.startswith("/*") or s.startswith("*"):
+            if "kernlint:" in s or "--blockDim" in s or "--gridDim" in s:
+                found.append(s)
+            i -= 1
+            continue
+        break
+    return " ".join(reversed(found))
+
+
+def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> set[str]:
+    """Names of `#include`s in `text` that clang would not find: they become empty files."""
+    here = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    missing = set()
+    for m in _INCLUDE_RE.finditer(text):
+        name = m.group(2).strip()
+        candidates = ([here] if m.group(1) == '"' else []) + list(include_dirs)
+        if not any(os.path.isfile(os.path.join(d, name)) for d in candidates):
+            missing.add(name)
+    return missing
+
+
+def _classify(diag: ci.Diagnostic) -> bool:
+    """True for a real syntax error; False for a semantic one (an unknown name from a missing header)."""
+    cat = (diag.category_name or "").lower()
+    return "parse" in cat or "lexical" in cat
+
+
+def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+                 arch: str = "sm_70") -> ir.TranslationUnit:
+    """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit."""
+    path = path or "<stdin>"
+    parse_path = os.path.abspath(path) if path != "<stdin>" else "/__kernlint_stdin__.cu"
+    args = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
+            f"--cuda-gpu-arch={_clang_arch(arch)}", "-std=c++17", "-fsyntax-only", "-Wno-everything",
+            "-ferror-limit=0", "-include", shim_path(), f"-I{STUB_DIR}"]
+    args += [f"-I{d}" for d in include_dirs]
+    args += [f"-D{d}" for d in defines]
+    stubs = _stub_includes(text, parse_path, include_dirs)
+    index = ci.Index.create()
+    tu = None
+    for _round in range(4):
+        unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{name}", "") for name in sorted(stubs)]
+        try:
+            tu = index.parse(parse_path, args=args, unsaved_files=unsaved,
+                             options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+                             | ci.TranslationUnit.PARSE_INCOMPLETE)
+        except ci.TranslationUnitLoadError as exc:
+            raise FrontendError(f"clang could not parse the file: {exc}") from exc
+        more = set()
+        for d in tu.diagnostics:
+            m = re.match(r"'([^']+)' file not found", d.spelling)
+            if m and m.group(1) not in stubs:
+                more.add(m.group(1))
+        if not more:
+            break
+        stubs |= more
+    assert tu is not None
+    return _lower(tu, text, path, parse_path)
+
+
+def _clang_arch(arch: str) -> str:
+    # libclang 18 knows sm_XX up to sm_90; pass a value it accepts, the arch matters only for __CUDA_ARCH__.
+    m = re.match(r"sm_(\d+)", arch or "")
+    n = int(m.group(1)) if m else 70
+    return f"sm_{min(max(n, 50), 90)}"
+
+
+def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.TranslationUnit:
+    types = _TypeConverter()
+    low = _Lowering(_Ctx(parse_path, text), types)
+    lines = text.splitlines()
+    problems: list[ir.ParseProblem] = []
+    for d in tu.diagnostics:
+        if d.severity < ci.Diagnostic.Error:
+            continue
+        loc = d.location
+        if loc.file is None or loc.file.name != parse_path:
+            if "file not found" in d.spelling:
+                continue
+            # An error inside a real header the user pointed at: report it on line 1.
+            problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
+            continue
+        problems.append(ir.ParseProblem(loc.line, loc.column, d.spelling, _classify(d)))
+
+    kernels: list[ir.Function] = []
+    functions: dict[str, ir.Function] = {}
+    launches: list[ir.Launch] = []
+    instantiations: list[tuple[str, tuple[str, ...]]] = []
+    globals_: dict[str, ir.VarDecl] = {}
+    shim = shim_path()
+
+    def visit(c: ci.Cursor, depth: int) -> None:
+        for child in c.get_children():
+            f = child.location.file
+            if f is None or f.name == shim or f.name.startswith(STUB_DIR):
+                continue
+            kind = child.kind
+            if kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL) and depth < 6:
+                visit(child, depth + 1)
+            elif kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
+                if not child.is_definition():
+                    if kind == K.FUNCTION_DECL and _is_kernel(child):
+                        targs = _explicit_instantiation_args(child)
+                        if targs:
+                            instantiations.append((child.spelling, targs))
+                    continue
+                if _is_device(child):
+                    fn = _function(low, child, lines, problems, parse_path)
+                    functions[fn.key] = fn
+                    if fn.is_kernel and f.name == parse_path:
+                        kernels.append(fn)
+                if f.name == parse_path and not _is_kernel(child):
+                    launches.extend(_launches(child))
+            elif kind == K.VAR_DECL and f.name == parse_path:
+                globals_[child.spelling] = low.var_decl(child)
+            elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
+                visit(child, depth + 1)
+            elif kind == K.CXX_METHOD and child.is_definition() and f.name == parse_path:
+                launches.extend(_launches(child))
+
+    visit(tu.cursor, 0)
+    file_annotation = " ".join(
+        ln.strip() for ln in lines[:40] if ln.strip().startswith("//") and ("kernlint:" in ln or "--blockDim" in ln)
+    )
+    return ir.TranslationUnit(path=path, kernels=tuple(kernels), functions=functions, globals=globals_,
+                              launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
+                              instantiations=tuple(instantiations))
+
+
+def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
+    toks = [t.spelling for t in c.get_tokens()]
+    if not toks or toks[0] != "template":
+        return ()
+    try:
+        i = toks.index(c.spelling)
+    except ValueError:
+        return ()
+    if i + 1 < len(toks) and toks[i + 1] == "<":
+        return _split_template_args(toks[i + 2:])
+    return ()
+
+
+def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
+              parse_path: str) -> ir.Function:
+    params = []
+    tparams = []
+    body = None
+    for k in c.get_children():
+        if k.kind == K.PARM_DECL:
+            params.append(ir.Param(k.spelling, low.ctype(k)))
+        elif k.kind == K.TEMPLATE_TYPE_PARAMETER:
+            tparams.append(ir.TemplateParam(k.spelling, True))
+        elif k.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
+            tparams.append(ir.TemplateParam(k.spelling, False))
+        elif k.kind == K.COMPOUND_STMT:
+            body = k
+    span = _span(c)
+    ext = c.extent
+    in_main = c.location.file is not None and c.location.file.name == parse_path
+    errors = tuple((p.line, p.column, p.message) for p in problems
+                   if in_main and p.syntax and ext.start.line <= p.line <= ext.end.line)
+    unresolved = tuple((p.line, p.column, p.message) for p in problems
+                       if in_main and not p.syntax and ext.start.line <= p.line <= ext.end.line)
+    lowered = low.stmt(body) if body is not None else None
+    if lowered is not None and not isinstance(lowered, ir.Block):
+        lowered = ir.Block((lowered,), span)
+    is_kernel = _is_kernel(c)
+    return ir.Function(
+        name=c.spelling, params=tuple(params), body=lowered, span=span, is_kernel=is_kernel,
+        template_params=tuple(tparams), launch_bounds=_launch_bounds(c) if is_kernel else (),
+        parse_errors=errors, unresolved=unresolved,
+        annotation=_annotation_above(lines, ext.start.line) if in_main else "", key=_function_key(c),
+    )
+
+
+def _launches(c: ci.Cursor) -> list[ir.Launch]:
+    """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers."""
+    out: list[ir.Launch] = []
+    local_inits: dict[str, ci.Cursor] = {}
+
+    def walk(n: ci.Cursor, depth: int) -> None:
+        if depth > 200:
+            return
+        for ch in n.get_children():
+            if ch.kind == K.VAR_DECL:
+                inits = [k for k in ch.get_children() if k.kind.is_expression()]
+                if inits:
+                    local_inits[ch.spelling] = inits[-1]
+            if ch.kind == K.CALL_EXPR:
+                kids = [k for k in ch.get_children() if k.kind.is_expression()]
+                config = kids[1] if len(kids) > 1 else None
+                if config is not None and config.kind == K.CALL_EXPR and config.spelling in (
+                        "cudaConfigureCall", "__cudaPushCallConfiguration"):
+                    cargs = [k for k in config.get_children() if k.kind.is_expression()][1:]
+                    grid = _fold_dim3(cargs[0], local_inits) if cargs else None
+                    block = _fold_dim3(cargs[1], local_inits) if len(cargs) > 1 else None
+                    shmem = _fold_int(cargs[2], local_inits) if len(cargs) > 2 else None
+                    callee = kids[0]
+                    targs: tuple[str, ...] = ()
+                    ref = callee
+                    while ref.kind == K.UNEXPOSED_EXPR:
+                        sub = [k for k in ref.get_children() if k.kind.is_expression()]
+                        if not sub:
+                            break
+                        ref = sub[0]
+                    if ref.kind == K.DECL_REF_EXPR:
+                        targs = _template_args_from_tokens(ref)
+                    block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if len(cargs) > 1 else ""
+                    out.append(ir.Launch(ref.spelling or ch.spelling, targs, grid, block, shmem, _span(ch), block_text))
+            walk(ch, depth + 1)
+
+    walk(c, 0)
+    return out
+
+
+def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor], depth: int = 0) -> int | None:
+    v = _evaluate(c)
+    if isinstance(v, (int, float)):
+        return int(v)
+    if depth > 8:
+        return None
+    kids = [k for k in c.get_children() if k.kind.is_expression()]
+    if c.kind == K.DECL_REF_EXPR and c.spelling in inits:
+        return _fold_int(inits[c.spelling], inits, depth + 1)
+    if c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
+                  K.CXX_FUNCTIONAL_CAST_EXPR) and kids:
+        return _fold_int(kids[-1], inits, depth + 1)
+    if c.kind == K.BINARY_OPERATOR and len(kids) == 2:
+        op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(c))  # type: ignore[attr-defined]
+        a = _fold_int(kids[0], inits, depth + 1)
+        b = _fold_int(kids[1], inits, depth + 1)
+        if a is None or b is None:
+            return None
+        try:
+            return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b) if b else None,
+                    "%": a % b if b else None, "<<": a << b, ">>": a >> b}.get(op or "")
+        except (ValueError, OverflowError):
+            return None
+    if c.kind == K.MEMBER_REF_EXPR and kids and kids[0].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):
+        base = kids[0]
+        while base.kind == K.UNEXPOSED_EXPR:
+            sub = [k for k in base.get_children() if k.kind.is_expression()]
+            if not sub:
+                break
+            base = sub[0]
+        if base.kind == K.DECL_REF_EXPR and base.spelling in inits:
+            dims = _fold_dim3(inits[base.spelling], inits, depth + 1)
+            if dims is not None and c.spelling in ("x", "y", "z"):
+                return dims["xyz".index(c.spelling)]
+    return None
+
+
+def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor], depth: int = 0) -> tuple[int, int, int] | None:
+    """Fold a launch-configuration argument (an int, `dim3(a, b)`, `{a, b}` or a dim3 variable)."""
+    if depth > 8:
+        return None
+    kids = [k for k in c.get_children() if k.kind.is_expression()]
+    spelling_type = c.type.get_canonical().spelling
+    if "dim3" not in spelling_type:
+        v = _fold_int(c, inits, depth + 1)
+        return (v, 1, 1) if v is not None else None
+    if c.kind == K.DECL_REF_EXPR and c.spelling in inits:
+        return _fold_dim3(inits[c.spelling], inits, depth + 1)
+    if c.kind in (K.CALL_EXPR, K.INIT_LIST_EXPR, K.UNEXPOSED_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
+        if c.kind == K.CALL_EXPR and len(kids) >= 1 and c.spelling == "dim3" and len(kids) <= 3 and not (
+                len(kids) == 1 and "dim3" in kids[0].type.get_canonical().spelling):
+            vals = [_fold_int(k, inits, depth + 1) for k in kids]
+            if any(v is None for v in vals):
+                # Default arguments appear as expressions without tokens; clang evaluates them.
+                return None
+            dims = [int(v) for v in vals if v is not None] + [1, 1, 1]
+            return (dims[0], dims[1], dims[2])
+        if c.kind == K.INIT_LIST_EXPR:
+            vals = [_fold_int(k, inits, depth + 1) for k in kids]
+            if any(v is None for v in vals):
+                return None
+            dims = [int(v) for v in vals if v is not None] + [1, 1, 1]
+            return (dims[0], dims[1], dims[2])
+        if len(kids) == 1:
+            return _fold_dim3(kids[0], inits, depth + 1)
+    return None

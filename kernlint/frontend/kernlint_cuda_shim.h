@@ -1,0 +1,256 @@
+/* kernlint's self-contained CUDA shim: just enough declarations for clang to parse device code
+ * without a CUDA toolkit. Parsed with -x cuda --cuda-device-only -nocudainc -nostdinc. */
+#ifndef KERNLINT_CUDA_SHIM_H
+#define KERNLINT_CUDA_SHIM_H
+#define __KERNLINT__ 1
+#ifndef __CUDACC__
+#define __CUDACC__ 1
+#endif
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __restrict__ __restrict
+#define __grid_constant__
+#define CUDART_CB
+#define CUDA_CB
+#define __CUDA_RUNTIME_H__ 1
+#define NULL 0
+#define INFINITY __builtin_huge_valf()
+#define NAN __builtin_nanf("")
+#define FLT_MAX 3.402823466e+38F
+#define FLT_MIN 1.175494351e-38F
+#define DBL_MAX 1.7976931348623158e+308
+#define INT_MAX 2147483647
+#define INT_MIN (-INT_MAX - 1)
+#define UINT_MAX 4294967295U
+#define CUDART_INF_F __builtin_huge_valf()
+#define CUDART_PI_F 3.141592654f
+#define M_PI 3.14159265358979323846
+#define assert(x) ((void)0)
+#define offsetof(t, m) __builtin_offsetof(t, m)
+
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+typedef long long intptr_t;
+typedef unsigned long long uintptr_t;
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned char uchar;
+typedef unsigned long ulong;
+typedef int cudaError_t;
+typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+#define cudaSuccess 0
+
+#define KL_VEC1(T, N, A) struct __attribute__((aligned(A))) N##1 { T x; };
+#define KL_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; };
+#define KL_VEC3(T, N) struct N##3 { T x, y, z; };
+#define KL_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };
+#define KL_VECS(T, N, S) KL_VEC1(T, N, S) KL_VEC2(T, N, 2 * S) KL_VEC3(T, N) KL_VEC4(T, N, 4 * S)
+KL_VECS(signed char, char, 1)
+KL_VECS(unsigned char, uchar, 1)
+KL_VECS(short, short, 2)
+KL_VECS(unsigned short, ushort, 2)
+KL_VECS(int, int, 4)
+KL_VECS(unsigned int, uint, 4)
+KL_VECS(long, long, 8)
+KL_VECS(unsigned long, ulong, 8)
+KL_VECS(long long, longlong, 8)
+KL_VECS(unsigned long long, ulonglong, 8)
+KL_VECS(float, float, 4)
+KL_VEC1(double, double, 8) KL_VEC2(double, double, 16) KL_VEC3(double, double)
+struct __attribute__((aligned(16))) double4 { double x, y, z, w; };
+
+struct dim3 {
+  unsigned int x, y, z;
+  __host__ __device__ constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+  __host__ __device__ constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+extern const __device__ uint3 threadIdx;
+extern const __device__ uint3 blockIdx;
+extern const __device__ dim3 blockDim;
+extern const __device__ dim3 gridDim;
+extern const __device__ int warpSize;
+
+struct __attribute__((aligned(2))) __half { unsigned short __x; __device__ __half() {} __device__ __half(float); __device__ operator float() const; };
+struct __attribute__((aligned(4))) __half2 { __half x, y; };
+struct __attribute__((aligned(2))) __nv_bfloat16 { unsigned short __x; __device__ __nv_bfloat16() {} __device__ __nv_bfloat16(float); __device__ operator float() const; };
+struct __attribute__((aligned(4))) __nv_bfloat162 { __nv_bfloat16 x, y; };
+typedef __half half;
+typedef __half2 half2;
+typedef __nv_bfloat16 nv_bfloat16;
+typedef __nv_bfloat162 nv_bfloat162;
+__device__ float __half2float(__half);
+__device__ __half __float2half(float);
+__device__ float __bfloat162float(__nv_bfloat16);
+__device__ __nv_bfloat16 __float2bfloat16(float);
+
+#define KL_MAKE2(N, T) __host__ __device__ N##2 make_##N##2(T, T);
+#define KL_MAKE3(N, T) __host__ __device__ N##3 make_##N##3(T, T, T);
+#define KL_MAKE4(N, T) __host__ __device__ N##4 make_##N##4(T, T, T, T);
+#define KL_MAKES(N, T) KL_MAKE2(N, T) KL_MAKE3(N, T) KL_MAKE4(N, T)
+KL_MAKES(float, float) KL_MAKES(int, int) KL_MAKES(uint, unsigned int) KL_MAKES(double, double)
+KL_MAKES(char, signed char) KL_MAKES(uchar, unsigned char) KL_MAKES(short, short) KL_MAKES(ushort, unsigned short)
+
+/* Synchronisation and warp intrinsics. */
+__device__ void __syncthreads();
+__device__ int __syncthreads_count(int);
+__device__ int __syncthreads_and(int);
+__device__ int __syncthreads_or(int);
+__device__ void __syncwarp(unsigned int mask = 0xffffffffu);
+__device__ void __threadfence();
+__device__ void __threadfence_block();
+__device__ void __threadfence_system();
+__device__ unsigned int __activemask();
+__device__ unsigned int __ballot_sync(unsigned int, int);
+__device__ int __any_sync(unsigned int, int);
+__device__ int __all_sync(unsigned int, int);
+__device__ unsigned int __match_any_sync(unsigned int, int);
+template <class T> __device__ T __shfl_sync(unsigned int, T, int, int = 32);
+template <class T> __device__ T __shfl_up_sync(unsigned int, T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_down_sync(unsigned int, T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_xor_sync(unsigned int, T, int, int = 32);
+template <class T> __device__ T __shfl(T, int, int = 32);
+template <class T> __device__ T __shfl_down(T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_up(T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_xor(T, int, int = 32);
+__device__ unsigned int __reduce_add_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_min_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_max_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_and_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_or_sync(unsigned int, unsigned int);
+__device__ unsigned int __reduce_xor_sync(unsigned int, unsigned int);
+template <class T> __device__ T __ldg(const T*);
+template <class T> __device__ T __ldcg(const T*);
+template <class T> __device__ T __ldcs(const T*);
+template <class T> __device__ T __ldca(const T*);
+template <class T> __device__ T __ldlu(const T*);
+template <class T> __device__ void __stcg(T*, T);
+template <class T> __device__ void __stcs(T*, T);
+template <class T> __device__ void __stwt(T*, T);
+template <class T> __device__ T atomicAdd(T*, T);
+template <class T> __device__ T atomicSub(T*, T);
+template <class T> __device__ T atomicExch(T*, T);
+template <class T> __device__ T atomicMin(T*, T);
+template <class T> __device__ T atomicMax(T*, T);
+template <class T> __device__ T atomicAnd(T*, T);
+template <class T> __device__ T atomicOr(T*, T);
+template <class T> __device__ T atomicXor(T*, T);
+template <class T> __device__ T atomicInc(T*, T);
+template <class T> __device__ T atomicDec(T*, T);
+template <class T> __device__ T atomicCAS(T*, T, T);
+__device__ int __popc(unsigned int);
+__device__ int __popcll(unsigned long long);
+__device__ int __clz(int);
+__device__ int __clzll(long long);
+__device__ int __ffs(int);
+__device__ int __ffsll(long long);
+__device__ unsigned int __brev(unsigned int);
+__device__ int __mul24(int, int);
+__device__ unsigned int __umul24(unsigned int, unsigned int);
+__device__ int __mulhi(int, int);
+__device__ unsigned int __umulhi(unsigned int, unsigned int);
+__device__ long long clock64();
+__device__ int clock();
+__device__ unsigned int __laneid();
+__device__ void __nanosleep(unsigned int);
+extern "C" __device__ int printf(const char*, ...);
+extern "C" __device__ void* memcpy(void*, const void*, size_t);
+extern "C" __device__ void* memset(void*, int, size_t);
+extern "C" __device__ void* malloc(size_t);
+extern "C" __device__ void free(void*);
+extern "C" __device__ void __trap();
+extern "C" __device__ void __brkpt();
+
+/* Math: float, double and the fast intrinsics. */
+#define KL_F1(n) __device__ float n##f(float); __device__ double n(double);
+#define KL_F2(n) __device__ float n##f(float, float); __device__ double n(double, double);
+KL_F1(sqrt) KL_F1(rsqrt) KL_F1(cbrt) KL_F1(exp) KL_F1(exp2) KL_F1(exp10) KL_F1(expm1) KL_F1(log) KL_F1(log2) KL_F1(log10) KL_F1(log1p)
+KL_F1(sin) KL_F1(cos) KL_F1(tan) KL_F1(asin) KL_F1(acos) KL_F1(atan) KL_F1(sinh) KL_F1(cosh) KL_F1(tanh) KL_F1(erf) KL_F1(erfc)
+KL_F1(fabs) KL_F1(floor) KL_F1(ceil) KL_F1(round) KL_F1(trunc) KL_F1(rint) KL_F1(lgamma) KL_F1(tgamma) KL_F1(asinh) KL_F1(acosh) KL_F1(atanh)
+KL_F2(pow) KL_F2(fmax) KL_F2(fmin) KL_F2(fmod) KL_F2(atan2) KL_F2(hypot) KL_F2(copysign) KL_F2(fdim) KL_F2(remainder)
+__device__ float fmaf(float, float, float); __device__ double fma(double, double, double);
+__device__ void sincosf(float, float*, float*); __device__ void sincos(double, double*, double*);
+__device__ float __expf(float); __device__ float __logf(float); __device__ float __sinf(float); __device__ float __cosf(float);
+__device__ float __powf(float, float); __device__ float __fdividef(float, float); __device__ float __frcp_rn(float);
+__device__ float __fsqrt_rn(float); __device__ float __saturatef(float); __device__ float __fmaf_rn(float, float, float);
+__device__ float __fadd_rn(float, float); __device__ float __fmul_rn(float, float); __device__ float __tanhf(float);
+__device__ float __int_as_float(int); __device__ int __float_as_int(float); __device__ unsigned int __float_as_uint(float);
+__device__ float __uint_as_float(unsigned int); __device__ int __float2int_rn(float); __device__ int __float2int_rz(float);
+__device__ float __int2float_rn(int); __device__ long long __double_as_longlong(double); __device__ double __longlong_as_double(long long);
+__device__ int isnan(float); __device__ int isinf(float); __device__ int isfinite(float);
+__host__ __device__ int min(int, int); __host__ __device__ unsigned int min(unsigned int, unsigned int);
+__host__ __device__ long long min(long long, long long); __host__ __device__ float min(float, float); __host__ __device__ double min(double, double);
+__host__ __device__ int max(int, int); __host__ __device__ unsigned int max(unsigned int, unsigned int);
+__host__ __device__ long long max(long long, long long); __host__ __device__ float max(float, float); __host__ __device__ double max(double, double);
+__host__ __device__ unsigned int umin(unsigned int, unsigned int); __host__ __device__ unsigned int umax(unsigned int, unsigned int);
+__host__ __device__ int abs(int); __host__ __device__ long long llabs(long long);
+
+/* Host-side runtime API that launch code commonly calls. */
+extern "C" int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);
+extern "C" unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
+cudaError_t cudaMalloc(void**, size_t);
+template <class T> cudaError_t cudaMalloc(T**, size_t);
+cudaError_t cudaFree(void*);
+cudaError_t cudaMemcpy(void*, const void*, size_t, cudaMemcpyKind);
+cudaError_t cudaMemcpyAsync(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t = 0);
+cudaError_t cudaMemset(void*, int, size_t);
+cudaError_t cudaDeviceSynchronize();
+cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
+const char* cudaGetErrorString(cudaError_t);
+cudaError_t cudaMallocManaged(void**, size_t, unsigned int = 1);
+template <class T> cudaError_t cudaMallocManaged(T**, size_t, unsigned int = 1);
+cudaError_t cudaStreamCreate(cudaStream_t*);
+cudaError_t cudaStreamSynchronize(cudaStream_t);
+cudaError_t cudaEventCreate(cudaEvent_t*);
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = 0);
+cudaError_t cudaEventSynchronize(cudaEvent_t);
+cudaError_t cudaEventElapsedTime(float*, cudaEvent_t, cudaEvent_t);
+cudaError_t cudaFuncSetAttribute(const void*, int, int);
+extern "C" int printf(const char*, ...);
+extern "C" int fprintf(void*, const char*, ...);
+extern "C" void* malloc(size_t);
+extern "C" void free(void*);
+extern "C" void exit(int);
+extern "C" int rand();
+extern void* stderr;
+extern void* stdout;
+
+namespace cooperative_groups {
+struct thread_group { __device__ void sync() const; __device__ unsigned int size() const; __device__ unsigned int thread_rank() const; };
+struct thread_block : thread_group { __device__ dim3 group_index() const; __device__ dim3 thread_index() const; };
+template <unsigned int N> struct thread_block_tile : thread_group {
+  template <class T> __device__ T shfl_down(T, unsigned int) const;
+  template <class T> __device__ T shfl_xor(T, unsigned int) const;
+  template <class T> __device__ T shfl(T, int) const;
+  __device__ unsigned int ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
+  __device__ unsigned int meta_group_rank() const;
+};
+struct grid_group : thread_group {};
+__device__ thread_block this_thread_block();
+__device__ grid_group this_grid();
+template <unsigned int N, class P> __device__ thread_block_tile<N> tiled_partition(const P&);
+}  // namespace cooperative_groups
+
+namespace std {
+template <class T> __host__ __device__ T min(T a, T b);
+template <class T> __host__ __device__ T max(T a, T b);
+}
+#endif

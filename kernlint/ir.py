@@ -1,0 +1,320 @@
+"""The intermediate representation: frozen dataclasses for kernels, types, statements, expressions.
+
+The front end (libclang) is the only producer; nothing past this module sees a clang cursor.
+Every node carries a `Span` so a finding can point at the source.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """1-based source range."""
+
+    line: int
+    column: int
+    end_line: int = 0
+    end_column: int = 0
+
+
+NO_SPAN = Span(0, 0, 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    offset: int  # bytes from the start of the struct; -1 when unknown
+    ctype: "CType"
+
+
+@dataclass(frozen=True, slots=True)
+class CType:
+    """A C type reduced to what the analyses need: its kind, size in bytes and element layout.
+
+    kind is one of: int, float, bool, void, pointer, array, struct, template, reference, unknown.
+    `size == 0` means unknown (a dependent type, an incomplete array).
+    """
+
+    kind: str
+    size: int = 0
+    signed: bool = True
+    pointee: "CType | None" = None
+    count: int = 0
+    name: str = ""
+    fields: tuple[Field, ...] = ()
+    align: int = 0
+    const: bool = False
+
+    def field(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    @property
+    def is_scalar_int(self) -> bool:
+        return self.kind in ("int", "bool")
+
+
+UNKNOWN_TYPE = CType("unknown")
+INT = CType("int", 4, True, name="int")
+
+
+# --- expressions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    value: int | float
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A name. kind: local, param, global, constant, shared, template, function, builtin, unknown."""
+
+    name: str
+    kind: str
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    base: "Expr"
+    field: str
+    offset: int  # byte offset of the field in the base struct; -1 unknown
+    arrow: bool
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    base: "Expr"
+    index: "Expr"
+    ctype: CType  # the element type
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    """op: - + ! ~ * & pre++ pre-- post++ post-- sizeof."""
+
+    op: str
+    operand: "Expr"
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """Arithmetic, comparison, logical, comma; assignments (=, +=, ...) too."""
+
+    op: str
+    lhs: "Expr"
+    rhs: "Expr"
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    operand: "Expr"
+    ctype: CType
+    explicit: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call. `receiver` is set for member calls (`block.sync()`); `target` names a known function."""
+
+    name: str
+    args: tuple["Expr", ...]
+    ctype: CType
+    span: Span
+    receiver: "Expr | None" = None
+    target: str = ""  # key into TranslationUnit.functions when the callee's body is known
+    template_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class InitList:
+    items: tuple["Expr", ...]
+    ctype: CType
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """Something the evaluator cannot model (a lambda, a recovery expression): its value is unknown."""
+
+    reason: str
+    ctype: CType
+    span: Span
+    children: tuple["Expr", ...] = ()
+
+
+Expr = Union[Lit, Ref, Member, Index, Unary, Binary, Cond, Cast, Call, InitList, Opaque]
+
+
+# --- statements --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VarDecl:
+    name: str
+    ctype: CType
+    init: Expr | None
+    span: Span
+    shared: bool = False
+    extern: bool = False
+    static: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt:
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    body: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    cond: Expr
+    then: "Stmt"
+    other: "Stmt | None"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    init: "Stmt | None"
+    cond: Expr | None
+    step: Expr | None
+    body: "Stmt"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class While:
+    cond: Expr
+    body: "Stmt"
+    span: Span
+    do_while: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    cond: Expr
+    cases: tuple[tuple[tuple[Expr, ...], tuple["Stmt", ...]], ...]  # (labels; empty = default), body
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    value: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Break:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueStmt:
+    reason: str
+    span: Span
+
+
+Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]
+
+
+# --- declarations ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    ctype: CType
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateParam:
+    name: str
+    is_type: bool
+    default: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A `__global__` kernel or a `__device__` function with its body."""
+
+    name: str
+    params: tuple[Param, ...]
+    body: Block | None
+    span: Span
+    is_kernel: bool
+    template_params: tuple[TemplateParam, ...] = ()
+    launch_bounds: tuple[str, ...] = ()  # expressions as written: max threads, min blocks
+    parse_errors: tuple[tuple[int, int, str], ...] = ()  # syntax errors inside the body
+    unresolved: tuple[tuple[int, int, str], ...] = ()  # semantic errors (unknown names/types)
+    annotation: str = ""  # the `// kernlint: ...` text right above the kernel, if any
+    key: str = ""  # unique key (name + signature) for calls
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A `kernel<<<grid, block, shmem>>>(...)` in host code."""
+
+    kernel: str
+    template_args: tuple[str, ...]
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    shared_bytes: int | None
+    span: Span
+    block_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ParseProblem:
+    line: int
+    column: int
+    message: str
+    syntax: bool  # a real syntax error, as opposed to an unresolved name from a missing header
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationUnit:
+    path: str
+    kernels: tuple[Function, ...]
+    functions: dict[str, Function] = field(hash=False, compare=False, default_factory=dict)
+    globals: dict[str, "VarDecl"] = field(hash=False, compare=False, default_factory=dict)
+    launches: tuple[Launch, ...] = ()
+    problems: tuple[ParseProblem, ...] = ()
+    file_annotation: str = ""
+    instantiations: tuple[tuple[str, tuple[str, ...]], ...] = ()

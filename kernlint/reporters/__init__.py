@@ -1,0 +1,83 @@
+"""Reporters: turn diagnostics into text for one output format.
+
+Every format is a module with `render(diagnostics, ctx) -> str`; this package picks one by name.
+Reporters only build strings: the CLI prints them (`click.echo(out, nl=False)`, since every
+non-empty result already ends in a newline) and decides the exit code.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kernlint.checks.base import Rule
+from kernlint.diagnostics import Diagnostic
+
+FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
+
+# Modules are imported on first use: a plain `kernlint file.cu` should not pay for the SARIF and
+# docs machinery at start-up (the issue's budget is 0.3 s per file including the interpreter).
+_MODULES: Mapping[str, str] = {
+    "text": "kernlint.reporters.text",
+    "concise": "kernlint.reporters.concise",
+    "json": "kernlint.reporters.json_",
+    "sarif": "kernlint.reporters.sarif",
+    "github": "kernlint.reporters.github",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    """What a reporter needs besides the diagnostics.
+
+    `sources` maps each path (as spelled in `Diagnostic.path`) to its text, for code frames and
+    fingerprints; `rules` is the rule catalogue (for names, summaries and SARIF descriptors);
+    `color` asks for ANSI colour in the text format; `version` is kernlint's version; `tool_uri`
+    is the project's home page, used as SARIF `informationUri` and to build rule `helpUri`s;
+    `root`, when set, is the directory that absolute paths are made relative to in SARIF.
+    """
+
+    sources: Mapping[str, str]
+    rules: Sequence[Rule]
+    color: bool
+    version: str
+    tool_uri: str = ""
+    root: str = ""
+    _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Frozen, so the lookup table is set through object.__setattr__ once, here.
+        object.__setattr__(self, "_by_code", {r.code: r for r in self.rules})
+
+    def rule(self, code: str) -> Rule | None:
+        """Return the rule with `code`, or None when the catalogue does not know it."""
+        return self._by_code.get(code)
+
+
+def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
+    """Render `diagnostics` in format `fmt` (one of FORMATS), sorted by path, line and column.
+
+    Raises ValueError for an unknown format name.
+    """
+    try:
+        module_name = _MODULES[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})") from None
+    module = importlib.import_module(module_name)
+    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+    result: str = module.render(ordered, ctx)
+    return result
+
+
+def source_line(text: str | None, line: int) -> str | None:
+    """Return line `line` (1-based) of `text` without its line ending, or None if out of range.
+
+    Lines are split on "\\n" only, as a compiler counts them; `str.splitlines` would also split
+    on form feeds and other separators and shift every later line number.
+    """
+    if text is None or line < 1:
+        return None
+    lines = text.split("\n")
+    if line > len(lines):
+        return None
+    return lines[line - 1].rstrip("\r")

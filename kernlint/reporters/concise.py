@@ -1,0 +1,18 @@
+"""One line per finding, `path:line:col: KL101 [warning] message`: for editors, grep and hooks."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kernlint.diagnostics import Diagnostic
+from kernlint.reporters import ReportContext
+
+
+def format_diagnostic(diag: Diagnostic) -> str:
+    """Return the single line for `diag`; newlines in the message are flattened to spaces."""
+    message = " ".join(diag.message.split("\n"))
+    return f"{diag.path}:{diag.line}:{diag.column}: {diag.code} [{diag.severity.label}] {message}"
+
+
+def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
+    """Return one line per diagnostic, or an empty string when there are none."""
+    return "".join(format_diagnostic(d) + "\n" for d in diagnostics)

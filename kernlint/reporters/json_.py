@@ -1,0 +1,31 @@
+"""JSON: exactly one object, `{"version": ..., "diagnostics": [Diagnostic.to_dict(), ...]}`.
+
+Named `json_` so that it does not shadow the standard library's `json` inside this package.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from kernlint.diagnostics import Diagnostic
+from kernlint.reporters import ReportContext
+
+
+def jsonable(value: Any) -> Any:
+    """Convert what `json` cannot encode by itself (NumPy scalars and arrays, sets, paths).
+
+    Used as `json.dumps(default=...)`: rules store raw analysis numbers in `metrics`, and a
+    NumPy integer there must not crash the report.
+    """
+    if hasattr(value, "tolist"):  # numpy.ndarray and numpy scalar types
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
+    """Return the JSON document, indented by two spaces, with a trailing newline."""
+    doc = {"version": ctx.version, "diagnostics": [d.to_dict() for d in diagnostics]}
+    return json.dumps(doc, indent=2, default=jsonable) + "\n"
