@@ -418,8 +418,12 @@ def load_settings(path: Path | None, rules: Sequence[Rule] | None = None) -> Set
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        # tomllib gives the position only inside its message (no lineno attribute before 3.14).
         where = re.search(r"at line (\d+)", str(exc))
-        raise ConfigError(path, int(where.group(1)) if where else None, f"invalid TOML: {exc}") from None
+        line = int(where.group(1)) if where else None
+        if line is None and "end of document" in str(exc):
+            line = max(1, len(text.rstrip("\n").split("\n")))
+        raise ConfigError(path, line, f"invalid TOML: {exc}") from None
     table_path, table = _table_of(path, data)
     title = "[tool.kernlint]" if table_path else path.name
 
