@@ -1,0 +1,208 @@
+"""KL101 uncoalesced-global-load, KL102 uncoalesced-global-store, KL103 misaligned-global-access.
+
+The three rules share one measurement (sectors per warp request vs the ideal for the same bytes,
+`kernlint.metrics.global_sectors`) and differ in which accesses and ratios they report, so they
+live in one module. User documentation: rules/KL101-*.md, rules/KL102-*.md, rules/KL103-*.md.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernlint.checks.base import Rule
+from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.events import MemoryAccess
+from kernlint.eval.result import KernelResult
+from kernlint.metrics import global_sectors
+
+WARN_RATIO = 2.0  # the issue's threshold: warn at >= 2x the ideal sectors
+
+
+@dataclass(frozen=True, slots=True)
+class SiteCost:
+    """Sectors of one access site summed over warps, iterations and samples."""
+
+    first: MemoryAccess
+    sectors: int  # per request, typical (median over requests)
+    ideal: int
+    ratio: float  # min over samples of total sectors / total ideal
+    active_lanes: int
+    requests: int
+    worst_sectors: int
+
+
+def site_costs(result: KernelResult, kind: str) -> list[SiteCost]:
+    """Measure every global access site of `kind` ('load'/'store') in `result`."""
+    groups: dict[tuple[int, int, str], list[MemoryAccess]] = defaultdict(list)
+    for e in result.events:
+        if isinstance(e, MemoryAccess) and e.space == "global" and e.kind == kind:
+            groups[(e.span.line, e.span.column, e.root)].append(e)
+    out = []
+    for evs in groups.values():
+        cost = _measure(evs)
+        if cost is not None:
+            out.append(cost)
+    return out
+
+
+def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
+    width = evs[0].width
+    per_sample_sectors: dict[int, int] = defaultdict(int)
+    per_sample_ideal: dict[int, int] = defaultdict(int)
+    req_sectors: list[np.ndarray] = []
+    req_ideal: list[np.ndarray] = []
+    req_lanes: list[np.ndarray] = []
+    for e in evs:
+        sectors, ideal = global_sectors(e.address, e.mask, width)
+        lanes = e.mask.sum(axis=-1)
+        live = lanes > 0
+        for s in range(sectors.shape[0]):
+            per_sample_sectors[s] += int(sectors[s][live[s]].sum())
+            per_sample_ideal[s] += int(ideal[s][live[s]].sum())
+        req_sectors.append(sectors[live])
+        req_ideal.append(ideal[live])
+        req_lanes.append(lanes[live])
+    samples = [s for s in per_sample_ideal if per_sample_ideal[s] > 0]
+    if not samples:
+        return None
+    ratio = min(per_sample_sectors[s] / per_sample_ideal[s] for s in samples)
+    all_sectors = np.concatenate(req_sectors)
+    all_ideal = np.concatenate(req_ideal)
+    all_lanes = np.concatenate(req_lanes)
+    # The typical request: the one with the most active lanes, then the median cost among those.
+    full = all_lanes == all_lanes.max()
+    order = np.argsort(all_sectors[full], kind="stable")
+    pick = order[len(order) // 2]
+    return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio,
+                    int(all_lanes[full][pick]), int(all_sectors.size), int(all_sectors.max()))
+
+
+def _lane_offsets(e: MemoryAccess) -> tuple[list[int], int | None]:
+    """Offsets of the first active lanes of the first live request, relative to lane 0, and the stride."""
+    for s in range(e.mask.shape[0]):
+        for w in range(e.mask.shape[1]):
+            m = e.mask[s, w]
+            if m.sum() >= 2:
+                a = e.address[s, w][m]
+                rel = [int(x - a[0]) for x in a[:4]]
+                d = np.diff(a)
+                stride = int(d[0]) if d.size and np.all(d == d[0]) else None
+                return rel, stride
+    return [], None
+
+
+def _symbolic_stride(e: MemoryAccess, result: KernelResult) -> str | None:
+    """'4*width' when the lane stride scales with a sampled size across samples."""
+    strides = []
+    for s in range(e.mask.shape[0]):
+        m = e.mask[s, 0]
+        if m.sum() < 2:
+            return None
+        a = e.address[s, 0][m]
+        d = np.diff(a)
+        if not np.all(d == d[0]):
+            return None
+        strides.append(int(d[0]))
+    if len(set(strides)) <= 1:
+        return None
+    for name, values in result.assumed:
+        if name in e.deps and len(values) == len(strides) and all(v for v in values):
+            k = strides[0] / values[0]
+            if k == int(k) and all(st == int(k) * v for st, v in zip(strides, values)):
+                return f"{int(k)}*{name}" if int(k) != 1 else name
+    return None
+
+
+def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult) -> str:
+    if ratio < WARN_RATIO:
+        return ("align the start of each warp's segment to 32 bytes (for example pad the row pitch or shift the "
+                "offset), or accept the extra sector")
+    text = e.text or result.line_text(e.span.line)
+    if stride is not None and stride > e.width and "." in text and stride <= 256:
+        return (f"structure of arrays: keep each field in its own array so consecutive lanes read consecutive "
+                f"elements (the lanes are {stride} bytes apart, the size of one record)")
+    if stride is not None and stride >= 128:
+        uses_y = any("threadIdx.y" in ln for ln in result.source_lines)
+        if uses_y:
+            return ("swap the x/y mapping so that threadIdx.x indexes the contiguous (innermost) dimension, or stage "
+                    "the tile through shared memory: load it coalesced, then read it transposed from shared memory")
+        return ("make consecutive lanes (threadIdx.x) touch consecutive addresses, or stage the data through "
+                "shared memory with a coalesced load")
+    return "make consecutive lanes touch consecutive addresses (unit stride in threadIdx.x)"
+
+
+def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Iterator[Diagnostic]:
+    for cost in site_costs(result, kind):
+        misaligned = code == "KL103"
+        if misaligned:
+            if not (1.0 < cost.ratio < WARN_RATIO):
+                continue
+        elif cost.ratio < WARN_RATIO:
+            continue
+        e = cost.first
+        rel, stride = _lane_offsets(e)
+        sym = _symbolic_stride(e, result)
+        used = cost.active_lanes * e.width
+        verb = "load" if kind == "load" else "store"
+        if misaligned:
+            message = (f"misaligned global {verb}: a warp request touches {cost.sectors} sectors where "
+                       f"{cost.ideal} would hold its {used} bytes ({cost.ratio:.2f}x ideal)")
+        else:
+            message = (f"uncoalesced global {verb}: a warp request touches {cost.sectors} 32-byte sectors for "
+                       f"{used} bytes; {cost.ideal} would suffice ({cost.ratio:.1f}x ideal)")
+        notes = []
+        lanes_txt = ", ".join(f"lane {i} at +{r} B" for i, r in enumerate(rel))
+        if lanes_txt:
+            notes.append(f"addresses relative to lane 0: {lanes_txt}")
+        if sym:
+            notes.append(f"consecutive lanes are {sym} bytes apart")
+        elif stride is not None and stride != e.width:
+            notes.append(f"consecutive lanes are {stride} bytes apart; each reads {e.width} bytes")
+        notes.append(f"{cost.active_lanes} active lanes, {e.width} bytes per lane, "
+                     f"{cost.requests} warp requests evaluated (worst {cost.worst_sectors} sectors)")
+        notes.append(f"fix: {_fix(e, stride, cost.ratio, result)}")
+        metrics = {
+            "sectors": cost.sectors,
+            "ideal_sectors": cost.ideal,
+            "active_lanes": cost.active_lanes,
+            "bytes_per_lane": e.width,
+            "ratio": round(cost.ratio, 3),
+            "requests": cost.requests,
+            "worst_sectors": cost.worst_sectors,
+        }
+        if stride is not None:
+            metrics["lane_stride_bytes"] = stride
+        yield Diagnostic(
+            path=result.path, line=e.span.line, column=e.span.column, code=code, name=name,
+            severity=RULES_BY_CODE[code].severity, message=message, kernel=result.kernel.name,
+            notes=tuple(notes), assumptions=result.assumptions(e.deps), metrics=metrics,
+            end_line=e.span.end_line, end_column=e.span.end_column,
+        )
+
+
+def check_load(result: KernelResult) -> Iterator[Diagnostic]:
+    """KL101: a global load touches at least twice the sectors its bytes need."""
+    return _diagnostics(result, "load", "KL101", "uncoalesced-global-load")
+
+
+def check_store(result: KernelResult) -> Iterator[Diagnostic]:
+    """KL102: a global store touches at least twice the sectors its bytes need."""
+    return _diagnostics(result, "store", "KL102", "uncoalesced-global-store")
+
+
+def check_misaligned(result: KernelResult) -> Iterator[Diagnostic]:
+    """KL103: a global access touches more sectors than ideal, but less than twice as many."""
+    yield from _diagnostics(result, "load", "KL103", "misaligned-global-access")
+    yield from _diagnostics(result, "store", "KL103", "misaligned-global-access")
+
+
+KL101 = Rule("KL101", "uncoalesced-global-load", "global load touches at least 2x the sectors it needs",
+             Severity.WARNING, check_load)
+KL102 = Rule("KL102", "uncoalesced-global-store", "global store touches at least 2x the sectors it needs",
+             Severity.WARNING, check_store)
+KL103 = Rule("KL103", "misaligned-global-access", "global access touches more sectors than ideal (under 2x)",
+             Severity.INFO, check_misaligned)
+RULES_BY_CODE = {r.code: r for r in (KL101, KL102, KL103)}

@@ -1,0 +1,140 @@
+"""The engine: source text -> diagnostics. Pure: no printing, no exit codes, no file system writes.
+
+    lint_source(text, path, options) -> LintResult
+
+parse (frontend) -> per kernel: launch shapes (launch) -> warp evaluation (eval.interp) -> rules
+(checks) -> suppressions (suppress) -> selection (config). Only the CLI prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kernlint import ir
+from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
+from kernlint.checks.base import Rule
+from kernlint.diagnostics import Diagnostic
+from kernlint.eval.interp import Interpreter
+from kernlint.eval.result import KernelResult
+from kernlint.frontend import FrontendError, parse_source
+from kernlint.launch import LaunchShape, launch_shapes
+
+
+@dataclass(frozen=True, slots=True)
+class LintOptions:
+    """What the engine needs from settings and flags (the CLI builds it from `config.Settings`)."""
+
+    block: tuple[int, int, int] | None = None
+    config_block: tuple[int, int, int] | None = None
+    defines: tuple[tuple[str, int], ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    arch: str | None = None
+    occupancy_threshold: float = 0.5
+    resources: bool = True  # ask nvcc/ptxas for exact register counts when present
+
+
+@dataclass(frozen=True, slots=True)
+class LintResult:
+    path: str
+    diagnostics: tuple[Diagnostic, ...]
+    kernels: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    results: tuple[KernelResult, ...] = field(default=(), compare=False)
+
+
+def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions,
+                   source_lines: tuple[str, ...]) -> list[KernelResult]:
+    """Evaluate `fn` under each of its launch shapes."""
+    shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block)
+    defines = dict(ann_defines)
+    defines.update(dict(options.defines))
+    out = []
+    for shape in shapes:
+        res = Interpreter(tu, fn, shape, defines).run()
+        out.append(KernelResult(
+            path=tu.path, kernel=fn, shape=shape, events=tuple(res.events),
+            assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
+            notes=tuple(res.notes), source_lines=source_lines,
+            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()),
+        ))
+    return out
+
+
+def _guessed(shape: LaunchShape) -> bool:
+    return shape.source.startswith("default") or "common 2-D split" in shape.source
+
+
+def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:
+    """Run `rules` on each shape's result and merge.
+
+    Shapes that are real (launches in the file, flags) each report their findings (deduplicated by
+    site and code). Shapes that are guesses (the default 2-D shapes) must agree: a finding is kept
+    only when every guessed shape produces it, so a guess can never be the only reason to warn.
+    """
+    per_shape: list[list[Diagnostic]] = []
+    for r in results:
+        diags: list[Diagnostic] = []
+        for rule in rules:
+            if rule.check is None:
+                continue
+            diags.extend(rule.check(r))
+        per_shape.append(diags)
+    if not per_shape:
+        return []
+    if len(per_shape) > 1 and all(_guessed(r.shape) for r in results):
+        keys = [{(d.line, d.column, d.code) for d in ds} for ds in per_shape]
+        common = set.intersection(*keys)
+        return [d for d in per_shape[0] if (d.line, d.column, d.code) in common]
+    seen: set[tuple[int, int, str]] = set()
+    merged = []
+    for ds in per_shape:
+        for d in ds:
+            k = (d.line, d.column, d.code)
+            if k not in seen:
+                seen.add(k)
+                merged.append(d)
+    return merged
+
+
+def lint_source(text: str, path: str, options: LintOptions | None = None,
+                rules: tuple[Rule, ...] = KERNEL_RULES) -> LintResult:
+    """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
+    options = options or LintOptions()
+    tu = parse_source(text, path, include_dirs=options.include_dirs,
+                      defines=tuple(f"{k}={v}" for k, v in options.defines), arch=options.arch or "sm_70")
+    lines = tuple(text.splitlines())
+    diags: list[Diagnostic] = list(parse_problems.check_parse(tu))
+    all_results: list[KernelResult] = []
+    notes: list[str] = []
+    for fn in tu.kernels:
+        results = analyse_kernel(tu, fn, options, lines)
+        all_results.extend(results)
+        diags.extend(combine(results, rules))
+        for r in results:
+            notes.extend(f"{fn.name}: {n}" for n in r.notes)
+    diags.extend(_occupancy(tu, text, options, all_results))
+    diags.sort(key=lambda d: d.sort_key())
+    return LintResult(path, tuple(diags), tuple(k.name for k in tu.kernels), tuple(dict.fromkeys(notes)),
+                      tuple(all_results))
+
+
+def _occupancy(tu: ir.TranslationUnit, text: str, options: LintOptions,
+               results: list[KernelResult]) -> list[Diagnostic]:
+    """Occupancy findings (KL4xx) per kernel; wired in `kernlint.checks.occupancy` when present."""
+    try:
+        from kernlint.checks import occupancy as occ
+    except ImportError:
+        return []
+    return list(occ.check_translation_unit(tu, text, options, results))
+
+
+__all__ = ["ALL_RULES", "FrontendError", "LintOptions", "LintResult", "lint_source"]
+
+
+def lint_with_suppressions(text: str, path: str, options: LintOptions | None = None) -> LintResult:
+    """`lint_source` followed by the inline suppressions of the file (KL901/KL902 included)."""
+    from kernlint.suppress import apply_suppressions, parse_suppressions
+
+    result = lint_source(text, path, options)
+    kept = apply_suppressions(path, result.diagnostics, parse_suppressions(text), ALL_RULES)
+    kept.sort(key=lambda d: d.sort_key())
+    return LintResult(result.path, tuple(kept), result.kernels, result.notes, result.results)

@@ -1,0 +1,1027 @@
+"""Abstract interpretation of a kernel body for every lane of every warp of one block.
+
+The interpreter is concrete where it can be: threadIdx comes from the launch shape, and each
+unknown (blockIdx, gridDim, a runtime size such as `n` or `width`) is *sampled* — evaluated under a
+few stated values at once (the leading array axis). Rules then report only what holds in every
+sample, and every finding lists the sampled values it depended on. Loaded data is unknown, and so
+is everything computed from it: a gather through loaded indices yields no finding.
+
+Control flow keeps an active mask per lane: `if` splits it, `return`/`break`/`continue` remove lanes,
+loops run until no lane is active or an iteration cap is reached (then variables the loop writes
+become unknown). A step budget bounds the work per kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernlint import ir
+from kernlint.eval import events as ev
+from kernlint.eval.values import UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
+from kernlint.launch import LaunchShape
+
+WARP = 32
+MAX_LOOP_ITERATIONS = 48
+MAX_EVENTS_PER_SITE = 48
+MAX_INLINE_DEPTH = 6
+DEFAULT_BUDGET = 60_000
+
+# Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
+# from cudaMalloc/cudaMallocPitch usually are) and large enough that tail guards keep every lane.
+SIZE_SAMPLES = (4096, 6144)
+BLOCK_SAMPLES = ((0, 0, 0), (3, 2, 1))
+GRID_SAMPLE = (64, 64, 4)
+POINTER_SPACING = 1 << 36  # byte distance between the sampled bases of distinct pointer params
+
+
+class BudgetExceeded(Exception):
+    """The per-kernel step budget ran out."""
+
+
+class _LoopExit(Exception):
+    pass
+
+
+@dataclass
+class EvalResult:
+    events: list[ev.Event] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
+    truncated: bool = False
+    shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
+
+
+class Interpreter:
+    """Evaluate one kernel under one launch shape."""
+
+    def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
+                 defines: dict[str, int], budget: int = DEFAULT_BUDGET) -> None:
+        self.tu = tu
+        self.fn = fn
+        self.shape = shape
+        self.defines = defines
+        self.budget = budget
+        self.result = EvalResult()
+        self.bindings = dict(shape.bindings)
+        bx, by, bz = shape.block
+        threads = bx * by * bz
+        self.W = max(1, (threads + WARP - 1) // WARP)
+        self.S = len(BLOCK_SAMPLES)
+        lin = np.arange(self.W * WARP, dtype=np.int64).reshape(1, self.W, WARP)
+        self.lin = np.broadcast_to(lin, (self.S, self.W, WARP))
+        self.tid = (lin % bx, (lin // bx) % by, lin // (bx * by))
+        self.entry_mask = np.broadcast_to(lin < threads, (self.S, self.W, WARP)).copy()
+        grid = shape.grid
+        self.grid_known = grid is not None
+        g = grid or GRID_SAMPLE
+        blocks = []
+        for s in BLOCK_SAMPLES:
+            blocks.append(tuple(min(s[i], g[i] - 1) for i in range(3)))
+        self.block_idx = tuple(np.array([b[i] for b in blocks], dtype=np.int64).reshape(self.S, 1, 1) for i in range(3))
+        self.grid_dim = g
+        self.mask = self.entry_mask.copy()
+        self.frames: list[Frame] = []
+        self.loop_stack: list[dict[str, object]] = []
+        self.site_counts: dict[tuple[int, int, str], int] = {}
+        self.shared_next = 0
+        self.shared_bases: dict[str, int] = {}
+        self.param_bases: dict[str, int] = {}
+        self.cost = 0
+        self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
+
+    # --- entry -------------------------------------------------------------------------------------
+
+    def run(self) -> EvalResult:
+        frame = Frame()
+        frame.ret_mask = np.zeros_like(self.mask)
+        self.frames.append(frame)
+        for i, p in enumerate(self.fn.params):
+            frame.env[p.name] = self.param_value(p, i)
+            frame.decl_mask[p.name] = self.entry_mask
+        for name, decl in self.tu.globals.items():
+            if decl.shared:
+                self.allocate_shared(name, decl.ctype)
+        try:
+            if self.fn.body is not None:
+                self.exec_block(self.fn.body)
+        except BudgetExceeded:
+            self.result.truncated = True
+            self.result.notes.append(
+                f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
+        return self.result
+
+    def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
+        name = prefix + p.name
+        t = self.resolve(p.ctype)
+        if t.kind == "pointer" or t.kind == "array":
+            base = POINTER_SPACING * (index + 1 + len(self.param_bases))
+            self.param_bases[name] = base
+            return Val(np.full((1, 1, 1), base, dtype=np.int64), space="global", root=name)
+        if t.kind in ("int", "bool"):
+            if name in self.defines:
+                return const(int(self.defines[name]))
+            samples = SIZE_SAMPLES
+            self.result.assumed[name] = samples
+            return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
+        if t.kind == "struct" and t.fields and not prefix:
+            fields = []
+            for j, f in enumerate(t.fields):
+                fv = self.param_value(ir.Param(f.name, f.ctype), index * 64 + j + 1, prefix=name + ".")
+                fields.append((f.name, fv))
+            return Val(None, fields=tuple(fields))
+        return UNKNOWN
+
+    def allocate_shared(self, name: str, ctype: ir.CType) -> int:
+        if name in self.shared_bases:
+            return self.shared_bases[name]
+        size = ctype.size if ctype.size > 0 else 0
+        base = self.shared_next
+        # Align every array to 128 bytes: bank analysis is relative to each array anyway.
+        self.shared_next = base + ((size + 127) // 128) * 128 + (128 if size == 0 else 0)
+        self.shared_bases[name] = base
+        self.result.shared_layout[name] = (base, ctype)
+        return base
+
+    # --- helpers -------------------------------------------------------------------------------------
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def tick(self, n: int = 1) -> None:
+        self.cost += n
+        if self.cost > self.budget:
+            raise BudgetExceeded()
+
+    def resolve(self, t: ir.CType) -> ir.CType:
+        """Substitute template type parameters bound for this evaluation (T -> float)."""
+        if t.kind == "template":
+            arg = self.bindings.get(t.name)
+            if arg is not None:
+                return _builtin_type(arg) or t
+            return t
+        if t.kind in ("pointer", "array") and t.pointee is not None and t.pointee.kind == "template":
+            inner = self.resolve(t.pointee)
+            if inner is not t.pointee:
+                size = t.size if t.kind == "pointer" else inner.size * t.count
+                return ir.CType(t.kind, size, t.signed, inner, t.count, t.name, t.fields, t.align, t.const)
+        return t
+
+    def loop_context(self) -> tuple[tuple[int, ...], tuple[tuple[str, int | None], ...]]:
+        iters = tuple(int(ls["iter"]) for ls in self.loop_stack)  # type: ignore[call-overload]
+        vars_: list[tuple[str, int | None]] = []
+        for ls in self.loop_stack:
+            name = ls.get("var")
+            if isinstance(name, str):
+                v = self.frame.env.get(name)
+                uv: int | None = None
+                if v is not None and v.data is not None and v.data.size and np.all(v.data == v.data.flat[0]):
+                    uv = int(v.data.flat[0])
+                vars_.append((name, uv))
+        return iters, tuple(vars_)
+
+    def emit(self, event: ev.Event) -> None:
+        key = (event.span.line, event.span.column, type(event).__name__ + getattr(event, "kind", ""))
+        n = self.site_counts.get(key, 0)
+        if n >= MAX_EVENTS_PER_SITE:
+            return
+        self.site_counts[key] = n + 1
+        self.result.events.append(event)
+
+    # --- statements ------------------------------------------------------------------------------
+
+    def exec_block(self, block: ir.Block) -> None:
+        for s in block.body:
+            if not self.mask.any():
+                return
+            self.exec(s)
+
+    def exec(self, s: ir.Stmt) -> None:
+        self.tick()
+        if isinstance(s, ir.Block):
+            self.exec_block(s)
+        elif isinstance(s, ir.ExprStmt):
+            self.eval(s.expr)
+        elif isinstance(s, ir.VarDecl):
+            self.exec_decl(s)
+        elif isinstance(s, ir.If):
+            self.exec_if(s)
+        elif isinstance(s, ir.For):
+            if s.init is not None:
+                self.exec(s.init)
+            self.exec_loop(s, s.cond, s.body, s.step, do_while=False)
+        elif isinstance(s, ir.While):
+            self.exec_loop(s, s.cond, s.body, None, do_while=s.do_while)
+        elif isinstance(s, ir.Return):
+            self.exec_return(s)
+        elif isinstance(s, ir.Break):
+            if self.loop_stack:
+                ls = self.loop_stack[-1]
+                ls["break"] = ls["break"] | self.mask  # type: ignore[operator]
+            self.mask = np.zeros_like(self.mask)
+        elif isinstance(s, ir.Continue):
+            if self.loop_stack:
+                ls = self.loop_stack[-1]
+                ls["continue"] = ls["continue"] | self.mask  # type: ignore[operator]
+            self.mask = np.zeros_like(self.mask)
+        elif isinstance(s, ir.Switch):
+            self.exec_switch(s)
+        # OpaqueStmt: nothing we can model; its effects on variables are unknown but rare.
+
+    def exec_decl(self, d: ir.VarDecl) -> None:
+        t = self.resolve(d.ctype)
+        if d.shared or (d.static and t.kind == "array" and d.name in self.shared_bases):
+            base = self.allocate_shared(d.name, t)
+            self.declare(d.name, Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=d.name), t)
+            return
+        if t.kind == "array":
+            # A per-thread local array: registers or local memory; its contents are not tracked.
+            self.declare(d.name, Val(None, space="local", root=d.name), t)
+            return
+        v = self.eval(d.init) if d.init is not None else UNKNOWN
+        if d.init is not None and t.kind in ("int", "bool", "float"):
+            v = self.convert(v, t)
+        self.declare(d.name, v, t)
+
+    def declare(self, name: str, v: Val, t: ir.CType) -> None:
+        self.frame.env[name] = v
+        self.frame.decl_mask[name] = self.mask.copy()
+        self.frame.ctype_of[name] = t
+
+    def exec_if(self, s: ir.If) -> None:
+        c = self.eval(s.cond)
+        parent = self.mask
+        if c.data is None:
+            # A data-dependent condition: both sides may run for any lane. Evaluate each under the
+            # parent mask; what either side writes becomes unknown.
+            written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
+            self.exec(s.then)
+            self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+            if s.other is not None:
+                self.exec(s.other)
+            self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+            for name in written:
+                if name in self.frame.env:
+                    self.frame.env[name] = unknown(self.frame.env[name], c)
+            return
+        cond = np.broadcast_to(c.data != 0, parent.shape)
+        taken = parent & cond
+        not_taken = parent & ~cond
+        iters, lvars = self.loop_context()
+        cost_then = _stmt_cost(s.then)
+        cost_else = _stmt_cost(s.other) if s.other is not None else 0
+        self.emit(ev.Branch(s.span, "if", cond.copy(), parent.copy(), c.deps, iters, lvars, cost_then, cost_else,
+                            _has_loop(s.then), _has_loop(s.other) if s.other else False))
+        if taken.any():
+            self.mask = taken
+            self.exec(s.then)
+        if s.other is not None and not_taken.any():
+            self.mask = not_taken
+            self.exec(s.other)
+        self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+
+    def frame_ret(self) -> np.ndarray:
+        r = self.frame.ret_mask
+        return r if r is not None else np.zeros_like(self.mask)
+
+    def loop_exits(self) -> np.ndarray:
+        if not self.loop_stack:
+            return np.zeros_like(self.mask)
+        ls = self.loop_stack[-1]
+        return ls["break"] | ls["continue"]  # type: ignore[operator,return-value]
+
+    def exec_return(self, s: ir.Return) -> None:
+        if s.value is not None:
+            v = self.eval(s.value)
+            old = self.frame.ret_val
+            if old is None:
+                self.frame.ret_val = v
+            else:
+                self.frame.ret_val = self.merge(old, v, self.mask)
+        iters, lvars = self.loop_context()
+        if len(self.frames) == 1:
+            live = self.entry_mask & ~self.frame_ret()
+            # An early `return` in the kernel splits a warp like a branch does.
+            self.emit(ev.Branch(s.span, "return", self.mask.copy(), live.copy(), frozenset(), iters, lvars))
+        self.frame.ret_mask = self.frame_ret() | self.mask
+        for ls in self.loop_stack:
+            if ls.get("frame") is self.frame:
+                ls["break"] = ls["break"] | self.mask  # type: ignore[operator]
+        self.mask = np.zeros_like(self.mask)
+
+    def exec_loop(self, s: ir.Stmt, cond: ir.Expr | None, body: ir.Stmt, step: ir.Expr | None,
+                  do_while: bool) -> None:
+        entry = self.mask.copy()
+        written = _assigned_names(body) | (_assigned_names_expr(step) if step is not None else set())
+        ls: dict[str, object] = {"iter": 0, "break": np.zeros_like(entry), "continue": np.zeros_like(entry),
+                                 "var": _loop_var(s), "frame": self.frame}
+        self.loop_stack.append(ls)
+        trips = np.zeros(entry.shape, dtype=np.int64)
+        active = entry.copy()
+        truncated = False
+        deps: frozenset[str] = frozenset()
+        data_dependent = False
+        try:
+            k = 0
+            while True:
+                self.mask = active
+                if cond is not None and not (do_while and k == 0):
+                    c = self.eval(cond)
+                    deps |= c.deps
+                    if c.data is None:
+                        data_dependent = True
+                        c_lanes = np.ones_like(active)
+                    else:
+                        c_lanes = np.broadcast_to(c.data != 0, active.shape)
+                    active = active & c_lanes
+                if not active.any():
+                    break
+                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1):
+                    truncated = True
+                    break
+                trips += active
+                ls["iter"] = k
+                ls["continue"] = np.zeros_like(entry)
+                self.mask = active
+                self.exec(body)
+                self.mask = active & ~ls["break"] & ~self.frame_ret()  # type: ignore[operator]
+                if step is not None and self.mask.any():
+                    self.eval(step)
+                active = self.mask
+                k += 1
+        finally:
+            self.loop_stack.pop()
+        if truncated:
+            for name in written:
+                if name in self.frame.env:
+                    self.frame.env[name] = unknown(self.frame.env[name])
+        self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body)))
+        self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
+
+    def exec_switch(self, s: ir.Switch) -> None:
+        c = self.eval(s.cond)
+        parent = self.mask
+        # Each case runs for the lanes whose value matches (fall-through approximated by case order).
+        remaining = parent.copy()
+        written: set[str] = set()
+        for labels, body in s.cases:
+            if c.data is None:
+                lane_sel = parent
+            else:
+                sel = np.zeros(parent.shape, dtype=bool)
+                is_default = False
+                for lab in labels:
+                    if isinstance(lab, ir.Opaque) and lab.reason == "default":
+                        is_default = True
+                        continue
+                    lv = self.eval(lab)
+                    if lv.data is not None:
+                        sel |= np.broadcast_to(c.data == lv.data, parent.shape)
+                lane_sel = parent & (sel | (remaining if is_default else False))
+            remaining = remaining & ~lane_sel
+            if lane_sel.any():
+                self.mask = lane_sel
+                for st in body:
+                    if isinstance(st, ir.Break):
+                        break
+                    if not self.mask.any():
+                        break
+                    self.exec(st)
+                    written |= _assigned_names(st)
+        self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+        if c.data is None:
+            for name in written:
+                if name in self.frame.env:
+                    self.frame.env[name] = unknown(self.frame.env[name])
+
+    # --- expressions ------------------------------------------------------------------------------
+
+    def eval(self, e: ir.Expr) -> Val:
+        self.tick()
+        if isinstance(e, ir.Lit):
+            return const(e.value)
+        if isinstance(e, ir.Cast):
+            return self.eval_cast(e)
+        if isinstance(e, ir.Ref):
+            return self.eval_ref(e)
+        if isinstance(e, ir.Binary):
+            return self.eval_binary(e)
+        if isinstance(e, ir.Unary):
+            return self.eval_unary(e)
+        if isinstance(e, (ir.Index, ir.Member)):
+            return self.eval_memory_read(e)
+        if isinstance(e, ir.Cond):
+            return self.eval_cond(e)
+        if isinstance(e, ir.Call):
+            return self.eval_call(e)
+        if isinstance(e, ir.InitList):
+            for item in e.items:
+                self.eval(item)
+            return UNKNOWN
+        if isinstance(e, ir.Opaque):
+            for ch in e.children:
+                self.eval(ch)
+            return UNKNOWN
+        return UNKNOWN
+
+    def eval_ref(self, e: ir.Ref) -> Val:
+        if e.kind == "template":
+            arg = self.bindings.get(e.name)
+            if arg is not None:
+                try:
+                    return const(int(arg.rstrip("uUlL"), 0))
+                except ValueError:
+                    pass
+            if e.name in self.defines:
+                return const(int(self.defines[e.name]))
+            samples = SIZE_SAMPLES
+            self.result.assumed[e.name] = samples
+            return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([e.name]))
+        if e.kind == "builtin" and e.name == "warpSize":
+            return const(WARP)
+        for frame in reversed(self.frames[-1:]):
+            if e.name in frame.env:
+                return frame.env[e.name]
+        if e.kind == "shared" or (e.name in self.shared_bases):
+            base = self.allocate_shared(e.name, self.resolve(e.ctype))
+            return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
+        if e.kind in ("global", "constant"):
+            decl = self.tu.globals.get(e.name)
+            if decl is not None and decl.shared:
+                base = self.allocate_shared(e.name, self.resolve(decl.ctype))
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
+            t = self.resolve(e.ctype)
+            if t.kind == "array":
+                base = self.param_bases.setdefault("::" + e.name, POINTER_SPACING * (100 + len(self.param_bases)))
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space=e.kind, root=e.name)
+            if decl is not None and decl.init is not None and decl.ctype.const:
+                return self.eval(decl.init)
+            return UNKNOWN
+        if e.name in self.defines:
+            return const(int(self.defines[e.name]))
+        return UNKNOWN
+
+    def builtin_member(self, base: ir.Expr, fieldname: str) -> Val | None:
+        inner = base.operand if isinstance(base, ir.Cast) else base
+        if not isinstance(inner, ir.Ref) or inner.kind != "builtin" or fieldname not in ("x", "y", "z"):
+            return None
+        i = "xyz".index(fieldname)
+        if inner.name == "threadIdx":
+            return Val(self.tid[i])
+        if inner.name == "blockDim":
+            return const(self.shape.block[i])
+        if inner.name == "blockIdx":
+            name = f"blockIdx.{fieldname}"
+            if self.grid_known and self.grid_dim[i] == 1:
+                return const(0)
+            self.result.assumed[name] = tuple(int(x) for x in self.block_idx[i].ravel())
+            return Val(self.block_idx[i], frozenset([name]))
+        if inner.name == "gridDim":
+            if self.grid_known:
+                return const(self.grid_dim[i])
+            name = f"gridDim.{fieldname}"
+            self.result.assumed[name] = (self.grid_dim[i],)
+            return Val(np.full((1, 1, 1), self.grid_dim[i], dtype=np.int64), frozenset([name]))
+        return None
+
+    def eval_cast(self, e: ir.Cast) -> Val:
+        v = self.eval(e.operand)
+        t = self.resolve(e.ctype)
+        if t.kind in ("int", "bool", "float"):
+            return self.convert(v, t)
+        return v
+
+    def convert(self, v: Val, t: ir.CType) -> Val:
+        if v.data is None:
+            return v
+        if t.kind == "float":
+            return Val(v.data.astype(np.float64), v.deps, is_float=True)
+        data = v.data
+        if v.is_float or data.dtype.kind == "f":
+            with np.errstate(invalid="ignore", over="ignore"):
+                if not np.all(np.isfinite(data)):
+                    return unknown(v)
+                data = np.trunc(data).astype(np.int64)
+        return Val(wrap_int(data.astype(np.int64), t), v.deps)
+
+    def eval_cond(self, e: ir.Cond) -> Val:
+        c = self.eval(e.cond)
+        parent = self.mask
+        if c.data is None:
+            a = self.eval(e.then)
+            b = self.eval(e.other)
+            return unknown(a, b, c)
+        cond = np.broadcast_to(c.data != 0, parent.shape)
+        self.mask = parent & cond
+        a = self.eval(e.then) if self.mask.any() else UNKNOWN
+        self.mask = parent & ~cond
+        b = self.eval(e.other) if self.mask.any() else UNKNOWN
+        self.mask = parent
+        if not (parent & cond).any():
+            return b
+        if not (parent & ~cond).any():
+            return a
+        if a.data is None or b.data is None:
+            return unknown(a, b, c)
+        is_float = a.is_float or b.is_float
+        data = np.where(cond, a.data, b.data)
+        return Val(data, a.deps | b.deps | c.deps, a.space or b.space, a.root if a.root == b.root else "",
+                   is_float=is_float)
+
+    def eval_unary(self, e: ir.Unary) -> Val:
+        op = e.op
+        if op == "*":
+            return self.eval_memory_read(e)
+        if op == "&":
+            lv = self.lvalue(e.operand)
+            return lv[0] if lv is not None else UNKNOWN
+        if op in ("pre++", "pre--", "post++", "post--"):
+            old = self.eval(e.operand)
+            delta = 1 if "++" in op else -1
+            t = self.resolve(e.operand.ctype)
+            if old.data is None:
+                new = old
+            elif t.kind == "pointer" and t.pointee is not None:
+                size = self.resolve(t.pointee).size
+                new = Val(old.data + delta * size, old.deps, old.space, old.root) if size else unknown(old)
+            else:
+                new = Val(wrap_int(old.data + delta, t), old.deps, is_float=old.is_float)
+            self.store(e.operand, new, e.span)
+            return new if op.startswith("pre") else old
+        v = self.eval(e.operand)
+        if v.data is None:
+            return v
+        if op == "-":
+            return Val(wrap_int(-v.data, self.resolve(e.ctype)) if not v.is_float else -v.data, v.deps,
+                       is_float=v.is_float)
+        if op == "+":
+            return v
+        if op == "!":
+            return Val((v.data == 0).astype(np.int64), v.deps)
+        if op == "~":
+            if v.is_float:
+                return unknown(v)
+            return Val(wrap_int(~v.data, self.resolve(e.ctype)), v.deps)
+        return unknown(v)
+
+    def eval_binary(self, e: ir.Binary) -> Val:
+        op = e.op
+        if op == "=":
+            v = self.eval(e.rhs)
+            t = self.resolve(e.lhs.ctype)
+            if t.kind in ("int", "bool", "float"):
+                v = self.convert(v, t)
+            self.store(e.lhs, v, e.span)
+            return v
+        if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+            rhs = self.eval(e.rhs)
+            old = self.eval(e.lhs)
+            new = self.arith(op[:-1], old, rhs, self.resolve(e.lhs.ctype), e.lhs.ctype, e.rhs.ctype)
+            self.store(e.lhs, new, e.span)
+            return new
+        if op == ",":
+            self.eval(e.lhs)
+            return self.eval(e.rhs)
+        if op in ("&&", "||"):
+            a = self.eval(e.lhs)
+            parent = self.mask
+            if a.data is not None:
+                av = np.broadcast_to(a.data != 0, parent.shape)
+                self.mask = parent & (av if op == "&&" else ~av)
+            b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
+            self.mask = parent
+            if a.data is None or b.data is None:
+                # `false && unknown` is still false; `true || unknown` still true.
+                if a.data is not None:
+                    av = a.data != 0
+                    if op == "&&" and not np.any(av):
+                        return Val(np.zeros_like(a.data), a.deps)
+                    if op == "||" and np.all(av):
+                        return Val(np.ones_like(a.data), a.deps)
+                return unknown(a, b)
+            if op == "&&":
+                return Val(((a.data != 0) & (b.data != 0)).astype(np.int64), a.deps | b.deps)
+            return Val(((a.data != 0) | (b.data != 0)).astype(np.int64), a.deps | b.deps)
+        a = self.eval(e.lhs)
+        b = self.eval(e.rhs)
+        return self.arith(op, a, b, self.resolve(e.ctype), e.lhs.ctype, e.rhs.ctype)
+
+    def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
+        if a.data is None or b.data is None:
+            return unknown(a, b)
+        deps = a.deps | b.deps
+        lt = self.resolve(ltype)
+        bt = self.resolve(btype)
+        # Pointer arithmetic: scale by the element size.
+        if lt.kind in ("pointer", "array") and op in ("+", "-") and bt.kind in ("int", "bool"):
+            size = self.resolve(lt.pointee).size if lt.pointee is not None else 0
+            if size <= 0:
+                return unknown(a, b)
+            data = a.data + b.data * size if op == "+" else a.data - b.data * size
+            return Val(data, deps, a.space, a.root)
+        if bt.kind in ("pointer", "array") and op == "+" and lt.kind in ("int", "bool"):
+            size = self.resolve(bt.pointee).size if bt.pointee is not None else 0
+            if size <= 0:
+                return unknown(a, b)
+            return Val(b.data + a.data * size, deps, b.space, b.root)
+        if lt.kind == "pointer" and bt.kind == "pointer" and op == "-":
+            size = self.resolve(lt.pointee).size if lt.pointee is not None else 0
+            if size <= 0 or a.root != b.root:
+                return unknown(a, b)
+            return Val(c_div(a.data - b.data, np.int64(size)), deps)
+        is_float = a.is_float or b.is_float or rtype.kind == "float"
+        x, y = a.data, b.data
+        if is_float:
+            x = x.astype(np.float64)
+            y = y.astype(np.float64)
+        try:
+            with np.errstate(all="ignore"):
+                if op == "+":
+                    r = x + y
+                elif op == "-":
+                    r = x - y
+                elif op == "*":
+                    r = x * y
+                elif op == "/":
+                    if np.any(y == 0):
+                        return unknown(a, b)
+                    r = x / y if is_float else c_div(x, y)
+                elif op == "%":
+                    if is_float or np.any(y == 0):
+                        return unknown(a, b)
+                    r = c_mod(x, y)
+                elif op in ("<", ">", "<=", ">=", "==", "!="):
+                    r = {"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y, "==": x == y, "!=": x != y}[op]
+                    return Val(r.astype(np.int64), deps)
+                elif is_float:
+                    return unknown(a, b)
+                elif op == "&":
+                    r = x & y
+                elif op == "|":
+                    r = x | y
+                elif op == "^":
+                    r = x ^ y
+                elif op == "<<":
+                    if np.any((y < 0) | (y > 62)):
+                        return unknown(a, b)
+                    r = x << y
+                elif op == ">>":
+                    if np.any((y < 0) | (y > 62)):
+                        return unknown(a, b)
+                    r = x >> y
+                else:
+                    return unknown(a, b)
+        except (OverflowError, ValueError, TypeError):
+            return unknown(a, b)
+        if is_float:
+            return Val(r, deps, is_float=True)
+        if rtype.kind in ("int", "bool"):
+            r = wrap_int(r, rtype)
+        return Val(r, deps)
+
+    # --- memory ---------------------------------------------------------------------------------
+
+    def lvalue(self, e: ir.Expr) -> tuple[Val, ir.CType] | None:
+        """The address of an lvalue expression that lives in memory, with its type; None otherwise."""
+        if isinstance(e, ir.Cast) and not e.explicit:
+            return self.lvalue(e.operand)
+        if isinstance(e, ir.Index):
+            base = self.eval(e.base)
+            idx = self.eval(e.index)
+            t = self.resolve(e.ctype)
+            if base.data is None or not base.space:
+                return (unknown(base, idx), t)
+            if idx.data is None or t.size <= 0:
+                return (Val(None, base.deps | idx.deps, base.space, base.root), t)
+            if idx.is_float:
+                return (Val(None, base.deps | idx.deps, base.space, base.root), t)
+            return (Val(base.data + idx.data * t.size, base.deps | idx.deps, base.space, base.root), t)
+        if isinstance(e, ir.Unary) and e.op == "*":
+            p = self.eval(e.operand)
+            return (p, self.resolve(e.ctype))
+        if isinstance(e, ir.Member):
+            t = self.resolve(e.ctype)
+            if e.arrow:
+                p = self.eval(e.base)
+                if p.data is None or e.offset < 0 or not p.space:
+                    return (Val(None, p.deps, p.space, p.root), t)
+                return (Val(p.data + e.offset, p.deps, p.space, p.root), t)
+            inner = self.lvalue(e.base)
+            if inner is None:
+                return None
+            addr, _bt = inner
+            if addr.data is None or e.offset < 0:
+                return (Val(None, addr.deps, addr.space, addr.root), t)
+            return (Val(addr.data + e.offset, addr.deps, addr.space, addr.root), t)
+        if isinstance(e, ir.Ref):
+            t = self.resolve(e.ctype)
+            if t.kind == "array":
+                v = self.eval_ref(e)
+                if v.space and v.space != "local":
+                    return (v, t)
+            return None
+        return None
+
+    def eval_memory_read(self, e: ir.Expr) -> Val:
+        if isinstance(e, ir.Member):
+            bm = self.builtin_member(e.base, e.field)
+            if bm is not None:
+                return bm
+            if not e.arrow:
+                # Member of a value (a struct parameter, a local struct): look it up.
+                base_v = self.eval_struct_value(e.base)
+                if base_v is not None:
+                    fv = base_v.field(e.field)
+                    return fv if fv is not None else unknown(base_v)
+        lv = self.lvalue(e)
+        if lv is None:
+            if isinstance(e, ir.Member):
+                return UNKNOWN
+            if isinstance(e, ir.Index):
+                self.eval(e.index)
+            return UNKNOWN
+        addr, t = lv
+        if t.kind == "array":
+            return addr  # an array lvalue decays to its address: no access
+        self.access(e, addr, t, "load")
+        return unknown(addr) if addr.deps else UNKNOWN
+
+    def eval_struct_value(self, e: ir.Expr) -> Val | None:
+        inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
+        if isinstance(inner, ir.Ref) and inner.kind in ("param", "local"):
+            v = self.frame.env.get(inner.name)
+            if v is not None and v.fields:
+                return v
+            if v is not None:
+                return v
+        return None
+
+    def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None) -> None:
+        if not addr.space or addr.space == "local":
+            return
+        width = t.size
+        if t.kind == "struct":
+            # Whole-struct copies: vector types (8/16 bytes, naturally aligned) are one access;
+            # larger structs are copied field by field and are not modelled (silence).
+            if width not in (1, 2, 4, 8, 16) or (t.align and t.align < width):
+                return
+        if width <= 0 or addr.data is None:
+            return
+        iters, lvars = self.loop_context()
+        address = np.broadcast_to(addr.data, self.mask.shape).astype(np.int64)
+        vec = 1
+        if t.kind == "struct" and t.fields:
+            vec = len(t.fields)
+        self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
+                                  addr.deps, iters, lvars, vec))
+
+    def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
+        inner = target
+        while isinstance(inner, ir.Cast) and not inner.explicit:
+            inner = inner.operand
+        if isinstance(inner, ir.Ref) and inner.kind in ("local", "param"):
+            self.assign_var(inner.name, v)
+            return
+        if isinstance(inner, ir.Member) and not inner.arrow:
+            base = inner.base
+            while isinstance(base, ir.Cast) and not base.explicit:
+                base = base.operand
+            if isinstance(base, ir.Ref) and base.kind in ("local", "param"):
+                old = self.frame.env.get(base.name)
+                if old is not None and old.space == "":
+                    fields = dict(old.fields)
+                    fields[inner.field] = v
+                    self.frame.env[base.name] = Val(None, old.deps, fields=tuple(fields.items()))
+                    return
+        lv = self.lvalue(inner)
+        if lv is None:
+            return
+        addr, t = lv
+        self.access(inner, addr, t, "store")
+
+    def assign_var(self, name: str, v: Val) -> None:
+        env = self.frame.env
+        old = env.get(name)
+        dm = self.frame.decl_mask.get(name)
+        if old is None or dm is None or np.array_equal(self.mask, dm) or not (dm & ~self.mask).any():
+            env[name] = v
+            return
+        env[name] = self.merge(old, v, self.mask)
+
+    def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
+        if old.data is None or new.data is None:
+            if old.data is None and new.data is not None and not (self.frame.decl_mask.get("", mask) & ~mask).any():
+                return new
+            return Val(None, old.deps | new.deps, new.space or old.space, new.root or old.root)
+        is_float = old.is_float or new.is_float
+        data = np.where(mask, new.data, old.data)
+        root = new.root if new.root == old.root else ""
+        return Val(data, old.deps | new.deps, new.space or old.space, root, is_float=is_float)
+
+    # --- calls ---------------------------------------------------------------------------------------
+
+    def eval_call(self, e: ir.Call) -> Val:
+        name = e.name
+        if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
+            for a in e.args:
+                self.eval(a)
+            self.barrier(e, name, "block", None)
+            return UNKNOWN
+        if name in ("__syncwarp",) or (name.endswith("_sync") and name.startswith("__")):
+            args = [self.eval(a) for a in e.args]
+            member = None
+            if args and args[0].data is not None and np.all(args[0].data == args[0].data.flat[0]):
+                member = int(args[0].data.flat[0]) & 0xFFFFFFFF
+            elif not args and name == "__syncwarp":
+                member = 0xFFFFFFFF
+            self.barrier(e, name, "warp", member, frozenset().union(*[a.deps for a in args]) if args else frozenset())
+            return UNKNOWN
+        if name in ("min", "max", "umin", "umax", "fminf", "fmaxf", "fmin", "fmax", "__mul24", "__umul24", "abs",
+                    "llabs") or (name in ("min", "max") and e.receiver is None):
+            args = [self.eval(a) for a in e.args]
+            if any(a.data is None for a in args):
+                return unknown(*args)
+            deps = frozenset().union(*[a.deps for a in args])
+            is_float = any(a.is_float for a in args)
+            if name in ("min", "umin", "fminf", "fmin") and len(args) == 2:
+                return Val(np.minimum(args[0].data, args[1].data), deps, is_float=is_float)
+            if name in ("max", "umax", "fmaxf", "fmax") and len(args) == 2:
+                return Val(np.maximum(args[0].data, args[1].data), deps, is_float=is_float)
+            if name in ("__mul24", "__umul24") and len(args) == 2:
+                return Val(args[0].data * args[1].data, deps)
+            if name in ("abs", "llabs") and len(args) == 1:
+                return Val(np.abs(args[0].data), deps, is_float=is_float)
+            return unknown(*args)
+        if name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv") and e.args:
+            p = self.eval(e.args[0])
+            pt = self.resolve(e.args[0].ctype)
+            if pt.kind == "pointer" and pt.pointee is not None:
+                self.access(e, p, self.resolve(pt.pointee), "load")
+            return unknown(p)
+        if name in ("__stcg", "__stcs", "__stwt", "__stwb") and len(e.args) >= 2:
+            p = self.eval(e.args[0])
+            self.eval(e.args[1])
+            pt = self.resolve(e.args[0].ctype)
+            if pt.kind == "pointer" and pt.pointee is not None:
+                self.access(e, p, self.resolve(pt.pointee), "store")
+            return UNKNOWN
+        if e.target and e.target in self.tu.functions and len(self.frames) <= MAX_INLINE_DEPTH:
+            callee = self.tu.functions[e.target]
+            if callee.body is not None and not callee.is_kernel:
+                return self.inline(callee, e)
+        if e.receiver is not None:
+            self.eval(e.receiver)
+        args = [self.eval(a) for a in e.args]
+        return unknown(*args)
+
+    def barrier(self, e: ir.Call, name: str, scope: str, member: int | None,
+                deps: frozenset[str] = frozenset()) -> None:
+        live = self.entry_mask & ~self.frames[0].ret_mask if self.frames[0].ret_mask is not None else self.entry_mask
+        iters, _ = self.loop_context()
+        self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
+
+    def inline(self, callee: ir.Function, e: ir.Call) -> Val:
+        args = [self.eval(a) for a in e.args]
+        frame = Frame()
+        frame.ret_mask = np.zeros_like(self.mask)
+        saved_bindings = self.bindings
+        for i, p in enumerate(callee.params):
+            v = args[i] if i < len(args) else UNKNOWN
+            t = self.resolve(p.ctype)
+            if t.kind in ("int", "bool", "float"):
+                v = self.convert(v, t)
+            if t.kind == "reference":
+                v = UNKNOWN
+            frame.env[p.name] = v
+            frame.decl_mask[p.name] = self.mask.copy()
+            frame.ctype_of[p.name] = t
+        # Bind the callee's template type parameters from the argument types where they are plain.
+        if callee.template_params:
+            new_b = dict(self.bindings)
+            for i, p in enumerate(callee.params):
+                if i < len(e.args):
+                    pt = p.ctype
+                    at = self.resolve(e.args[i].ctype)
+                    if pt.kind == "pointer" and pt.pointee is not None and pt.pointee.kind == "template" \
+                            and at.kind == "pointer" and at.pointee is not None:
+                        new_b[pt.pointee.name] = at.pointee.name
+                    elif pt.kind == "template" and at.kind in ("int", "float"):
+                        new_b[pt.name] = at.name
+            for tp, targ in zip(callee.template_params, e.template_args):
+                new_b[tp.name] = targ
+            self.bindings = new_b
+        entry = self.mask.copy()
+        saved_loops = self.loop_stack
+        self.frames.append(frame)
+        try:
+            assert callee.body is not None
+            self.exec_block(callee.body)
+        finally:
+            self.frames.pop()
+            self.bindings = saved_bindings
+            self.loop_stack = saved_loops
+        self.mask = entry
+        rv = frame.ret_val
+        return rv if rv is not None else UNKNOWN
+
+
+_BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+
+_BUILTIN_TYPES = {
+    "float": ir.CType("float", 4, name="float"), "double": ir.CType("float", 8, name="double"),
+    "int": ir.CType("int", 4, True, name="int"), "unsigned": ir.CType("int", 4, False, name="unsigned int"),
+    "unsigned int": ir.CType("int", 4, False, name="unsigned int"), "uint32_t": ir.CType("int", 4, False, name="uint32_t"),
+    "int32_t": ir.CType("int", 4, True, name="int32_t"), "long": ir.CType("int", 8, True, name="long"),
+    "long long": ir.CType("int", 8, True, name="long long"), "int64_t": ir.CType("int", 8, True, name="int64_t"),
+    "unsigned long long": ir.CType("int", 8, False, name="unsigned long long"),
+    "short": ir.CType("int", 2, True, name="short"), "char": ir.CType("int", 1, True, name="char"),
+    "unsigned char": ir.CType("int", 1, False, name="unsigned char"), "uint8_t": ir.CType("int", 1, False, name="uint8_t"),
+    "int8_t": ir.CType("int", 1, True, name="int8_t"), "bool": ir.CType("bool", 1, False, name="bool"),
+    "half": ir.CType("float", 2, name="half"), "__half": ir.CType("float", 2, name="__half"),
+    "__nv_bfloat16": ir.CType("float", 2, name="__nv_bfloat16"), "nv_bfloat16": ir.CType("float", 2, name="nv_bfloat16"),
+    "float2": ir.CType("struct", 8, name="float2", align=8, fields=(ir.Field("x", 0, ir.CType("float", 4)), ir.Field("y", 4, ir.CType("float", 4)))),
+    "float4": ir.CType("struct", 16, name="float4", align=16, fields=tuple(ir.Field(n, 4 * i, ir.CType("float", 4)) for i, n in enumerate("xyzw"))),
+    "int2": ir.CType("struct", 8, name="int2", align=8, fields=(ir.Field("x", 0, ir.CType("int", 4)), ir.Field("y", 4, ir.CType("int", 4)))),
+    "int4": ir.CType("struct", 16, name="int4", align=16, fields=tuple(ir.Field(n, 4 * i, ir.CType("int", 4)) for i, n in enumerate("xyzw"))),
+    "double2": ir.CType("struct", 16, name="double2", align=16, fields=(ir.Field("x", 0, ir.CType("float", 8)), ir.Field("y", 8, ir.CType("float", 8)))),
+}
+
+
+def _builtin_type(name: str) -> ir.CType | None:
+    return _BUILTIN_TYPES.get(" ".join(name.replace("const", "").split()))
+
+
+def _walk(node: object):  # type: ignore[no-untyped-def]
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        yield n
+        slots = getattr(n, "__slots__", ())
+        for s in slots:
+            v = getattr(n, s, None)
+            if v is not None and not isinstance(v, (str, int, float, ir.CType, ir.Span, bool)):
+                stack.append(v)
+
+
+def _target_name(e: ir.Expr) -> str | None:
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    if isinstance(e, ir.Ref):
+        return e.name
+    if isinstance(e, ir.Member) and not e.arrow:
+        return _target_name(e.base)
+    return None
+
+
+def _assigned_names_expr(e: object) -> set[str]:
+    out: set[str] = set()
+    for n in _walk(e):
+        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+            t = _target_name(n.lhs)
+            if t:
+                out.add(t)
+        elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            t = _target_name(n.operand)
+            if t:
+                out.add(t)
+    return out
+
+
+def _assigned_names(s: object) -> set[str]:
+    return _assigned_names_expr(s)
+
+
+def _stmt_cost(s: object) -> int:
+    """A rough instruction proxy: expression nodes in the statement, loops weighted by 8."""
+    if s is None:
+        return 0
+    total = 0
+    for n in _walk(s):
+        if isinstance(n, (ir.Binary, ir.Unary, ir.Index, ir.Call, ir.Cond)):
+            total += 1
+        elif isinstance(n, (ir.For, ir.While)):
+            total += 8
+    return total
+
+
+def _has_loop(s: object) -> bool:
+    return any(isinstance(n, (ir.For, ir.While)) for n in _walk(s))
+
+
+def _loop_var(s: ir.Stmt) -> str | None:
+    if isinstance(s, ir.For):
+        if isinstance(s.init, ir.VarDecl):
+            return s.init.name
+        if isinstance(s.init, ir.ExprStmt):
+            return _target_name(s.init.expr.lhs) if isinstance(s.init.expr, ir.Binary) else None
+        if s.step is not None:
+            names = _assigned_names_expr(s.step)
+            if len(names) == 1:
+                return next(iter(names))
+    return None

@@ -1,0 +1,46 @@
+"""What rules receive: one kernel evaluated under one launch shape."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernlint import ir
+from kernlint.eval.events import Event
+from kernlint.launch import LaunchShape
+
+
+@dataclass(frozen=True, slots=True)
+class KernelResult:
+    path: str
+    kernel: ir.Function
+    shape: LaunchShape
+    events: tuple[Event, ...]
+    assumed: tuple[tuple[str, tuple[int, ...]], ...]  # sampled unknowns: name -> values
+    defines: tuple[tuple[str, int], ...]
+    notes: tuple[str, ...]
+    source_lines: tuple[str, ...]
+    shared_layout: tuple[tuple[str, int, ir.CType], ...] = ()
+
+    def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
+        """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
+        out = [self.shape.describe()]
+        if self.shape.bindings:
+            binds = ", ".join(f"{k} = {v}" for k, v in self.shape.bindings)
+            out.append(f"template arguments {binds} ({self.shape.binding_source})")
+        for name, values in self.assumed:
+            if deps is not None and name not in deps:
+                continue
+            if name.startswith("blockIdx") or name.startswith("gridDim"):
+                shown = " and ".join(str(v) for v in values)
+                out.append(f"{name} sampled as {shown}")
+            else:
+                shown = " and ".join(str(v) for v in values)
+                out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
+        for name, value in self.defines:
+            if deps is None or name in deps:
+                out.append(f"{name} = {value} (defined)")
+        return tuple(out)
+
+    def line_text(self, line: int) -> str:
+        if 1 <= line <= len(self.source_lines):
+            return self.source_lines[line - 1].strip()
+        return ""

@@ -1,0 +1,84 @@
+"""Per-lane values: NumPy arrays over (samples, warps, lanes), or unknown.
+
+A uniform value is stored with shape (S, 1, 1) and broadcast; a per-lane value with (S, W, 32).
+`deps` records which assumed unknowns (runtime sizes, blockIdx) a value was computed from, so a
+finding can say what it assumed. `data is None` means unknown: loaded data, an opaque call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernlint import ir
+
+
+@dataclass(frozen=True, slots=True)
+class Val:
+    data: np.ndarray | None
+    deps: frozenset[str] = frozenset()
+    space: str = ""  # pointers: global | shared | constant | local | unknown
+    root: str = ""  # pointers: the parameter or array they point into
+    fields: tuple[tuple[str, "Val"], ...] = ()  # struct values whose members are known
+    is_float: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.data is not None
+
+    def field(self, name: str) -> "Val | None":
+        for k, v in self.fields:
+            if k == name:
+                return v
+        return None
+
+
+UNKNOWN = Val(None)
+
+
+def unknown(*vals: Val) -> Val:
+    deps: frozenset[str] = frozenset()
+    for v in vals:
+        deps |= v.deps
+    return Val(None, deps)
+
+
+def const(value: int | float) -> Val:
+    is_float = isinstance(value, float)
+    return Val(np.full((1, 1, 1), value, dtype=np.float64 if is_float else np.int64), is_float=is_float)
+
+
+def wrap_int(data: np.ndarray, ctype: ir.CType) -> np.ndarray:
+    """Reduce integer results to the C type's width (int wraps at 32 bits, unsigned modulo 2^32)."""
+    if ctype.kind == "bool":
+        return (data != 0).astype(np.int64)
+    if ctype.kind != "int" or ctype.size >= 8 or ctype.size <= 0:
+        return data
+    bits = ctype.size * 8
+    m = (1 << bits) - 1
+    if ctype.signed:
+        half = 1 << (bits - 1)
+        return ((data + half) & m) - half
+    return data & m
+
+
+def c_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C integer division: truncates toward zero."""
+    q = np.floor_divide(a, b)
+    adjust = (np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))
+    return q + adjust
+
+
+def c_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a - b * c_div(a, b)
+
+
+@dataclass(slots=True)
+class Frame:
+    """Variables of one function activation (the kernel, or an inlined device function)."""
+
+    env: dict[str, Val] = field(default_factory=dict)
+    decl_mask: dict[str, np.ndarray] = field(default_factory=dict)
+    ret_mask: np.ndarray | None = None
+    ret_val: Val | None = None
+    ctype_of: dict[str, ir.CType] = field(default_factory=dict)

@@ -1,0 +1,230 @@
+"""Launch shapes: which block (and grid) to evaluate a kernel under, and where that came from.
+
+Sources, strongest first (DESIGN.md): CLI `--block`/`--define`, an inline annotation, config,
+`<<<grid, block>>>` launches in the same file, `__launch_bounds__`, then a stated default.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kernlint import ir
+
+DEFAULT_1D = (256, 1, 1)
+DEFAULT_2D = ((32, 8, 1), (16, 16, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchShape:
+    """One configuration to evaluate: block and (optionally) grid dims, template bindings, defines."""
+
+    block: tuple[int, int, int]
+    source: str  # human-readable origin: "launch at line 40", "--block", "default", ...
+    grid: tuple[int, int, int] | None = None
+    bindings: tuple[tuple[str, str], ...] = ()  # template parameter -> argument text
+    binding_source: str = ""
+    dynamic_shared: int | None = None
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    def describe(self) -> str:
+        b = self.block
+        text = f"blockDim = ({b[0]}, {b[1]}, {b[2]}) from {self.source}"
+        if self.grid:
+            g = self.grid
+            text += f"; gridDim = ({g[0]}, {g[1]}, {g[2]})"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    block: tuple[int, int, int] | None = None
+    grid: tuple[int, int, int] | None = None
+    defines: tuple[tuple[str, int], ...] = ()
+
+
+_BLOCK_RES = (
+    re.compile(r"kernlint:.*?\bblock(?:Dim)?\s*=\s*[\(\[]\s*([0-9,\s]+)[\)\]]"),
+    re.compile(r"//--blockDim\s*=\s*\[?\s*([0-9,\s]+)\]?"),
+)
+_GRID_RES = (
+    re.compile(r"kernlint:.*?\bgrid(?:Dim)?\s*=\s*[\(\[]\s*([0-9,\s]+)[\)\]]"),
+    re.compile(r"//--gridDim\s*=\s*\[?\s*([0-9,\s]+)\]?"),
+)
+_DEFINE_RE = re.compile(r"kernlint:.*?\bdefine\s*\(([^)]*)\)")
+
+
+def _dims(text: str) -> tuple[int, int, int] | None:
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    try:
+        vals = [int(p) for p in parts][:3]
+    except ValueError:
+        return None
+    if not vals or any(v <= 0 for v in vals):
+        return None
+    vals += [1] * (3 - len(vals))
+    return (vals[0], vals[1], vals[2])
+
+
+def parse_annotation(text: str) -> Annotation:
+    """Parse `// kernlint: block=(32,8) define(width=1024)` (and GPUVerify's `//--blockDim=[32,8]`)."""
+    block = grid = None
+    for rx in _BLOCK_RES:
+        m = rx.search(text)
+        if m:
+            block = _dims(m.group(1))
+            break
+    for rx in _GRID_RES:
+        m = rx.search(text)
+        if m:
+            grid = _dims(m.group(1))
+            break
+    defines: list[tuple[str, int]] = []
+    for m in _DEFINE_RE.finditer(text):
+        for item in m.group(1).split(","):
+            if "=" in item:
+                k, _, v = item.partition("=")
+                try:
+                    defines.append((k.strip(), int(v.strip(), 0)))
+                except ValueError:
+                    continue
+    return Annotation(block, grid, tuple(defines))
+
+
+def _uses_y(fn: ir.Function) -> bool:
+    """Whether the kernel text reads threadIdx.y (decides between 1-D and 2-D default shapes)."""
+    return _mentions(fn.body, "y") if fn.body is not None else False
+
+
+def _mentions(node: object, axis: str) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.Member) and n.field == axis and isinstance(n.base, (ir.Ref, ir.Cast)):
+            base = n.base.operand if isinstance(n.base, ir.Cast) else n.base
+            if isinstance(base, ir.Ref) and base.name in ("threadIdx", "blockDim"):
+                return True
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+        elif hasattr(n, "__slots__"):
+            for s in n.__slots__:  # type: ignore[attr-defined]
+                v = getattr(n, s, None)
+                if v is not None and not isinstance(v, (str, int, float, ir.CType, ir.Span)):
+                    stack.append(v)
+    return False
+
+
+def _fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> int | None:
+    t = text.strip()
+    for _ in range(4):
+        if t in bindings:
+            t = bindings[t]
+        elif t in macros:
+            return macros[t]
+    try:
+        return int(t, 0)
+    except ValueError:
+        try:
+            # Small arithmetic like `32 * 8` only: digits, spaces and operators.
+            if re.fullmatch(r"[0-9\s\+\-\*/\(\)]+", t):
+                return int(eval(t, {"__builtins__": {}}, {}))  # noqa: S307 - digits and operators only
+        except (SyntaxError, ZeroDivisionError):
+            return None
+    return None
+
+
+def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[int, int, int] | None = None,
+                  config_block: tuple[int, int, int] | None = None) -> tuple[list[LaunchShape], dict[str, int]]:
+    """Return the shapes to evaluate `fn` under (at least one) and the annotation's defines."""
+    kernel_ann = parse_annotation(fn.annotation)
+    file_ann = parse_annotation(tu.file_annotation)
+    defines = dict(file_ann.defines)
+    defines.update(kernel_ann.defines)
+    grid_ann = kernel_ann.grid or file_ann.grid
+
+    launches = [ln for ln in tu.launches if ln.kernel == fn.name]
+    bindings_list = _template_bindings(fn, tu, launches)
+
+    def with_bindings(block: tuple[int, int, int], source: str, grid: tuple[int, int, int] | None = None,
+                      shmem: int | None = None) -> list[LaunchShape]:
+        return [LaunchShape(block, source, grid or grid_ann, b, bs, shmem) for b, bs in bindings_list]
+
+    if cli_block:
+        return with_bindings(cli_block, "--block"), defines
+    if kernel_ann.block:
+        return with_bindings(kernel_ann.block, "annotation above the kernel"), defines
+    if file_ann.block:
+        return with_bindings(file_ann.block, "file annotation"), defines
+    if config_block:
+        return with_bindings(config_block, "[tool.kernlint] block"), defines
+    shapes: list[LaunchShape] = []
+    seen = set()
+    for ln in launches:
+        if ln.block is None:
+            continue
+        targs = dict(zip([p.name for p in fn.template_params], ln.template_args))
+        binding = tuple(targs.items())
+        key = (ln.block, binding)
+        if key in seen:
+            continue
+        seen.add(key)
+        shapes.append(LaunchShape(ln.block, f"launch at line {ln.span.line}", ln.grid or grid_ann, binding,
+                                  f"launch at line {ln.span.line}" if binding else "", ln.shared_bytes))
+        if len(shapes) >= 3:
+            break
+    if shapes:
+        return shapes, defines
+    if fn.launch_bounds:
+        for bindings, bsource in bindings_list:
+            n = _fold_bound(fn.launch_bounds[0], dict(bindings), {})
+            if n and n > 0:
+                if _uses_y(fn):
+                    out = [LaunchShape(s, f"__launch_bounds__({n}), a common 2-D split", grid_ann, bindings, bsource)
+                           for s in _split_2d(n)]
+                    if out:
+                        shapes.extend(out)
+                        continue
+                shapes.append(LaunchShape((n, 1, 1), f"__launch_bounds__({n})", grid_ann, bindings, bsource))
+        if shapes:
+            return shapes, defines
+    if _uses_y(fn):
+        out = []
+        for s in DEFAULT_2D:
+            out.extend(with_bindings(s, "default 2-D shape (no launch found)"))
+        return out, defines
+    return with_bindings(DEFAULT_1D, "default (no launch found)"), defines
+
+
+def _split_2d(n: int) -> list[tuple[int, int, int]]:
+    out = []
+    for x in (32, 16):
+        if n % x == 0 and n // x > 1:
+            out.append((x, n // x, 1))
+    return out
+
+
+def _template_bindings(fn: ir.Function, tu: ir.TranslationUnit,
+                       launches: list[ir.Launch]) -> list[tuple[tuple[tuple[str, str], ...], str]]:
+    """Template argument bindings for `fn`: from launches, explicit instantiations, else assumed."""
+    if not fn.template_params:
+        return [((), "")]
+    names = [p.name for p in fn.template_params]
+    found: list[tuple[tuple[tuple[str, str], ...], str]] = []
+    for ln in launches:
+        if ln.template_args and len(ln.template_args) <= len(names):
+            b = tuple(zip(names, ln.template_args))
+            if b not in [f[0] for f in found]:
+                found.append((b, f"launch at line {ln.span.line}"))
+    for name, args in tu.instantiations:
+        if name == fn.name and len(args) <= len(names):
+            b = tuple(zip(names, args))
+            if b not in [f[0] for f in found]:
+                found.append((b, "explicit instantiation"))
+    if found:
+        return found[:3]
+    # No instantiation in the file: type parameters are assumed float (stated in every finding);
+    # non-type parameters stay symbolic (sampled like runtime sizes).
+    assumed = tuple((p.name, "float") for p in fn.template_params if p.is_type)
+    return [(assumed, "assumed (no instantiation in the file)")]
