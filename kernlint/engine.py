@@ -27,6 +27,7 @@ class LintOptions:
     config_block: tuple[int, int, int] | None = None
     defines: tuple[tuple[str, int], ...] = ()
     include_dirs: tuple[str, ...] = ()
+    macros: tuple[str, ...] = ()  # -D for the preprocessor (runtime sizes go in `defines`)
     arch: str | None = None
     occupancy_threshold: float = 0.5
     resources: bool = True  # ask nvcc/ptxas for exact register counts when present
@@ -45,10 +46,12 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                    source_lines: tuple[str, ...]) -> list[KernelResult]:
     """Evaluate `fn` under each of its launch shapes."""
     shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block)
-    defines = dict(ann_defines)
-    defines.update(dict(options.defines))
     out = []
     for shape in shapes:
+        # Strongest last: values from the launch's arguments, the annotation, then --define/config.
+        defines = dict(shape.arg_values)
+        defines.update(ann_defines)
+        defines.update(dict(options.defines))
         res = Interpreter(tu, fn, shape, defines).run()
         out.append(KernelResult(
             path=tu.path, kernel=fn, shape=shape, events=tuple(res.events),
@@ -100,7 +103,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
     """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
     options = options or LintOptions()
     tu = parse_source(text, path, include_dirs=options.include_dirs,
-                      defines=tuple(f"{k}={v}" for k, v in options.defines), arch=options.arch or "sm_70")
+                      defines=options.macros, arch=options.arch or "sm_70")
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu))
     all_results: list[KernelResult] = []

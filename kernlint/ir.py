@@ -298,6 +298,7 @@ class Launch:
     shared_bytes: int | None
     span: Span
     block_text: str = ""
+    args: tuple[int | None, ...] = ()  # scalar arguments folded to constants where possible
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ class LaunchShape:
     bindings: tuple[tuple[str, str], ...] = ()  # template parameter -> argument text
     binding_source: str = ""
     dynamic_shared: int | None = None
+    arg_values: tuple[tuple[str, int], ...] = ()  # kernel parameters folded from the launch's arguments
 
     @property
     def threads(self) -> int:
@@ -170,8 +171,9 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
         if key in seen:
             continue
         seen.add(key)
+        argv = tuple((p.name, v) for p, v in zip(fn.params, ln.args) if v is not None)
         shapes.append(LaunchShape(ln.block, f"launch at line {ln.span.line}", ln.grid or grid_ann, binding,
-                                  f"launch at line {ln.span.line}" if binding else "", ln.shared_bytes))
+                                  f"launch at line {ln.span.line}" if binding else "", ln.shared_bytes, argv))
         if len(shapes) >= 3:
             break
     if shapes:

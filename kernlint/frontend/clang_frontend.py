@@ -770,7 +770,10 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
                     if ref.kind == K.DECL_REF_EXPR:
                         targs = _template_args_from_tokens(ref)
                     block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if len(cargs) > 1 else ""
-                    out.append(ir.Launch(ref.spelling or ch.spelling, targs, grid, block, shmem, _span(ch), block_text))
+                    args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
+                                 for a in kids[2:])
+                    out.append(ir.Launch(ref.spelling or ch.spelling, targs, grid, block, shmem, _span(ch), block_text,
+                                         args))
             walk(ch, depth + 1)
 
     walk(c, 0)

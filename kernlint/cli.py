@@ -1,0 +1,286 @@
+"""The command line: options, config, reporter choice, exit code. No analysis lives here.
+
+Exit codes are documented once, in `kernlint.exitcodes`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kernlint import __version__
+from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.exitcodes import EXIT_OK, EXIT_USAGE, exit_code
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+EPILOG = """\b
+Examples:
+  kernlint kernel.cu                      lint one file
+  kernlint src/ --format sarif > k.sarif  lint a tree, SARIF for code scanning
+  kernlint k.cu --block 32,8 --define width=4096
+  kernlint --explain KL101                what a rule checks and how to fix it
+Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input errors.
+"""
+
+
+class InputProblem(Exception):
+    """A path that cannot be linted: reported as `path:line: error: ...`, exit status 2."""
+
+    def __init__(self, path: str, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.message = message
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: error: {self.message}"
+
+
+def read_cuda_file(path: Path) -> str:
+    """Read a source file as UTF-8 text, rejecting binaries with a clear message."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputProblem(str(path), "is a directory") from None
+    except OSError as exc:
+        raise InputProblem(str(path), f"cannot read file: {exc.strerror or exc}") from None
+    return decode_source(str(path), data)
+
+
+def decode_source(name: str, data: bytes) -> str:
+    if b"\x00" in data[:65536]:
+        raise InputProblem(name, "binary file (contains NUL bytes); expected CUDA source text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputProblem(name, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                                 "save the file as UTF-8", line) from None
+
+
+def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list[str], list[InputProblem]]:
+    """Expand directories to their .cu/.cuh files; report missing paths and empty directories."""
+    from kernlint.config import path_matches
+
+    files: list[str] = []
+    problems: list[InputProblem] = []
+    for arg in args:
+        if arg == "-":
+            files.append("-")
+            continue
+        p = Path(arg)
+        if p.is_dir():
+            found = sorted(str(f) for f in p.rglob("*") if f.suffix in CUDA_SUFFIXES and f.is_file()
+                           and not any(path_matches(str(f), pat) for pat in exclude))
+            if not found:
+                problems.append(InputProblem(arg, "directory contains no .cu or .cuh files"))
+            files.extend(found)
+        elif p.exists():
+            if not any(path_matches(arg, pat) for pat in exclude):
+                files.append(arg)
+        else:
+            problems.append(InputProblem(arg, "no such file or directory"))
+    return files, problems
+
+
+def _parse_block(value: str | None) -> tuple[int, int, int] | None:
+    if value is None:
+        return None
+    parts = [p for p in value.replace("(", "").replace(")", "").replace("x", ",").split(",") if p.strip()]
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}")
+    dims += [1] * (3 - len(dims))
+    return (dims[0], dims[1], dims[2])
+
+
+def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    out = []
+    for v in values:
+        name, sep, num = v.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise click.BadParameter(f"expected NAME=VALUE, got {v!r}", param_hint="--define")
+        try:
+            out.append((name.strip(), int(num.strip(), 0)))
+        except ValueError:
+            raise click.BadParameter(f"{name}: value must be an integer, got {num!r}", param_hint="--define") from None
+    return tuple(out)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
+@click.argument("paths", nargs=-1, type=str)
+@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]), default=None,
+              help="Output format.  [default: text]")
+@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default=None,
+              help="Lowest severity that makes the exit status 1.  [default: warning]")
+@click.option("--block", "block", default=None, metavar="X[,Y[,Z]]", help="Block shape to assume for every kernel.")
+@click.option("--define", "defines", multiple=True, metavar="NAME=VALUE",
+              help="Value of a runtime size (kernel parameter or template argument). Repeatable.")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add an include directory for parsing.")
+@click.option("-D", "macros", multiple=True, metavar="MACRO[=VALUE]", help="Define a preprocessor macro.")
+@click.option("--arch", default=None, metavar="sm_XX", help="Target architecture for occupancy.  [default: sm_80]")
+@click.option("--select", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to enable.")
+@click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to disable.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB when searching directories.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read settings from this pyproject.toml or kernlint.toml.")
+@click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None, help="Report only findings not in FILE.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
+              help="Record the current findings in FILE and exit 0.")
+@click.option("--stdin-filename", default=None, help="Name to use for '-' (standard input) in messages.")
+@click.option("--color/--no-color", default=None, help="Colour the text output.  [default: when a terminal]")
+@click.option("--explain", default=None, metavar="RULE", help="Print the documentation of a rule and exit.")
+@click.option("--list-rules", is_flag=True, help="Print the table of rules and exit.")
+@click.option("--no-ptxas", is_flag=True, help="Do not run nvcc/ptxas for exact register counts.")
+@click.option("--confirm", "confirm", is_flag=False, flag_value="trace", default=None, metavar="[trace|ncu]",
+              help="Run flagged kernels on a GPU (needs kernlint[gpu]) and mark findings confirmed/refuted.")
+@click.version_option(__version__, "--version", prog_name="kernlint")
+def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: str | None, defines: tuple[str, ...],
+         include_dirs: tuple[str, ...], macros: tuple[str, ...], arch: str | None, select: str | None,
+         ignore: str | None, exclude: tuple[str, ...], config_path: str | None, show_settings: bool,
+         baseline: str | None, write_baseline: str | None, stdin_filename: str | None, color: bool | None,
+         explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None) -> None:
+    """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
+    from kernlint.checks import ALL_RULES
+
+    if explain is not None:
+        from kernlint.docs import find_rule, rule_doc
+
+        try:
+            rule = find_rule(explain, ALL_RULES)
+            click.echo(rule_doc(rule.code, ALL_RULES))
+        except KeyError:
+            click.echo(f"kernlint: error: unknown rule {explain!r} (see kernlint --list-rules)", err=True)
+            sys.exit(EXIT_USAGE)
+        sys.exit(EXIT_OK)
+    if list_rules:
+        from kernlint.docs import rules_table
+
+        click.echo(rules_table(ALL_RULES), nl=False)
+        sys.exit(EXIT_OK)
+
+    settings = _settings(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude)
+    if show_settings:
+        from kernlint.config import resolved_settings_text
+
+        click.echo(resolved_settings_text(settings))
+        sys.exit(EXIT_OK)
+    if not paths:
+        click.echo("kernlint: error: no paths given (try `kernlint file.cu`, or `kernlint --help`)", err=True)
+        sys.exit(EXIT_USAGE)
+
+    from kernlint.config import is_excluded, is_selected
+    from kernlint.engine import LintOptions, lint_source
+    from kernlint.frontend import FrontendError
+    from kernlint.suppress import apply_suppressions, parse_suppressions
+
+    files, problems = collect_paths(paths, settings.exclude)
+    options = LintOptions(
+        block=settings.block if block is not None else None,
+        config_block=settings.block if block is None else None,
+        defines=settings.define, include_dirs=tuple(str(d) for d in settings.include_dirs),
+        macros=tuple(macros), arch=settings.arch, occupancy_threshold=settings.occupancy_threshold,
+        resources=not no_ptxas,
+    )
+    sources: dict[str, str] = {}
+    diagnostics: list[Diagnostic] = []
+    results = []
+    for f in files:
+        name = (stdin_filename or "<stdin>") if f == "-" else f
+        try:
+            if f == "-":
+                text = decode_source(name, sys.stdin.buffer.read())
+            else:
+                if is_excluded(f, settings) and f not in paths:
+                    continue
+                text = read_cuda_file(Path(f))
+        except InputProblem as exc:
+            problems.append(exc)
+            continue
+        sources[name] = text
+        try:
+            result = lint_source(text, name, options)
+        except FrontendError as exc:
+            problems.append(InputProblem(name, str(exc)))
+            continue
+        results.append(result)
+        active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
+        kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)
+        diagnostics.extend(d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES))
+
+    if confirm:
+        from kernlint.confirm import confirm_findings
+
+        diagnostics, confirm_notes = confirm_findings(diagnostics, results, sources, mode=confirm, options=options)
+        for n in confirm_notes:
+            click.echo(f"kernlint: note: {n}", err=True)
+
+    if write_baseline:
+        from kernlint.baseline import write_baseline as dump
+
+        Path(write_baseline).write_text(dump(diagnostics, sources), encoding="utf-8")
+        click.echo(f"kernlint: wrote {len(diagnostics)} findings to {write_baseline}", err=True)
+        for p in problems:
+            click.echo(p.render(), err=True)
+        sys.exit(EXIT_USAGE if problems else EXIT_OK)
+    if baseline:
+        from kernlint.baseline import filter_new, load_baseline
+
+        try:
+            known = load_baseline(Path(baseline).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            click.echo(f"{baseline}: error: cannot use baseline: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        diagnostics = filter_new(diagnostics, sources, known)
+
+    for p in problems:
+        click.echo(p.render(), err=True)
+    diagnostics.sort(key=lambda d: d.sort_key())
+    from kernlint.reporters import ReportContext, render
+
+    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
+                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd())
+    out = render(settings.format, diagnostics, ctx)
+    if out:
+        click.echo(out, nl=False)
+    parse_failed = any(d.code == "KL900" for d in diagnostics)
+    sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems) or parse_failed))
+
+
+def _settings(config_path: str | None, fmt: str | None, fail_on: str | None, block: str | None,
+              defines: tuple[str, ...], include_dirs: tuple[str, ...], arch: str | None, select: str | None,
+              ignore: str | None, exclude: tuple[str, ...]) -> Any:
+    from kernlint.checks import ALL_RULES
+    from kernlint.config import ConfigError, find_config, load_settings, merge_cli
+
+    try:
+        path = Path(config_path) if config_path else find_config(Path.cwd())
+        if config_path and not Path(config_path).is_file():
+            raise ConfigError(Path(config_path), None, "config file not found")
+        settings = load_settings(path, ALL_RULES)
+        return merge_cli(
+            settings, format=fmt, fail_on=fail_on, block=_parse_block(block), define=_parse_defines(defines),
+            include_dirs=include_dirs, arch=arch,
+            select=[s for s in select.split(",") if s.strip()] if select else None,
+            ignore=[s for s in ignore.split(",") if s.strip()] if ignore else None,
+            exclude=list(exclude) if exclude else None,
+        )
+    except ConfigError as exc:
+        click.echo(f"{exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.BadParameter as exc:
+        click.echo(f"kernlint: error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
