@@ -68,11 +68,11 @@ def write_baseline(diags: Sequence[Diagnostic], sources: Mapping[str, str]) -> s
     Besides the fingerprint each entry keeps the path, line, code and message, only so that a
     person reading the file (or its diff) can tell which finding it is.
     """
+    rows = sorted(zip(fingerprints(diags, sources), diags), key=lambda r: (r[1].path, r[1].line, r[1].code, r[0]))
     entries = [
         {"fingerprint": fp, "path": d.path, "line": d.line, "code": d.code, "message": d.message}
-        for fp, d in zip(fingerprints(diags, sources), diags)
+        for fp, d in rows
     ]
-    entries.sort(key=lambda e: (str(e["path"]), int(e["line"]), str(e["code"]), str(e["fingerprint"])))
     doc = {"kernlint_baseline": BASELINE_FORMAT, "findings": entries}
     return json.dumps(doc, indent=2) + "\n"
 

@@ -138,9 +138,9 @@ def path_matches(path: str | PurePath, pattern: str, base: Path | None = None) -
             candidates.add(pure.relative_to(base).as_posix())
         except ValueError:
             pass
-    candidates = {c[2:] if c.startswith("./") else c for c in candidates}
+    candidates = {c.removeprefix("./") for c in candidates}
     pat = pattern.strip()
-    pat = pat[2:] if pat.startswith("./") else pat
+    pat = pat.removeprefix("./")
     patterns = {pat.rstrip("/"), pat.replace("**/", "").rstrip("/")}
     for cand in candidates:
         for p in patterns:
@@ -441,8 +441,8 @@ def load_settings(path: Path | None, rules: Sequence[Rule] | None = None) -> Set
                 try:
                     _per_file_ignores({glob: codes})
                 except ValueError as exc:
-                    where = key_line(text, (*table_path, key), glob) or line
-                    raise ConfigError(path, where, f"{key}: {glob!r}: {exc}") from None
+                    entry_line = key_line(text, (*table_path, key), glob) or line
+                    raise ConfigError(path, entry_line, f"{key}: {glob!r}: {exc}") from None
         try:
             values[field] = coerce(value)
         except ValueError as exc:
@@ -524,9 +524,7 @@ def resolved_settings_text(settings: Settings) -> str:
         value = getattr(settings, field)
         if value is None:
             lines.append(f"# {key} is not set")
-        elif field == "per_file_ignores" and not value:
-            lines.append(f"{key} = {{}}")
-        elif field == "define" and not value:
+        elif field == "per_file_ignores" and not value or field == "define" and not value:
             lines.append(f"{key} = {{}}")
         else:
             lines.append(f"{key} = {_toml(value)}")

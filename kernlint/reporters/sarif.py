@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import PurePath, PurePosixPath
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
