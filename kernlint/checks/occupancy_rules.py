@@ -198,6 +198,7 @@ def occupancy_diagnostics(
     threshold: float = 0.5,
     launch_bounds: int | None = None,
     launch_sites: tuple[tuple[int, int, int], ...] = (),
+    launch_bounds_min_blocks: int | None = None,
 ) -> list[Diagnostic]:
     """Return the KL401-KL405 findings for one kernel (or one template instantiation).
 
@@ -206,6 +207,9 @@ def occupancy_diagnostics(
     the IR estimate (``estimated``); with ``None`` registers are unknown.  ptxas's static shared
     figure wins over ``static_shared_bytes`` (the IR's count) when it is exact.  ``arch`` must be
     known to :func:`kernlint.occupancy.arch_limits` (it raises ``ValueError`` otherwise).
+    ``launch_bounds_min_blocks`` is the second ``__launch_bounds__`` argument when present: ptxas
+    then never uses more registers than that many blocks allow, so a register cliff below it is
+    not reported.
     """
     limits = arch_limits(arch)
     exact = resources is not None and resources.source == "exact"
@@ -366,7 +370,10 @@ def occupancy_diagnostics(
         cliffs = next_cliff(limits, block_size, registers, shared_total, barriers=barriers)
         findings: list[tuple[str, dict[str, Any]]] = []
         reg_step = cliffs.registers_up
-        if exact and reg_step is not None and reg_step.delta <= REGISTER_CLIFF_MARGIN:
+        pinned = (launch_bounds_min_blocks is not None and reg_step is not None
+                  and (launch_bounds is None or launch_bounds >= block_size)
+                  and reg_step.occupancy.active_blocks < launch_bounds_min_blocks)
+        if exact and reg_step is not None and reg_step.delta <= REGISTER_CLIFF_MARGIN and not pinned:
             after = reg_step.occupancy
             plural = "s" if reg_step.delta > 1 else ""
             if after.active_blocks == 0:
@@ -386,7 +393,7 @@ def occupancy_diagnostics(
                 and shared_step.delta <= SHARED_CLIFF_FRACTION * shared_total):
             after = shared_step.occupancy
             findings.append((
-                f"{shared_step.delta} more bytes of shared memory per block "
+                f"{_plural(shared_step.delta, 'more byte')} of shared memory per block "
                 f"({shared_total} -> {shared_step.value}) would drop occupancy from "
                 f"{occ.percent} to {after.percent} ({occ.active_warps} -> {after.active_warps} "
                 f"warps per SM)",
