@@ -7,8 +7,9 @@
                       are still linted and reported, but a gate must not pass on a partial run,
                       so 2 wins over 1.
 
-A kernel that fails to parse is a finding (KL9xx), not a usage error: the rest of the file is
-analysed and the finding's severity decides, like any other.
+A kernel that fails to parse gets a KL900 finding and the rest of the file is still analysed
+and reported; the CLI then also counts the run as an error (2), since part of the input was not
+checked (STYLE.md: "2 usage/config/parse error").
 """
 from __future__ import annotations
 
