@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 WARP_SIZE = 32
 KIB = 1024

@@ -24,9 +24,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 COMPILE_TIMEOUT_S = 60.0
 """Cap on one nvcc run: heavy template code can take long, and a linter must not hang."""
@@ -385,7 +386,7 @@ def _demangle_tool(names: Sequence[str]) -> dict[str, str]:
             continue
         try:
             done = subprocess.run([exe], input="\n".join(names) + "\n", capture_output=True,
-                                  text=True, timeout=10)
+                                  text=True, timeout=10, check=False)
         except (OSError, subprocess.SubprocessError):
             continue
         lines = done.stdout.splitlines()
@@ -449,7 +450,8 @@ def _write_cache(key: str, data: dict[str, Any]) -> None:
 def _nvcc_version_cached(exe: str, mtime_ns: int) -> str | None:
     del mtime_ns  # part of the cache key only: a reinstalled nvcc is asked again
     try:
-        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30,
+                              check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -589,13 +591,13 @@ def exact_resources(
         # Messages should name the user's file, not our temporary copy.
         output = output.replace(str(source), path or name)
     if returncode != 0:
-        note = (f"nvcc could not compile {name} for {target} ({_first_error(output)}): "
-                "registers are estimated, not exact")
-        _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": note})
-        return {}, note
+        failure = (f"nvcc could not compile {name} for {target} ({_first_error(output)}): "
+                   "registers are estimated, not exact")
+        _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": failure})
+        return {}, failure
     # Demangle before caching, so a cached run starts no process at all.
     records = _with_names(parse_ptxas_output(output))
-    note = None if records else f"nvcc compiled {name} for {target} but reported no kernel entries"
+    note: str | None = None if records else f"nvcc compiled {name} for {target} but reported no kernel entries"
     _write_cache(key, {"format": CACHE_FORMAT, "kernels": records, "note": note})
     return _to_resources(records), note
 

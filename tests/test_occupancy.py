@@ -73,7 +73,7 @@ def test_kernel_fusion_story_40_to_76_registers() -> None:
                for block in range(32, 1025, 32) for shared in range(0, 64 * KB, 4 * KB)) == 0.75
 
     # Where 87.5 % does occur without shared memory: only <= 32 registers at 448 / 896 threads.
-    hits = {(block, regs) for block in range(32, 1025, 32) for regs in range(0, 256)
+    hits = {(block, regs) for block in range(32, 1025, 32) for regs in range(256)
             if occupancy("sm_80", block, regs).occupancy == 0.875}
     assert {block for block, _ in hits} == {448, 896}
     assert max(regs for _, regs in hits) == 32
@@ -162,7 +162,7 @@ def test_zero_registers_is_no_register_limit() -> None:
 def test_monotone_in_registers_and_shared() -> None:
     for arch in ("sm_75", "sm_80", "sm_86", "sm_90"):
         for block in (32, 96, 256, 640, 1024):
-            by_regs = [occupancy(arch, block, r).active_blocks for r in range(0, 256)]
+            by_regs = [occupancy(arch, block, r).active_blocks for r in range(256)]
             assert by_regs == sorted(by_regs, reverse=True)
             by_shared = [occupancy(arch, block, 32, s).active_blocks for s in range(0, 64 * KB, 500)]
             assert by_shared == sorted(by_shared, reverse=True)

@@ -26,11 +26,11 @@ def estimated(registers: int) -> KernelResources:
 
 
 def lint(**overrides: Any) -> list[Diagnostic]:
-    args: dict[str, Any] = dict(
-        path="k.cu", kernel="k", line=3, column=17, block_size=256,
-        block_source="launch at line 20", resources=exact(32), static_shared_bytes=0,
-        dynamic_shared_bytes=0, arch="sm_80",
-    )
+    args: dict[str, Any] = {
+        "path": "k.cu", "kernel": "k", "line": 3, "column": 17, "block_size": 256,
+        "block_source": "launch at line 20", "resources": exact(32), "static_shared_bytes": 0,
+        "dynamic_shared_bytes": 0, "arch": "sm_80",
+    }
     args.update(overrides)
     return occupancy_diagnostics(**args)
 
@@ -278,7 +278,7 @@ def test_rules_table() -> None:
 def test_rule_doc_exists_with_all_sections(rule: Any) -> None:
     doc = (ROOT / "rules" / rule.doc_filename).read_text()
     assert doc.startswith(f"# {rule.name} ({rule.code})\n")
-    headings = re.findall(r"^## (.+)$", doc, flags=re.M)
+    headings = re.findall(r"^## (.+)$", doc, flags=re.MULTILINE)
     assert headings == ["What it does", "Why it matters", "How kernlint decides", "Example",
                         "Use instead", "When to ignore", "References"]
     example = doc.split("## Example")[1].split("## Use instead")[0]

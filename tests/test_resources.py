@@ -232,7 +232,8 @@ def test_minimal_demangler_gives_up_cleanly() -> None:
     "_ZN4cuda3foo3barIN2ns4PairIfiEELi3EEEvv",
 ])
 def test_minimal_demangler_agrees_with_cxxfilt(mangled: str) -> None:
-    text = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout.strip()
+    text = subprocess.run(["c++filt", mangled], capture_output=True, text=True,
+                          check=True).stdout.strip()
     assert split_demangled(text) == demangle_minimal(mangled)
 
 

@@ -10,7 +10,8 @@ Unknown is not a finding: without a block size or a register figure, KL401/KL403
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
@@ -268,12 +269,12 @@ def occupancy_diagnostics(
         shared_error = True
         out.append(make(
             SHARED_EXCEEDS_LIMIT,
-            f"static shared memory of {_bytes(static)} per block exceeds the "
-            f"{_bytes(limits.shared_per_block)} limit for static __shared__ arrays: ptxas rejects "
-            f"the kernel",
-            [f"declare the buffer as dynamic shared memory (extern __shared__) and opt in with "
-             f"cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes): "
-             f"up to {_bytes(limits.shared_per_block_optin)} per block on {limits.name}",
+            (f"static shared memory of {_bytes(static)} per block exceeds the "
+             f"{_bytes(limits.shared_per_block)} limit for static __shared__ arrays: ptxas rejects "
+             f"the kernel"),
+            [(f"declare the buffer as dynamic shared memory (extern __shared__) and opt in with "
+              f"cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes): "
+              f"up to {_bytes(limits.shared_per_block_optin)} per block on {limits.name}"),
              "or shrink the tile so each block needs less"],
             extra={"limit_bytes": limits.shared_per_block},
         ))
@@ -316,8 +317,8 @@ def occupancy_diagnostics(
 
     # KL402: spills, only from ptxas (an estimate cannot see them).
     if exact and resources is not None and resources.spills:
-        notes = ["spilled values live in local memory (cached in L1/L2, backed by DRAM): each "
-                 "reload costs a memory access where a register read was free"]
+        notes = [("spilled values live in local memory (cached in L1/L2, backed by DRAM): each "
+                  "reload costs a memory access where a register read was free")]
         cap = _register_cap(limits, launch_bounds) if launch_bounds else 0
         if launch_bounds and cap < limits.max_registers_per_thread:
             notes.append(f"__launch_bounds__({launch_bounds}) lets ptxas use at most about {cap} "
@@ -382,8 +383,8 @@ def occupancy_diagnostics(
                 outcome = (f"drop occupancy from {occ.percent} to {after.percent} "
                            f"({occ.active_warps} -> {after.active_warps} warps per SM)")
             findings.append((
-                f"{reg_step.delta} more register{plural} per thread ({registers} -> "
-                f"{reg_step.value}) would {outcome}",
+                (f"{reg_step.delta} more register{plural} per thread ({registers} -> "
+                 f"{reg_step.value}) would {outcome}"),
                 {"cliff_resource": "registers", "cliff_delta": reg_step.delta,
                  "cliff_occupancy": after.occupancy},
             ))
@@ -393,10 +394,10 @@ def occupancy_diagnostics(
                 and shared_step.delta <= SHARED_CLIFF_FRACTION * shared_total):
             after = shared_step.occupancy
             findings.append((
-                f"{_plural(shared_step.delta, 'more byte')} of shared memory per block "
-                f"({shared_total} -> {shared_step.value}) would drop occupancy from "
-                f"{occ.percent} to {after.percent} ({occ.active_warps} -> {after.active_warps} "
-                f"warps per SM)",
+                (f"{_plural(shared_step.delta, 'more byte')} of shared memory per block "
+                 f"({shared_total} -> {shared_step.value}) would drop occupancy from "
+                 f"{occ.percent} to {after.percent} ({occ.active_warps} -> {after.active_warps} "
+                 f"warps per SM)"),
                 {"cliff_resource": "shared", "cliff_delta": shared_step.delta,
                  "cliff_occupancy": after.occupancy},
             ))
