@@ -160,6 +160,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         except KeyError:
             click.echo(f"kernlint: error: unknown rule {explain!r} (see kernlint --list-rules)", err=True)
             sys.exit(EXIT_USAGE)
+        except OSError as exc:
+            click.echo(f"kernlint: error: the documentation of {explain!r} is missing: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
         sys.exit(EXIT_OK)
     if list_rules:
         from kernlint.docs import rules_table

@@ -181,6 +181,10 @@ class _TypeConverter:
         return ir.CType("unknown", 0, name=spelling)
 
 
+_SITE_KINDS = frozenset({K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.UNARY_OPERATOR, K.CALL_EXPR,
+                         K.CONDITIONAL_OPERATOR})
+
+
 class _Lowering:
     """Walk clang cursors and build IR nodes."""
 
@@ -195,7 +199,9 @@ class _Lowering:
 
     def expr(self, c: ci.Cursor) -> ir.Expr:
         kind = c.kind
-        span = _span(c)
+        # Source locations are costly to read through libclang; only sites that can carry a finding
+        # (memory accesses and calls) need one.
+        span = _span(c) if kind in _SITE_KINDS else ir.NO_SPAN
         if kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL, K.CXX_BOOL_LITERAL_EXPR, K.FLOATING_LITERAL, K.CXX_UNARY_EXPR,
                     K.CXX_NULL_PTR_LITERAL_EXPR):
             v = _evaluate(c)
