@@ -28,6 +28,7 @@ calculator against the runtime's own query on a real GPU.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -225,6 +226,7 @@ def _carveout_preference(limits: ArchLimits, carveout: int | None) -> int:
     return aligned
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure and cheap, but cliff searches repeat the same points
 def occupancy(
     arch: str | ArchLimits,
     block_size: int,
@@ -399,6 +401,55 @@ def _first_step(
     return None
 
 
+def register_steps(arch: str | ArchLimits, registers_per_thread: int, *, up: bool) -> list[int]:
+    """Register counts at which the per-warp allocation changes, nearest first.
+
+    Occupancy depends on registers only through ``ceil(registers * 32 / 256)`` units, so only one
+    count per unit needs evaluating: going up, the first count of each higher unit (65, 73, ...
+    from 64); going down, the last count of each lower unit (56, 48, ..., 0 from 64).
+    """
+    limits = arch if isinstance(arch, ArchLimits) else arch_limits(arch)
+    per_thread = limits.register_allocation_unit // WARP_SIZE
+    unit = -(-registers_per_thread // per_thread)
+    if up:
+        return list(range(unit * per_thread + 1, limits.max_registers_per_thread + 1, per_thread))
+    return list(range((unit - 1) * per_thread, -1, -per_thread))
+
+
+def shared_steps(arch: str | ArchLimits, shared_bytes_per_block: int, carveout: int | None = None,
+                 *, up: bool) -> list[int]:
+    """Shared-memory requests (bytes per block) at which some block count can change, nearest first.
+
+    The shared-memory limit is ``carve-out // allocation``, so block counts change only where the
+    allocation passes ``C // k`` for a carve-out configuration ``C`` and a block count ``k``, or a
+    per-block limit.  Going up, each candidate is the smallest request needing that allocation;
+    going down, the largest request fitting it.  A few hundred candidates replace a scan over
+    every allocation unit.
+    """
+    limits = arch if isinstance(arch, ArchLimits) else arch_limits(arch)
+    unit = limits.shared_allocation_unit
+    reserve = limits.reserved_shared_per_block
+    # The preferred carve-out applies while a block fits in it; past that the SM takes the next
+    # larger configuration, so smaller configurations never matter.
+    preferred = _carveout_preference(limits, carveout)
+    configs = {preferred} | {config for config in limits.carveouts if config > preferred}
+    edges: set[int] = {_round_up(reserve, unit)}
+    for config in configs:
+        # Counts above the block cap cannot change the minimum, so they need no edge.
+        for blocks in range(1, limits.max_blocks_per_sm + 2):
+            fit = config // blocks // unit * unit  # largest allocation that fits `blocks` blocks
+            edges.update((fit, fit + unit))
+    for limit in (limits.shared_per_block, limits.shared_per_block_optin):
+        edge = _round_up(limit + reserve, unit)
+        edges.update((edge, edge + unit))
+    current = _round_up(shared_bytes_per_block + reserve, unit)
+    if up:
+        requests = {edge - unit - reserve + 1 for edge in edges if edge > current}
+        return sorted(r for r in requests if r > shared_bytes_per_block)
+    requests = {edge - reserve for edge in edges if edge < current} | {0}
+    return sorted((r for r in requests if 0 <= r < shared_bytes_per_block), reverse=True)
+
+
 def next_cliff(
     arch: str | ArchLimits,
     block_size: int,
@@ -411,9 +462,9 @@ def next_cliff(
 ) -> Cliffs:
     """Find how many more registers / shared bytes drop occupancy, and how many fewer raise it.
 
-    Registers are searched one at a time up to the per-thread maximum; shared memory only where
-    its allocation changes (one allocation unit at a time), up to the per-block maximum, so the
-    search costs at most a few thousand evaluations of the closed-form calculator.
+    Only the sizes where an allocation or a block count can change are evaluated
+    (:func:`register_steps`, :func:`shared_steps`), so the answer is exact and costs a few dozen
+    evaluations of the closed-form calculator.
     """
     limits = arch if isinstance(arch, ArchLimits) else arch_limits(arch)
     base = occupancy(limits, block_size, registers_per_thread, shared_bytes_per_block, carveout,
@@ -427,27 +478,18 @@ def next_cliff(
         return occupancy(limits, block_size, registers_per_thread, value, carveout,
                          opt_in=opt_in, barriers=barriers)
 
-    max_regs = limits.max_registers_per_thread
-    registers_up = _first_step("registers", registers_per_thread,
-                               range(registers_per_thread + 1, max_regs + 1), regs, base, False)
-    registers_down = _first_step("registers", registers_per_thread,
-                                 range(registers_per_thread - 1, -1, -1), regs, base, True)
-
-    # The allocation changes only at these request sizes: one byte past the current unit, then
-    # one unit at a time.  Going down, the last byte of each lower unit is the largest request
-    # that still fits it.
-    unit = limits.shared_allocation_unit
-    reserve = limits.reserved_shared_per_block
-    s = shared_bytes_per_block
-    top = limits.shared_per_block_optin + 1
-    first_up = _round_up(s + reserve, unit) - reserve + 1
-    ups = range(first_up, top + 1, unit)
-    shared_up = _first_step("shared", s, ups, shared, base, False)
-    allocated = _round_up(s + reserve, unit)
-    downs = [max(0, allocated - reserve - k * unit) for k in range(1, allocated // unit + 1)]
-    downs = sorted({d for d in downs if d < s}, reverse=True)
-    shared_down = _first_step("shared", s, downs, shared, base, True)
-    return Cliffs(base, registers_up, registers_down, shared_up, shared_down)
+    r, s = registers_per_thread, shared_bytes_per_block
+    return Cliffs(
+        current=base,
+        registers_up=_first_step("registers", r, register_steps(limits, r, up=True), regs,
+                                 base, better=False),
+        registers_down=_first_step("registers", r, register_steps(limits, r, up=False), regs,
+                                   base, better=True),
+        shared_up=_first_step("shared", s, shared_steps(limits, s, carveout, up=True), shared,
+                              base, better=False),
+        shared_down=_first_step("shared", s, shared_steps(limits, s, carveout, up=False), shared,
+                                base, better=True),
+    )
 
 
 def occupancy_by_block_size(

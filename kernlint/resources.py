@@ -574,22 +574,25 @@ def exact_resources(
     key = hashlib.sha256(key_material.encode("utf-8", "surrogatepass")).hexdigest()
     cached = _read_cache(key)
     if cached is not None:
-        return _to_resources(cached["kernels"]), cached.get("note")
+        try:
+            return _to_resources(cached["kernels"]), cached.get("note")
+        except (KeyError, TypeError):
+            pass  # a damaged cache entry: compile again and overwrite it
 
     name = Path(path).name if path else "kernel.cu"
-    with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
-        source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
-        source.write_text(source_text, encoding="utf-8", errors="surrogateescape")
-        argv = [exe, *flags, "-o", str(Path(tmp) / "out.cubin"), str(source)]
-        try:
+    try:
+        with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
+            source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
+            source.write_text(source_text, encoding="utf-8", errors="surrogateescape")
+            argv = [exe, *flags, "-o", str(Path(tmp) / "out.cubin"), str(source)]
             returncode, output = _run(argv, tmp, timeout)
-        except subprocess.TimeoutExpired:
-            # Not cached: a timeout may be load on the machine rather than the file.
-            return {}, f"nvcc timed out after {timeout:g} s for {target}: registers are estimated, not exact"
-        except OSError as error:
-            return {}, f"could not run nvcc ({error}): registers are estimated, not exact"
-        # Messages should name the user's file, not our temporary copy.
-        output = output.replace(str(source), path or name)
+            # Messages should name the user's file, not our temporary copy.
+            output = output.replace(str(source), path or name)
+    except subprocess.TimeoutExpired:
+        # Not cached: a timeout may be load on the machine rather than the file.
+        return {}, f"nvcc timed out after {timeout:g} s for {target}: registers are estimated, not exact"
+    except OSError as error:
+        return {}, f"could not run nvcc ({error}): registers are estimated, not exact"
     if returncode != 0:
         failure = (f"nvcc could not compile {name} for {target} ({_first_error(output)}): "
                    "registers are estimated, not exact")

@@ -278,3 +278,42 @@ MEASURED_SM90 = [
 @pytest.mark.parametrize("block, regs, static, dynamic, blocks", MEASURED_SM90)
 def test_matches_runtime_on_h200(block: int, regs: int, static: int, dynamic: int, blocks: int) -> None:
     assert occupancy("sm_90", block, regs, static + dynamic).active_blocks == blocks
+
+
+# --- the fast cliff search agrees with an exhaustive one ----------------------------------------
+
+def _brute_cliffs(arch: str, block: int, regs: int, shared: int, carveout: int | None
+                  ) -> tuple[int | None, int | None, int | None, int | None]:
+    """Values at the four steps, found by trying every register count and every allocation unit."""
+    limits = arch_limits(arch)
+    base = occupancy(arch, block, regs, shared, carveout).active_warps
+
+    def warps_r(r: int) -> int:
+        return occupancy(arch, block, r, shared, carveout).active_warps
+
+    def warps_s(s: int) -> int:
+        return occupancy(arch, block, regs, s, carveout).active_warps
+
+    up_r = next((r for r in range(regs + 1, 256) if warps_r(r) < base), None)
+    down_r = next((r for r in range(regs - 1, -1, -1) if warps_r(r) > base), None)
+    unit, reserve = limits.shared_allocation_unit, limits.reserved_shared_per_block
+    alloc = -(-(shared + reserve) // unit) * unit
+    ups = range(alloc - reserve + 1, limits.shared_per_block_optin + unit + 2, unit)
+    up_s = next((s for s in ups if warps_s(s) < base), None)
+    downs = sorted({max(0, alloc - reserve - k * unit) for k in range(1, alloc // unit + 1)} - {shared},
+                   reverse=True)
+    down_s = next((s for s in downs if s < shared and warps_s(s) > base), None)
+    return up_r, down_r, up_s, down_s
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_90"])
+def test_fast_cliffs_match_exhaustive_search(arch: str) -> None:
+    for block in (64, 256, 1024):
+        for regs in (0, 40, 65, 128):
+            for shared in (0, 100, 30000):
+                for carveout in (None, 0, 50):
+                    c = next_cliff(arch, block, regs, shared, carveout)
+                    fast = tuple(step.value if step else None for step in
+                                 (c.registers_up, c.registers_down, c.shared_up, c.shared_down))
+                    assert fast == _brute_cliffs(arch, block, regs, shared, carveout), (
+                        block, regs, shared, carveout)

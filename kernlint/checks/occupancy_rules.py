@@ -10,7 +10,7 @@ Unknown is not a finding: without a block size or a register figure, KL401/KL403
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kernlint.checks.base import Rule
@@ -25,6 +25,8 @@ from kernlint.occupancy import (
     format_percent,
     next_cliff,
     occupancy,
+    register_steps,
+    shared_steps,
 )
 from kernlint.resources import KernelResources
 
@@ -70,6 +72,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+def _limit(n: int) -> int | None:
+    """A per-limit block count for JSON: ``None`` where the resource imposes no limit."""
+    return None if n >= UNLIMITED else n
+
+
 def _count(n: int) -> str:
     return "no limit" if n >= UNLIMITED else str(n)
 
@@ -89,7 +96,7 @@ def _limiter_phrase(occ: Occupancy, limits: ArchLimits, registers_text: str) -> 
     return f"warps ({occ.warps_per_block} warps per block)"
 
 
-def _largest_below(values: range, compute: Callable[[int], Occupancy], target: float,
+def _largest_below(values: Iterable[int], compute: Callable[[int], Occupancy], target: float,
                    current: Occupancy) -> tuple[int, Occupancy] | None:
     """First value (searching ``values`` in order) reaching ``target`` and beating ``current``."""
     for value in values:
@@ -116,13 +123,12 @@ def _lift_notes(occ: Occupancy, limits: ArchLimits, registers: int, shared_total
     notes: list[str] = []
     block = occ.block_size
     if occ.limiter == "registers" or occ.blocks_by_registers <= occ.active_blocks:
+        steps = register_steps(limits, registers, up=False)
         found = _largest_below(
-            range(registers - 1, -1, -1),
-            lambda r: occupancy(limits, block, r, shared_total, barriers=barriers),
+            steps, lambda r: occupancy(limits, block, r, shared_total, barriers=barriers),
             threshold, occ,
         ) or _largest_below(
-            range(registers - 1, -1, -1),
-            lambda r: occupancy(limits, block, r, shared_total, barriers=barriers), 0.0, occ,
+            steps, lambda r: occupancy(limits, block, r, shared_total, barriers=barriers), 0.0, occ,
         )
         if found is not None:
             cap, better = found
@@ -133,12 +139,8 @@ def _lift_notes(occ: Occupancy, limits: ArchLimits, registers: int, shared_total
                 f"(KL402)"
             )
     if shared_total > 0 and (occ.limiter == "shared" or occ.blocks_by_shared <= occ.active_blocks):
-        # Only allocation boundaries matter: the largest request that fits one unit less, then
-        # one unit less again, and so on.
-        unit, reserve = limits.shared_allocation_unit, limits.reserved_shared_per_block
-        allocated = -(-(shared_total + reserve) // unit) * unit
         found = _largest_below(
-            range(allocated - reserve - unit, -1, -unit),
+            shared_steps(limits, shared_total, up=False),
             lambda s: occupancy(limits, block, registers, s, barriers=barriers), threshold, occ,
         )
         if found is not None:
@@ -361,10 +363,10 @@ def occupancy_diagnostics(
                      f"warp has enough independent work (ILP) to hide latency")
         out.append(make(LOW_OCCUPANCY, message, notes,
                         extra={"threshold": threshold,
-                               "blocks_by_warps": occ.blocks_by_warps,
-                               "blocks_by_registers": min(occ.blocks_by_registers, UNLIMITED),
-                               "blocks_by_shared": occ.blocks_by_shared,
-                               "blocks_by_blocks": occ.blocks_by_blocks}))
+                               "blocks_by_warps": _limit(occ.blocks_by_warps),
+                               "blocks_by_registers": _limit(occ.blocks_by_registers),
+                               "blocks_by_shared": _limit(occ.blocks_by_shared),
+                               "blocks_by_blocks": _limit(occ.blocks_by_blocks)}))
 
     # KL403: one small step away from a lower occupancy level.
     if occ.active_blocks > 0:
