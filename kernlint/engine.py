@@ -57,7 +57,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             path=tu.path, kernel=fn, shape=shape, events=tuple(res.events),
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
-            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()),
+            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=tu,
         ))
     return out
 
@@ -122,11 +122,9 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
 
 def _occupancy(tu: ir.TranslationUnit, text: str, options: LintOptions,
                results: list[KernelResult]) -> list[Diagnostic]:
-    """Occupancy findings (KL4xx) per kernel; wired in `kernlint.checks.occupancy` when present."""
-    try:
-        from kernlint.checks import occupancy as occ
-    except ImportError:
-        return []
+    """Occupancy findings (KL4xx) per kernel: registers, shared memory, block sizes."""
+    from kernlint.checks import occupancy as occ
+
     return list(occ.check_translation_unit(tu, text, options, results))
 
 

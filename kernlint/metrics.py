@@ -42,3 +42,79 @@ def global_sectors(address: np.ndarray, mask: np.ndarray, width: int) -> tuple[n
 
 def active_lanes(mask: np.ndarray) -> np.ndarray:
     return np.sum(mask, axis=-1)
+
+
+# --- shared memory ------------------------------------------------------------------------------
+#
+# Shared memory (sm_70+): 32 banks of 4-byte words; bank = (byte address / 4) mod 32. Lanes that
+# touch the same word are served together (multicast); distinct words in one bank are serialised.
+# A warp request of 8-byte accesses is served in two half-warp phases (lanes 0-15, 16-31) and of
+# 16-byte accesses in four quarter-warp phases (8 lanes each): each phase moves at most 128 bytes,
+# so a conflict-free 8-byte request costs 2 wavefronts and a 16-byte one 4. Nsight Compute counts
+# the same thing: `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum` (wavefronts) against
+# `..._ideal` (sm_70+). Source: CUDA C++ Programming Guide, "Shared Memory" (compute capability 5.x+).
+
+SHARED_BANKS = 32
+BANK_BYTES = 4
+WARP_LANES = 32
+
+
+def shared_phases(width: int) -> int:
+    """Phases a warp request of `width`-byte accesses is split into (1, 2 or 4)."""
+    if width >= 16:
+        return 4
+    if width >= 8:
+        return 2
+    return 1
+
+
+def shared_wavefronts(address: np.ndarray, mask: np.ndarray, width: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bank-conflict cost of each shared-memory warp request (rows of 32 lanes).
+
+    `address` (byte addresses; only differences and residues mod 128 matter) and `mask` (active
+    lanes) have shape (..., 32); `width` is the bytes each lane moves. Returns three int arrays of
+    shape (...):
+
+    - ways: the conflict degree, max over phases and banks of the distinct 32-bit words active lanes
+      touch in that bank (1 = conflict-free; 0 = no active lane);
+    - wavefronts: the sum over phases of each phase's degree (what the hardware serialises);
+    - ideal: the wavefronts the same request needs without conflicts (one per phase with an
+      active lane: 1 for a full warp of 4-byte accesses, 2 for 8-byte, 4 for 16-byte).
+    """
+    address = np.asarray(address, dtype=np.int64)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), address.shape)
+    lead = address.shape[:-1]
+    lanes = address.shape[-1]
+    phases = shared_phases(width)
+    if lanes % phases:
+        raise ValueError(f"{lanes} lanes do not split into {phases} phases")
+    # Words each lane touches: first .. last, at most `span` of them.
+    first = address // BANK_BYTES
+    last = (address + max(width, 1) - 1) // BANK_BYTES
+    span = max(1, (max(width, 1) + BANK_BYTES - 1) // BANK_BYTES + 1)
+    offs = np.arange(span, dtype=np.int64)
+    words = first[..., None] + offs  # (..., 32, span)
+    valid = mask[..., None] & (words <= last[..., None])
+    per = lanes // phases
+    words = words.reshape(*lead, phases, per * span)
+    valid = valid.reshape(*lead, phases, per * span)
+    degree = _max_words_per_bank(words, valid)  # (..., phases)
+    ways = degree.max(axis=-1)
+    wavefronts = degree.sum(axis=-1)
+    ideal = (degree > 0).sum(axis=-1)
+    return ways, wavefronts, ideal
+
+
+def _max_words_per_bank(words: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Max over banks of the distinct valid words in each row of `words` (shape (..., n) -> (...))."""
+    if words.size == 0:
+        return np.zeros(words.shape[:-1], dtype=np.int64)
+    big = np.iinfo(np.int64).max
+    w = np.sort(np.where(valid, words, big), axis=-1)
+    live = w != big
+    fresh = live.copy()
+    fresh[..., 1:] &= w[..., 1:] != w[..., :-1]  # first occurrence of each distinct word
+    bank = np.where(live, w % SHARED_BANKS, 0)
+    onehot = (bank[..., None] == np.arange(SHARED_BANKS)) & fresh[..., None]
+    return onehot.sum(axis=-2).max(axis=-1).astype(np.int64)

@@ -5,21 +5,15 @@ Registration is explicit. Rules whose `check` is set run on each evaluated kerne
 """
 from __future__ import annotations
 
-from kernlint.checks import coalescing, parse_problems
+from kernlint.checks import coalescing, parse_problems, shared_banks
+from kernlint.checks import divergence, occupancy_rules
 from kernlint.checks.base import Rule
 from kernlint import suppress
 
-_EXTRA: tuple[Rule, ...] = ()
-try:  # occupancy rules are optional until their module lands
-    from kernlint.checks import occupancy_rules
-
-    _EXTRA = tuple(occupancy_rules.RULES)
-except ImportError:  # pragma: no cover
-    occupancy_rules = None  # type: ignore[assignment]
-
 ALL_RULES: tuple[Rule, ...] = tuple(sorted(
-    (coalescing.KL101, coalescing.KL102, coalescing.KL103, parse_problems.KL900, parse_problems.KL903)
-    + _EXTRA + suppress.RULES,
+    (coalescing.KL101, coalescing.KL102, coalescing.KL103, shared_banks.KL201, parse_problems.KL900,
+     parse_problems.KL903)
+    + divergence.RULES + occupancy_rules.RULES + suppress.RULES,
     key=lambda r: r.code,
 ))
 

@@ -58,6 +58,12 @@ SHARED_CLIFF_FRACTION = 0.10
 """KL403 fires when growing shared memory by at most this fraction of the current bytes drops
 occupancy."""
 
+MATERIAL_DROP = 0.10
+"""KL403 reports only cliffs that cost at least this much theoretical occupancy (10 points) and land
+below the KL401 threshold: losing one small block out of 32 per SM (50 % -> 48.4 %) or going from
+100 % to 75 % is not worth a finding for most kernels; 64 -> 65 registers at 256 threads
+(50 % -> 37.5 %, below the 50 % threshold) is: one small edit away from a KL401."""
+
 BLOCK_SUGGESTIONS = 3  # at most this many alternative block sizes in a KL401 note
 
 
@@ -369,14 +375,16 @@ def occupancy_diagnostics(
                                "blocks_by_blocks": _limit(occ.blocks_by_blocks)}))
 
     # KL403: one small step away from a lower occupancy level.
-    if occ.active_blocks > 0:
+    if occ.active_blocks > 0 and occ.occupancy >= threshold:  # below it, KL401 already speaks
         cliffs = next_cliff(limits, block_size, registers, shared_total, barriers=barriers)
         findings: list[tuple[str, dict[str, Any]]] = []
         reg_step = cliffs.registers_up
         pinned = (launch_bounds_min_blocks is not None and reg_step is not None
                   and (launch_bounds is None or launch_bounds >= block_size)
                   and reg_step.occupancy.active_blocks < launch_bounds_min_blocks)
-        if exact and reg_step is not None and reg_step.delta <= REGISTER_CLIFF_MARGIN and not pinned:
+        if (exact and reg_step is not None and reg_step.delta <= REGISTER_CLIFF_MARGIN and not pinned
+                and occ.occupancy - reg_step.occupancy.occupancy >= MATERIAL_DROP
+                and reg_step.occupancy.occupancy < threshold):
             after = reg_step.occupancy
             plural = "s" if reg_step.delta > 1 else ""
             if after.active_blocks == 0:
@@ -393,7 +401,9 @@ def occupancy_diagnostics(
         shared_step = cliffs.shared_up
         if (shared_total > 0 and shared_step is not None
                 and shared_step.occupancy.active_blocks > 0
-                and shared_step.delta <= SHARED_CLIFF_FRACTION * shared_total):
+                and shared_step.delta <= SHARED_CLIFF_FRACTION * shared_total
+                and occ.occupancy - shared_step.occupancy.occupancy >= MATERIAL_DROP
+                and shared_step.occupancy.occupancy < threshold):
             after = shared_step.occupancy
             findings.append((
                 (f"{_plural(shared_step.delta, 'more byte')} of shared memory per block "

@@ -56,7 +56,8 @@ class Interpreter:
     """Evaluate one kernel under one launch shape."""
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
-                 defines: dict[str, int], budget: int = DEFAULT_BUDGET) -> None:
+                 defines: dict[str, int], budget: int = DEFAULT_BUDGET,
+                 shared_types: dict[str, ir.CType] | None = None) -> None:
         self.tu = tu
         self.fn = fn
         self.shape = shape
@@ -89,6 +90,11 @@ class Interpreter:
         self.param_bases: dict[str, int] = {}
         self.cost = 0
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
+        # Declared types to use instead of the source's for named shared arrays (KL201 re-evaluates
+        # a kernel with a padded declaration); `shared_subtypes` maps each original sub-array type
+        # (float[32] of float[32][32]) to the padded one, for the Index nodes that carry it.
+        self.shared_types = dict(shared_types or {})
+        self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -135,6 +141,9 @@ class Interpreter:
     def allocate_shared(self, name: str, ctype: ir.CType) -> int:
         if name in self.shared_bases:
             return self.shared_bases[name]
+        if name in self.shared_types:
+            self.shared_subtypes[name] = _subtype_map(ctype, self.shared_types[name])
+            ctype = self.shared_types[name]
         size = ctype.size if ctype.size > 0 else 0
         base = self.shared_next
         # Align every array to 128 bytes: bank analysis is relative to each array anyway.
@@ -690,6 +699,8 @@ class Interpreter:
             base = self.eval(e.base)
             idx = self.eval(e.index)
             t = self.resolve(e.ctype)
+            if base.root in self.shared_subtypes:
+                t = self.shared_subtypes[base.root].get(t, t)
             if base.data is None or not base.space:
                 return (unknown(base, idx), t)
             if idx.data is None or t.size <= 0:
@@ -946,6 +957,15 @@ _BUILTIN_TYPES = {
     "int4": ir.CType("struct", 16, name="int4", align=16, fields=tuple(ir.Field(n, 4 * i, ir.CType("int", 4)) for i, n in enumerate("xyzw"))),
     "double2": ir.CType("struct", 16, name="double2", align=16, fields=(ir.Field("x", 0, ir.CType("float", 8)), ir.Field("y", 8, ir.CType("float", 8)))),
 }
+
+
+def _subtype_map(old: ir.CType, new: ir.CType) -> dict[ir.CType, ir.CType]:
+    """Pair the nested array types of `old` with those of `new` (same depth), outermost first."""
+    out: dict[ir.CType, ir.CType] = {}
+    while old.kind == "array" and new.kind == "array" and old.pointee is not None and new.pointee is not None:
+        out[old] = new
+        old, new = old.pointee, new.pointee
+    return out
 
 
 def _builtin_type(name: str) -> ir.CType | None:

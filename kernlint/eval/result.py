@@ -1,7 +1,7 @@
 """What rules receive: one kernel evaluated under one launch shape."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kernlint import ir
 from kernlint.eval.events import Event
@@ -19,6 +19,9 @@ class KernelResult:
     notes: tuple[str, ...]
     source_lines: tuple[str, ...]
     shared_layout: tuple[tuple[str, int, ir.CType], ...] = ()
+    # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
+    # padding search); None when a result is built by hand.
+    unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""

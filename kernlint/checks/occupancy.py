@@ -1,0 +1,132 @@
+"""Glue between the engine and the occupancy rules (KL401-KL405, `occupancy_rules`).
+
+Per kernel it gathers what the calculator needs: the block size and where it came from, registers
+(exact from ptxas when nvcc is on PATH, else an estimate from the IR, labelled as such), static
+shared bytes (from the declarations), dynamic shared bytes (from the launch) and the launch sites.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kernlint import ir
+from kernlint.checks.occupancy_rules import occupancy_diagnostics
+from kernlint.diagnostics import Diagnostic
+from kernlint.eval.result import KernelResult
+from kernlint.launch import _fold_bound
+from kernlint.occupancy import DEFAULT_ARCH
+from kernlint.resources import KernelResources, estimate_registers, exact_resources
+
+if TYPE_CHECKING:
+    from kernlint.engine import LintOptions
+
+_GUESSED_SOURCES = ("default",)
+
+
+def _walk(node: object) -> Iterator[object]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
+            continue
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        yield n
+        for s in getattr(n, "__slots__", ()):
+            stack.append(getattr(n, s, None))
+
+
+def static_shared_bytes(fn: ir.Function, tu: ir.TranslationUnit) -> int:
+    """Bytes of the kernel's static `__shared__` arrays (extern arrays are dynamic: 0 here)."""
+    total = 0
+    seen: set[str] = set()
+    for n in _walk(fn.body):
+        if isinstance(n, ir.VarDecl) and n.shared and not n.extern and n.name not in seen:
+            seen.add(n.name)
+            total += max(n.ctype.size, 0)
+        elif isinstance(n, ir.Ref) and n.kind == "shared" and n.name not in seen:
+            decl = tu.globals.get(n.name)
+            if decl is not None and not decl.extern:
+                seen.add(n.name)
+                total += max(decl.ctype.size, 0)
+    return total
+
+
+def estimated_resources(fn: ir.Function, static_shared: int) -> KernelResources:
+    """Registers from the IR: scalar locals and parameters live at once, plus small local arrays."""
+    live = 0
+    arrays = 0
+    for p in fn.params:
+        live += 2 if p.ctype.size == 8 else 1
+    for n in _walk(fn.body):
+        if isinstance(n, ir.VarDecl) and not n.shared:
+            t = n.ctype
+            if t.kind == "array":
+                words = t.size // 4 if t.size > 0 else 0
+                if words <= 128:  # arrays unrolled loops index by constants live in registers
+                    arrays += words
+            elif t.kind == "struct":
+                live += max(1, t.size // 4)
+            else:
+                live += 2 if t.size == 8 else 1
+    regs = estimate_registers(live, 0, arrays)
+    return KernelResources(kernel=fn.name, registers=regs, spill_stores=0, spill_loads=0, stack_bytes=0,
+                           static_shared_bytes=static_shared, source="estimated",
+                           note="estimated from the kernel's variables (no ptxas figures)")
+
+
+def _pick(entries: list[KernelResources], result: KernelResult | None) -> KernelResources | None:
+    if not entries:
+        return None
+    if result is not None and result.shape.bindings:
+        wanted = ", ".join(v for _k, v in result.shape.bindings).replace(" ", "")
+        for e in entries:
+            if e.template_args.replace(" ", "") == wanted:
+                return e
+    return entries[0]
+
+
+def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOptions",
+                           results: list[KernelResult]) -> Iterator[Diagnostic]:
+    """KL401-KL405 for every kernel of `tu`."""
+    arch = options.arch or DEFAULT_ARCH
+    exact: dict[str, list[KernelResources]] = {}
+    note: str | None = "ptxas disabled (--no-ptxas)"
+    if options.resources and tu.kernels:
+        exact, note = exact_resources(text, tu.path, arch, options.include_dirs, options.macros)
+    by_kernel: dict[str, list[KernelResult]] = {}
+    for r in results:
+        by_kernel.setdefault(r.kernel.key, []).append(r)
+    for fn in tu.kernels:
+        kres = by_kernel.get(fn.key, [])
+        first = kres[0] if kres else None
+        shared = static_shared_bytes(fn, tu)
+        resources = _pick(exact.get(fn.name, []), first) or estimated_resources(fn, shared)
+        if resources.source == "estimated" and note:
+            resources = KernelResources(**{**_fields(resources), "note": note})
+        block_size = None
+        block_source = "unknown"
+        dynamic = 0
+        if first is not None and not first.shape.source.startswith(_GUESSED_SOURCES):
+            block_size = first.shape.threads
+            block_source = first.shape.source
+            dynamic = first.shape.dynamic_shared or 0
+        bindings = dict(first.shape.bindings) if first is not None else {}
+        lb = _fold_bound(fn.launch_bounds[0], bindings, {}) if fn.launch_bounds else None
+        lb_min = _fold_bound(fn.launch_bounds[1], bindings, {}) if len(fn.launch_bounds) > 1 else None
+        sites = tuple((ln.span.line, ln.span.column, ln.block[0] * ln.block[1] * ln.block[2])
+                      for ln in tu.launches if ln.kernel == fn.name and ln.block is not None)
+        try:
+            yield from occupancy_diagnostics(
+                path=tu.path, kernel=fn.name, line=fn.span.line, column=fn.span.column, block_size=block_size,
+                block_source=block_source, resources=resources, static_shared_bytes=shared,
+                dynamic_shared_bytes=dynamic, arch=arch, threshold=options.occupancy_threshold,
+                launch_bounds=lb, launch_sites=sites, launch_bounds_min_blocks=lb_min,
+            )
+        except ValueError:
+            return  # an arch the calculator does not know: the CLI validated it, so nothing to add
+
+
+def _fields(r: KernelResources) -> dict[str, object]:
+    return {s: getattr(r, s) for s in r.__slots__}  # type: ignore[attr-defined]

@@ -1,0 +1,500 @@
+"""KL201 shared-bank-conflict: a warp's shared-memory request touches one bank more than once.
+
+Measurement: `kernlint.metrics.shared_wavefronts` on every evaluated warp request (the same function
+`--confirm` applies to recorded lanes). The fix is computed, not guessed: for each conflicting
+array the kernel is evaluated again with the innermost dimension of the array's declaration padded
+by 1, 2, ... elements, and the smallest padding under which every access of that array is
+conflict-free (and no other array's access gets worse) is suggested, as a message and as an `Edit`
+of the declaration. An XOR swizzle of the column is checked on the measured addresses too.
+User documentation: rules/KL201-shared-bank-conflict.md
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from kernlint import ir
+from kernlint.checks.base import Rule
+from kernlint.diagnostics import Diagnostic, Edit, Severity
+from kernlint.eval.events import MemoryAccess
+from kernlint.eval.interp import Interpreter
+from kernlint.eval.result import KernelResult
+from kernlint.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wavefronts
+
+MAX_PADDING = 32  # padding candidates tried per array (row pitch mod 32 words repeats after that)
+MAX_STEPS_SHOWN = 10
+
+
+# --- measurement ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The worst request of one loop step (one value of the enclosing loop variables)."""
+
+    label: str  # "s = 4", or "iteration 3" when the loop variable is not warp-uniform
+    ways: int
+
+
+@dataclass(frozen=True, slots=True)
+class SiteBanks:
+    """Bank-conflict cost of one shared-memory access site (all its loads/stores, warps, steps)."""
+
+    first: MemoryAccess
+    root: str
+    kinds: tuple[str, ...]  # ("load",), ("store",) or both for `a[i] += ...`
+    width: int
+    ways: int  # worst request
+    wavefronts: int  # of the worst request
+    ideal: int  # of the worst request
+    active_lanes: int  # of the worst request
+    worst: MemoryAccess  # the event holding the worst request
+    worst_at: tuple[int, int]  # (sample, warp) of the worst request in `worst`
+    typical_ways: int  # median over evaluated requests
+    requests: int
+    conflicting: int  # requests with ways >= 2
+    always: bool  # some request conflicts in every sample (the finding holds for all assumptions)
+    total_wavefronts: int
+    total_ideal: int
+    steps: tuple[Step, ...]
+    deps: frozenset[str]
+
+
+def _sites(events: tuple[object, ...] | list[object]) -> dict[tuple[int, int, str], list[MemoryAccess]]:
+    groups: dict[tuple[int, int, str], list[MemoryAccess]] = defaultdict(list)
+    for e in events:
+        if isinstance(e, MemoryAccess) and e.space == "shared":
+            groups[(e.span.line, e.span.column, e.root)].append(e)
+    return groups
+
+
+def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
+    """Measure the requests of one site; None when no lane was active."""
+    width = evs[0].width
+    samples = evs[0].mask.shape[0]
+    sample_worst = np.zeros(samples, dtype=np.int64)
+    sample_live = np.zeros(samples, dtype=bool)
+    all_ways: list[np.ndarray] = []
+    best: tuple[int, int, int, int, int, int, int] | None = None  # ways, lanes, -order, event, s, w, ...
+    total_wf = total_ideal = 0
+    step_worst: dict[str, int] = {}
+    step_order: list[str] = []
+    varying = _varying_loops(evs)
+    deps: frozenset[str] = frozenset()
+    for n, e in enumerate(evs):
+        ways, wf, ideal = shared_wavefronts(e.address, e.mask, e.width)
+        lanes = e.mask.sum(axis=-1)
+        live = lanes > 0
+        if not live.any():
+            continue
+        deps |= e.deps
+        sample_live |= live.any(axis=-1)
+        sample_worst = np.maximum(sample_worst, np.where(live, ways, 0).max(axis=-1))
+        all_ways.append(ways[live])
+        total_wf += int(wf[live].sum())
+        total_ideal += int(ideal[live].sum())
+        s, w = np.unravel_index(np.argmax(np.where(live, ways * 64 + lanes, -1)), ways.shape)
+        cand = (int(ways[s, w]), int(lanes[s, w]), -n, n, int(s), int(w), int(wf[s, w]) * 1000 + int(ideal[s, w]))
+        if best is None or cand[:3] > best[:3]:
+            best = cand
+        label = _step_label(e, varying)
+        if label:
+            if label not in step_worst:
+                step_order.append(label)
+                step_worst[label] = 0
+            step_worst[label] = max(step_worst[label], int(ways[live].max()))
+    if best is None:
+        return None
+    flat = np.sort(np.concatenate(all_ways))
+    worst_ev = evs[best[3]]
+    steps = tuple(Step(lbl, step_worst[lbl]) for lbl in step_order)
+    return SiteBanks(
+        first=evs[0], root=evs[0].root, kinds=tuple(sorted({e.kind for e in evs})), width=width,
+        ways=best[0], wavefronts=best[6] // 1000, ideal=best[6] % 1000, active_lanes=best[1],
+        worst=worst_ev, worst_at=(best[4], best[5]), typical_ways=int(flat[len(flat) // 2]),
+        requests=int(flat.size), conflicting=int((flat >= 2).sum()),
+        always=bool(sample_live.any() and np.all(sample_worst[sample_live] >= 2)),
+        total_wavefronts=total_wf, total_ideal=total_ideal, steps=steps, deps=deps,
+    )
+
+
+def _varying_loops(evs: list[MemoryAccess]) -> tuple[int, ...]:
+    """Indices of the enclosing loops whose iteration differs between the site's events."""
+    depth = min(len(e.loop_iter) for e in evs)
+    return tuple(i for i in range(depth) if len({e.loop_iter[i] for e in evs}) > 1)
+
+
+def _step_label(e: MemoryAccess, varying: tuple[int, ...]) -> str:
+    parts = []
+    for i in varying:
+        name, value = e.loop_vars[i] if i < len(e.loop_vars) else ("", None)
+        parts.append(f"{name} = {value}" if name and value is not None else f"iteration {e.loop_iter[i]}")
+    return ", ".join(parts)
+
+
+def measure(events: tuple[object, ...] | list[object]) -> list[SiteBanks]:
+    """Measure every shared-memory access site among `events`."""
+    out = []
+    for evs in _sites(events).values():
+        site = measure_site(evs)
+        if site is not None:
+            out.append(site)
+    return out
+
+
+# --- the computed fix ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """What to change for one array: a padded declaration (with its edit) and/or a swizzle, or why not."""
+
+    text: str  # the sentence for the finding ("declare tile[32][33]: every access becomes conflict-free")
+    padded_dim: int | None = None  # the new innermost dimension (33 for float[32][32])
+    padding: int = 0  # elements added to the innermost dimension
+    declaration: str = ""  # "tile[32][33]"
+    edit: Edit | None = None
+    complete: bool = False  # every access of the array becomes conflict-free
+    swizzle: str = ""
+
+
+def _dims(t: ir.CType) -> list[int]:
+    dims = []
+    while t.kind == "array" and t.pointee is not None:
+        dims.append(t.count)
+        t = t.pointee
+    return dims
+
+
+def _elem(t: ir.CType) -> ir.CType:
+    while t.kind == "array" and t.pointee is not None:
+        t = t.pointee
+    return t
+
+
+def padded_type(t: ir.CType, pad: int) -> ir.CType:
+    """`t` with its innermost array dimension grown by `pad` elements (float[32][32] -> float[32][33])."""
+    assert t.kind == "array" and t.pointee is not None
+    if t.pointee.kind != "array":
+        count = t.count + pad
+        new = replace(t, count=count, size=t.pointee.size * count)
+    else:
+        inner = padded_type(t.pointee, pad)
+        new = replace(t, pointee=inner, size=inner.size * t.count)
+    return replace(new, name=(_elem(new).name or "T") + "".join(f"[{d}]" for d in _dims(new)))
+
+
+def _root_cost(events: list[object], root: str) -> tuple[int, dict[tuple[int, int], int], int]:
+    """(worst ways over the root's requests, worst ways per site of every array, excess wavefronts of root)."""
+    worst = 0
+    per_site: dict[tuple[int, int], int] = {}
+    excess = 0
+    for (line, col, r), evs in _sites(events).items():
+        site = measure_site(evs)
+        if site is None:
+            continue
+        per_site[(line, col)] = max(per_site.get((line, col), 0), site.ways)
+        if r == root:
+            worst = max(worst, site.ways)
+            excess += site.total_wavefronts - site.total_ideal
+    return worst, per_site, excess
+
+
+def _root_addresses(events: list[object], root: str, base: int) -> list[np.ndarray]:
+    return [np.where(e.mask, e.address - base, -1) for e in events
+            if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
+
+
+def suggest_fix(result: KernelResult, root: str) -> Fix:
+    """Search the smallest padding of `root`'s innermost dimension that removes its conflicts."""
+    layout = {name: (base, t) for name, base, t in result.shared_layout}
+    if root not in layout:
+        return Fix("")
+    base, t = layout[root]
+    dims = _dims(t)
+    decl = _find_decl(result, root)
+    if t.kind != "array" or not dims or dims[0] == 0 or (decl is not None and decl.extern):
+        return Fix(f"{root} is an unsized (extern) array: pad the row pitch in the index arithmetic "
+                   f"(for example row * (width + 1) + col), or swizzle the column with an XOR of the row")
+    events = list(result.events)
+    swizzle = _swizzle(events, root, base, t)
+    if len(dims) < 2:
+        text = (f"padding the declaration cannot help: {root} is one-dimensional, so the conflict comes "
+                f"from the index arithmetic; make consecutive lanes touch consecutive words, or skew the "
+                f"index (i + i / {SHARED_BANKS}) so that lanes a multiple of {SHARED_BANKS} words apart land in "
+                f"different banks")
+        return Fix(text + (f"; or {swizzle}" if swizzle else ""), swizzle=swizzle)
+    if result.unit is None:
+        return Fix(swizzle, swizzle=swizzle)
+    old_worst, old_sites, old_excess = _root_cost(events, root)
+    elem = _elem(t)
+    tries = min(MAX_PADDING, max(1, (SHARED_BANKS * BANK_BYTES) // max(1, elem.size)))
+    best: tuple[int, int, int] | None = None  # (excess, pad, worst)
+    original = _root_addresses(events, root, base)
+    for pad in range(1, tries + 1):
+        new_t = padded_type(t, pad)
+        run = Interpreter(result.unit, result.kernel, result.shape, dict(result.defines),
+                          shared_types={root: new_t}).run()
+        new_events: list[object] = list(run.events)
+        if pad == 1:
+            new_base = run.shared_layout.get(root, (0, t))[0]
+            again = _root_addresses(new_events, root, new_base)
+            if len(again) == len(original) and all(np.array_equal(a, b) for a, b in zip(again, original)):
+                text = (f"padding {root}'s rows cannot help: its index arithmetic does not use the declared "
+                        f"row length (addresses are unchanged with {_decl_text(result, root, decl, dims, 1)})")
+                return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
+        worst, sites, excess = _root_cost(new_events, root)
+        if any(ways > old_sites.get(k, ways) for k, ways in sites.items()):
+            continue  # the padding creates (or worsens) a conflict somewhere
+        if worst <= 1:
+            return _padding_fix(result, root, decl, dims, pad, True, old_worst, 1, swizzle)
+        if excess < old_excess and (best is None or excess < best[0]):
+            best = (excess, pad, worst)
+    if best is not None and best[2] < old_worst:
+        return _padding_fix(result, root, decl, dims, best[1], False, old_worst, best[2], swizzle)
+    text = f"no padding of {root}'s innermost dimension (+1 to +{tries}) removes the conflict"
+    return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
+
+
+def _padding_fix(result: KernelResult, root: str, decl: ir.VarDecl | None, dims: list[int], pad: int,
+                 complete: bool, old_worst: int, new_worst: int, swizzle: str) -> Fix:
+    declaration = _decl_text(result, root, decl, dims, pad)
+    if complete:
+        text = f"declare {declaration}: every access becomes conflict-free"
+    else:
+        text = (f"declare {declaration}: the worst conflict of {root} drops from {old_worst}-way to "
+                f"{new_worst}-way (no padding removes it entirely)")
+    if swizzle:
+        text += f"; alternatively {swizzle}"
+    edit = _dimension_edit(result, root, decl, dims, pad)
+    return Fix(text, padded_dim=dims[-1] + pad, padding=pad, declaration=declaration, edit=edit,
+               complete=complete, swizzle=swizzle)
+
+
+def _swizzle(events: list[object], root: str, base: int, t: ir.CType) -> str:
+    """'swizzle the column: tile[r][c ^ r] at every access ...' when that makes every access conflict-free.
+
+    Checked on the measured addresses: each is split into (row, column) of the declared 2-D array,
+    the column XORed with the row (mod the row length), and the requests measured again. Only for a
+    power-of-two row length, accesses of exactly one element, and addresses inside the array.
+    """
+    dims = _dims(t)
+    elem = _elem(t)
+    if len(dims) != 2 or elem.size <= 0:
+        return ""
+    rows, cols = dims
+    if cols < 2 or cols & (cols - 1):
+        return ""
+    accesses = [e for e in events if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
+    if not accesses:
+        return ""
+    for e in accesses:
+        if e.width != elem.size:
+            return ""
+        off = np.where(e.mask, e.address - base, 0)
+        if np.any(off % elem.size) or np.any(off < 0) or np.any(off >= rows * cols * elem.size):
+            return ""
+    for e in accesses:
+        k = (e.address - base) // elem.size
+        r, c = k // cols, k % cols
+        swz = base + (r * cols + (c ^ (r % cols))) * elem.size
+        ways, _wf, _ideal = shared_wavefronts(swz, e.mask, e.width)
+        if np.any(ways[e.mask.any(axis=-1)] > 1):
+            return ""
+    xor = "r" if rows <= cols else f"(r % {cols})"
+    return (f"swizzle the column: index {root}[r][c ^ {xor}] at every access (conflict-free for every "
+            f"access, with no extra memory)")
+
+
+def _find_decl(result: KernelResult, root: str) -> ir.VarDecl | None:
+    """The declaration of shared array `root`: in the kernel body or at file scope."""
+    body = result.kernel.body
+    stack: list[object] = [body] if body is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.VarDecl) and n.name == root and n.shared:
+            return n
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        for slot in getattr(n, "__slots__", ()):
+            v = getattr(n, slot, None)
+            if isinstance(v, (ir.Block, ir.If, ir.For, ir.While, ir.Switch, ir.VarDecl, tuple)):
+                stack.append(v)
+    if result.unit is not None:
+        g = result.unit.globals.get(root)
+        if g is not None and g.shared:
+            return g
+    return None
+
+
+_BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+
+
+def _decl_brackets(result: KernelResult, root: str, decl: ir.VarDecl | None
+                   ) -> list[tuple[int, int, str]] | None:
+    """(line, column of the text inside, text) of each `[dim]` of `root`'s declaration in the source."""
+    if decl is None or decl.span.line <= 0:
+        return None
+    lines = result.source_lines
+    start = decl.span.line
+    end = max(decl.span.end_line, start)
+    for no in range(start, min(end, len(lines)) + 1):
+        line = lines[no - 1]
+        from_col = decl.span.column - 1 if no == start else 0
+        m = re.compile(r"\b" + re.escape(root) + r"\s*\[").search(line, from_col)
+        if m is None:
+            continue
+        out = []
+        pos = m.end() - 1
+        while True:
+            b = _BRACKETS.match(line, pos)
+            if b is None:
+                break
+            out.append((no, b.start(1) + 1, b.group(1)))
+            pos = b.end()
+            while pos < len(line) and line[pos] in " \t":
+                pos += 1
+        return out or None
+    return None
+
+
+def _grown(text: str, pad: int) -> str:
+    s = text.strip()
+    if re.fullmatch(r"\d+", s):
+        return str(int(s) + pad)
+    if re.fullmatch(r"[\w\s.*/%+()-]+", s) and "<<" not in s:
+        return f"{s} + {pad}"
+    return f"({s}) + {pad}"
+
+
+def _decl_text(result: KernelResult, root: str, decl: ir.VarDecl | None, dims: list[int], pad: int) -> str:
+    found = _decl_brackets(result, root, decl)
+    if found is not None and len(found) == len(dims):
+        parts = [f"[{text.strip()}]" for _l, _c, text in found]
+        parts[-1] = f"[{_grown(found[-1][2], pad)}]"
+        return root + "".join(parts)
+    return root + "".join(f"[{d}]" for d in dims[:-1]) + f"[{dims[-1] + pad}]"
+
+
+def _dimension_edit(result: KernelResult, root: str, decl: ir.VarDecl | None, dims: list[int],
+                    pad: int) -> Edit | None:
+    found = _decl_brackets(result, root, decl)
+    if found is None or len(found) != len(dims):
+        return None  # the declaration comes from a macro or spans lines we cannot match: no edit
+    line, col, text = found[-1]
+    return Edit(line, col, line, col + len(text), _grown(text, pad),
+                f"pad the innermost dimension of {root} by {pad} element{'s' if pad != 1 else ''}")
+
+
+# --- the rule -----------------------------------------------------------------------------------
+
+
+def _lane_words(site: SiteBanks) -> tuple[str, int | None]:
+    """'lane 0 -> word 0 (bank 0), lane 1 -> word 32 (bank 0), ...' for the worst request, and the word stride."""
+    s, w = site.worst_at
+    m = site.worst.mask[s, w]
+    a = site.worst.address[s, w]
+    lanes = np.flatnonzero(m)
+    if lanes.size == 0:
+        return "", None
+    words = a[lanes] // BANK_BYTES
+    shown = ", ".join(f"lane {int(ln)} -> word {int(wd)} (bank {int(wd) % SHARED_BANKS})"
+                      for ln, wd in zip(lanes[:4], words[:4] - words[0]))
+    stride = None
+    if lanes.size >= 2 and np.all(np.diff(lanes) == 1):
+        d = np.diff(a[lanes])
+        if np.all(d == d[0]) and d[0] % BANK_BYTES == 0:
+            stride = int(d[0]) // BANK_BYTES
+    return shown, stride
+
+
+def _steps_note(site: SiteBanks) -> str:
+    steps = site.steps
+    if len(steps) < 2 or len({st.ways for st in steps}) < 2:
+        return ""
+    shown = [f"{st.label}: {st.ways}-way" if st.ways >= 2 else f"{st.label}: conflict-free"
+             for st in steps[:MAX_STEPS_SHOWN]]
+    more = f" (and {len(steps) - MAX_STEPS_SHOWN} more steps)" if len(steps) > MAX_STEPS_SHOWN else ""
+    conflicted = [st for st in steps if st.ways >= 2]
+    return (f"the degree changes from step to step ({len(conflicted)} of {len(steps)} steps conflict): "
+            + "; ".join(shown) + more)
+
+
+def check(result: KernelResult) -> Iterator[Diagnostic]:
+    """KL201: report shared-memory requests whose lanes touch some bank in two or more distinct words."""
+    sites = [s for s in measure(list(result.events)) if s.ways >= 2 and s.always]
+    fixes: dict[str, Fix] = {}
+    for site in sorted(sites, key=lambda s: (s.first.span.line, s.first.span.column)):
+        if site.root not in fixes:
+            fixes[site.root] = suggest_fix(result, site.root)
+        fix = fixes[site.root]
+        e = site.first
+        what = " and ".join(site.kinds)
+        phases = shared_phases(site.width)
+        message = (f"shared-memory {what} of {site.root}: {site.ways}-way bank conflict; the warp request takes "
+                   f"{site.wavefronts} wavefronts where {site.ideal} would do")
+        if site.typical_ways != site.ways:
+            message += f" (worst request; typical {site.typical_ways}-way)"
+        if fix.text and (fix.complete or fix.padded_dim is not None):
+            message += f"; {fix.text.split(';')[0]}"
+        notes = []
+        shown, stride = _lane_words(site)
+        if shown:
+            notes.append(f"words relative to lane 0 in the worst request: {shown}")
+        if stride is not None and site.width == BANK_BYTES and stride:
+            g = math.gcd(stride, SHARED_BANKS)
+            notes.append(f"consecutive lanes are {stride} words ({stride * BANK_BYTES} bytes) apart: "
+                         f"gcd({stride}, {SHARED_BANKS}) = {g}, so {g} lanes share each bank used")
+        if phases > 1:
+            notes.append(f"{site.width}-byte accesses are served in {phases} phases of {32 // phases} lanes; "
+                         f"conflict-free costs {phases} wavefronts for a full warp")
+        steps = _steps_note(site)
+        if steps:
+            notes.append(steps)
+        notes.append(f"{site.active_lanes} active lanes, {site.width} bytes per lane; {site.requests} warp requests "
+                     f"evaluated, {site.conflicting} with conflicts (worst {site.ways}-way, typical "
+                     f"{site.typical_ways}-way); {site.total_wavefronts} wavefronts in all where "
+                     f"{site.total_ideal} would do")
+        if fix.text:
+            notes.append(f"fix: {fix.text}")
+        metrics: dict[str, object] = {
+            "array": site.root,
+            "ways": site.ways,
+            "typical_ways": site.typical_ways,
+            "wavefronts": site.wavefronts,
+            "ideal_wavefronts": site.ideal,
+            "active_lanes": site.active_lanes,
+            "bytes_per_lane": site.width,
+            "requests": site.requests,
+            "conflicting_requests": site.conflicting,
+            "total_wavefronts": site.total_wavefronts,
+            "total_ideal_wavefronts": site.total_ideal,
+        }
+        if stride is not None:
+            metrics["lane_stride_words"] = stride
+        if len(site.steps) > 1:
+            metrics["ways_by_step"] = {st.label: st.ways for st in site.steps}
+        if fix.padded_dim is not None:
+            metrics["suggested_padding"] = fix.padded_dim
+            metrics["padding_elements"] = fix.padding
+            metrics["suggested_declaration"] = fix.declaration
+            metrics["padding_removes_all_conflicts"] = fix.complete
+        if fix.swizzle:
+            metrics["swizzle_conflict_free"] = True
+        yield Diagnostic(
+            path=result.path, line=e.span.line, column=e.span.column, code=KL201.code, name=KL201.name,
+            severity=KL201.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
+            assumptions=result.assumptions(site.deps), metrics=metrics,
+            end_line=e.span.end_line, end_column=e.span.end_column,
+            fixes=(fix.edit,) if fix.edit is not None else (),
+        )
+
+
+KL201 = Rule("KL201", "shared-bank-conflict", "shared-memory request hits a bank with two or more distinct words",
+             Severity.WARNING, check)
