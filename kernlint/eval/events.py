@@ -46,6 +46,10 @@ class Branch:
     then_has_loop: bool = False
     else_has_loop: bool = False
     text: str = ""
+    # Statements each warp executed on each side (S, W); for kind 'return': the warp's work so far.
+    then_work: np.ndarray | None = None
+    else_work: np.ndarray | None = None
+    arms: np.ndarray | None = None  # int (S, W, 32): the arm each lane takes (switch); None: `cond`
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,7 @@ class Loop:
     deps: frozenset[str]
     body_cost: int = 0
     text: str = ""
+    work: np.ndarray | None = None  # statements each warp executed in the loop (S, W)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,4 +80,12 @@ class Barrier:
     loop_iter: tuple[int, ...] = ()
 
 
-Event = MemoryAccess | Branch | Loop | Barrier
+@dataclass(frozen=True, slots=True)
+class Work:
+    """Emitted once at the end: statements each warp executed in the whole kernel, shape (S, W)."""
+
+    span: Span
+    per_warp: np.ndarray
+
+
+Event = MemoryAccess | Branch | Loop | Barrier | Work

@@ -90,6 +90,9 @@ class Interpreter:
         self.param_bases: dict[str, int] = {}
         self.cost = 0
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
+        # Statements each warp executed (a warp pays for a statement when any of its lanes runs it):
+        # the divergence rules weigh idle lanes against this.
+        self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
         # Declared types to use instead of the source's for named shared arrays (KL201 re-evaluates
         # a kernel with a padded declaration); `shared_subtypes` maps each original sub-array type
         # (float[32] of float[32][32]) to the padded one, for the Index nodes that carry it.
@@ -115,6 +118,7 @@ class Interpreter:
             self.result.truncated = True
             self.result.notes.append(
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
+        self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy()))
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -208,6 +212,8 @@ class Interpreter:
 
     def exec(self, s: ir.Stmt) -> None:
         self.tick()
+        if not isinstance(s, ir.Block):
+            self.warp_work += self.mask.any(axis=-1)
         if isinstance(s, ir.Block):
             self.exec_block(s)
         elif isinstance(s, ir.ExprStmt):
@@ -280,14 +286,18 @@ class Interpreter:
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
-        self.emit(ev.Branch(s.span, "if", cond.copy(), parent.copy(), c.deps, iters, lvars, cost_then, cost_else,
-                            _has_loop(s.then), _has_loop(s.other) if s.other else False))
+        w0 = self.warp_work.copy()
         if taken.any():
             self.mask = taken
             self.exec(s.then)
+        w1 = self.warp_work.copy()
         if s.other is not None and not_taken.any():
             self.mask = not_taken
             self.exec(s.other)
+        # Emitted after both sides ran, so that it carries the work each warp did on each side.
+        self.emit(ev.Branch(s.span, "if", cond.copy(), parent.copy(), c.deps, iters, lvars, cost_then, cost_else,
+                            _has_loop(s.then), _has_loop(s.other) if s.other else False,
+                            then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
 
     def frame_ret(self) -> np.ndarray:
@@ -312,7 +322,8 @@ class Interpreter:
         if len(self.frames) == 1:
             live = self.entry_mask & ~self.frame_ret()
             # An early `return` in the kernel splits a warp like a branch does.
-            self.emit(ev.Branch(s.span, "return", self.mask.copy(), live.copy(), frozenset(), iters, lvars))
+            self.emit(ev.Branch(s.span, "return", self.mask.copy(), live.copy(), frozenset(), iters, lvars,
+                                then_work=self.warp_work.copy()))
         self.frame.ret_mask = self.frame_ret() | self.mask
         for ls in self.loop_stack:
             if ls.get("frame") is self.frame:
@@ -331,6 +342,7 @@ class Interpreter:
         truncated = False
         deps: frozenset[str] = frozenset()
         data_dependent = False
+        w0 = self.warp_work.copy()
         try:
             k = 0
             while True:
@@ -350,6 +362,7 @@ class Interpreter:
                     truncated = True
                     break
                 trips += active
+                self.warp_work += active.any(axis=-1)  # the condition and step of this iteration
                 ls["iter"] = k
                 ls["continue"] = np.zeros_like(entry)
                 self.mask = active
@@ -365,7 +378,8 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name])
-        self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body)))
+        self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
+                          work=self.warp_work - w0))
         self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
 
     def exec_switch(self, s: ir.Switch) -> None:
@@ -374,7 +388,9 @@ class Interpreter:
         # Each case runs for the lanes whose value matches (fall-through approximated by case order).
         remaining = parent.copy()
         written: set[str] = set()
-        for labels, body in s.cases:
+        arms = np.full(parent.shape, -1, dtype=np.int64)  # the case each lane runs; -1: none
+        w0 = self.warp_work.copy()
+        for arm, (labels, body) in enumerate(s.cases):
             if c.data is None:
                 lane_sel = parent
             else:
@@ -389,6 +405,7 @@ class Interpreter:
                         sel |= np.broadcast_to(c.data == lv.data, parent.shape)
                 lane_sel = parent & (sel | (remaining if is_default else False))
             remaining = remaining & ~lane_sel
+            arms[lane_sel & (arms < 0)] = arm
             if lane_sel.any():
                 self.mask = lane_sel
                 for st in body:
@@ -398,6 +415,11 @@ class Interpreter:
                         break
                     self.exec(st)
                     written |= _assigned_names(st)
+        if c.data is not None:
+            iters, lvars = self.loop_context()
+            self.emit(ev.Branch(s.span, "switch", arms >= 0, parent.copy(), c.deps, iters, lvars,
+                                _stmt_cost(s.cases), 0, _has_loop(s.cases), False,
+                                then_work=self.warp_work - w0, else_work=np.zeros_like(w0), arms=arms))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
         if c.data is None:
             for name in written:
@@ -527,6 +549,13 @@ class Interpreter:
         self.mask = parent & ~cond
         b = self.eval(e.other) if self.mask.any() else UNKNOWN
         self.mask = parent
+        if _has_side_effects(e.then) or _has_side_effects(e.other):
+            # `?:` with side effects is a branch the compiler cannot turn into a select.
+            iters, lvars = self.loop_context()
+            ct, ce = _stmt_cost(e.then), _stmt_cost(e.other)
+            self.emit(ev.Branch(e.span, "ternary", cond.copy(), parent.copy(), c.deps, iters, lvars, ct, ce,
+                                then_work=(parent & cond).any(axis=-1) * ct,
+                                else_work=(parent & ~cond).any(axis=-1) * ce))
         if not (parent & cond).any():
             return b
         if not (parent & ~cond).any():
@@ -1028,6 +1057,18 @@ def _stmt_cost(s: object) -> int:
         elif isinstance(n, (ir.For, ir.While)):
             total += 8
     return total
+
+
+def _has_side_effects(e: object) -> bool:
+    """Assignments, increments and calls (other than pure math) make a `?:` a real branch."""
+    for n in _walk(e):
+        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+            return True
+        if isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            return True
+        if isinstance(n, ir.Call) and (n.name.startswith("atomic") or n.target):
+            return True
+    return False
 
 
 def _has_loop(s: object) -> bool:
