@@ -17,6 +17,7 @@ rules/KL303-barrier-in-divergent-code.md, rules/KL304-full-mask-warp-intrinsic-i
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -111,12 +112,13 @@ def missing_lanes(reached: np.ndarray, live: np.ndarray, member: int | None = No
     if member is not None and member != FULL_MASK:
         bits = np.array([(member >> i) & 1 for i in range(WARP)], dtype=bool)
         miss = miss & bits
-    return miss
+    out: np.ndarray = miss
+    return out
 
 
 def lane_ranges(lanes: Iterable[int], limit: int = 4) -> str:
     """'0-15', '0, 2, 4, ... (16 lanes)' — a short human form of a set of lane or warp indices."""
-    xs = sorted(set(int(x) for x in lanes))
+    xs = sorted({int(x) for x in lanes})
     if not xs:
         return "none"
     runs: list[tuple[int, int]] = []
@@ -142,7 +144,8 @@ def _block_lane_work(result: KernelResult) -> np.ndarray | None:
     """Lane-slots each sample of the block issued: 32 x statements executed, summed over warps."""
     for e in result.events:
         if isinstance(e, Work):
-            return e.per_warp.sum(axis=-1).astype(np.float64) * WARP
+            total: np.ndarray = e.per_warp.sum(axis=-1).astype(np.float64) * WARP
+            return total
     return None
 
 
@@ -170,7 +173,7 @@ def _halving(values: Sequence[int]) -> bool:
     vals = list(dict.fromkeys(values))
     if len(vals) < 2 or any(v <= 0 for v in vals):
         return False
-    return all(b * 2 == a or a * 2 == b for a, b in zip(vals, vals[1:]))
+    return all(b * 2 == a or a * 2 == b for a, b in itertools.pairwise(vals))
 
 
 # --- KL301 divergent-branch ----------------------------------------------------------------------------
@@ -222,9 +225,9 @@ def branch_sites(result: KernelResult) -> list[BranchSite]:
         best: BranchSite | None = None
         for site in sites.values():
             sp = site.first.span
-            if site.first.kind in ("if", "switch") and _contains(sp, r.span):
-                if best is None or _contains(best.first.span, sp):
-                    best = site
+            if site.first.kind in ("if", "switch") and _contains(sp, r.span) and (
+                    best is None or _contains(best.first.span, sp)):
+                best = site
         if best is None:
             key = (r.span.line, r.span.column, "return")
             best = sites.setdefault(key, BranchSite(r))
@@ -259,7 +262,8 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     capped_steps = True  # every split event sits at a halving step below a warp's width
     # The worst warp is the most evenly split one (both sides serialised with the most lanes), then
     # the one with the most idle work: (key, sample, warp, lanes_taken, active, lanes, where).
-    worst: tuple = ((-1, -1.0), 0, 0, (0, 0), 0, (), "")
+    worst: tuple[tuple[int, float], int, int, tuple[int, int], int, tuple[int, ...], str] = (
+        (-1, -1.0), 0, 0, (0, 0), 0, (), "")
     n_split_events = 0
     for e in site.events:
         sp = _split_of(e)
@@ -341,27 +345,28 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     repeated = any(n > 1 for n in per_warp_events.values())
     halving = any(_halving(v) for v in all_vars.values())
     sample_show = worst[1]
-    common = dict(
-        fraction=fraction, warps_split=counts[sample_show], warps_evaluated=len(reached_warps[sample_show]),
-        lanes_taken=worst[3], worst_warp=worst[2], worst_active=worst[4], split_events=n_split_events,
-        heavy=heavy, repeated=repeated, split_at=_loop_note(split_vars), worst_lanes=worst[5],
-        worst_where=worst[6],
-    )
+    def verdict(severity: Severity | None, reason: str) -> BranchVerdict:
+        return BranchVerdict(
+            severity, reason, fraction=fraction, warps_split=counts[sample_show],
+            warps_evaluated=len(reached_warps[sample_show]), lanes_taken=worst[3], worst_warp=worst[2],
+            worst_active=worst[4], split_events=n_split_events, heavy=heavy, repeated=repeated,
+            split_at=_loop_note(split_vars), worst_lanes=worst[5], worst_where=worst[6])
+
     deps = site.first.deps
     if (deps or _mentions_define(result, site.first.span.line)) and max(counts) <= 1:
-        return BranchVerdict(None, "tail guard: it splits at most one warp of the grid", **common)  # type: ignore[arg-type]
+        return verdict(None, "tail guard: it splits at most one warp of the grid")
     if election:
-        return BranchVerdict(None, "single-lane election without a loop", **common)  # type: ignore[arg-type]
+        return verdict(None, "single-lane election without a loop")
     if halving and capped_steps and max_split_per_event <= 1:
-        return BranchVerdict(Severity.INFO, f"it splits one warp only in the last steps of a halving loop "
-                             f"(loop variable below {HALVING_LIMIT})", **common)  # type: ignore[arg-type]
+        return verdict(Severity.INFO, f"it splits one warp only in the last steps of a halving loop "
+                             f"(loop variable below {HALVING_LIMIT})")
     if not (heavy or repeated):
-        return BranchVerdict(Severity.INFO, "the region is short and runs once: the compiler will likely "
-                             "predicate it", **common)  # type: ignore[arg-type]
+        return verdict(Severity.INFO, "the region is short and runs once: the compiler will likely "
+                             "predicate it")
     if fraction < WARN_FRACTION:
-        return BranchVerdict(Severity.INFO, f"its idle lanes cost {_pct(fraction)} of the block's lane-slots "
-                             f"(warning from {_pct(WARN_FRACTION)})", **common)  # type: ignore[arg-type]
-    return BranchVerdict(Severity.WARNING, "", **common)  # type: ignore[arg-type]
+        return verdict(Severity.INFO, f"its idle lanes cost {_pct(fraction)} of the block's lane-slots "
+                             f"(warning from {_pct(WARN_FRACTION)})")
+    return verdict(Severity.WARNING, "")
 
 
 _KIND_WORDS = {"if": "branch", "ternary": "conditional expression with side effects", "switch": "switch",
@@ -592,8 +597,8 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
         message = (f"{e.name}(mask {_hex(e.member_mask)}) in divergent code: in {len(warps)} of "
                    f"{int(got.any(axis=-1).sum())} warps that execute it, lanes named in the mask do not "
                    f"(warp {w}: {int(got[w].sum())} of {named} lanes); the result is undefined and the call may hang")
-        notes = [f"warp {w}: lanes {lane_ranges(np.nonzero(got[w])[0])} execute it; lanes "
-                 f"{lane_ranges(np.nonzero(miss[s, w])[0])} are named in the mask but do not"]
+        notes = [(f"warp {w}: lanes {lane_ranges(np.nonzero(got[w])[0])} execute it; lanes "
+                  f"{lane_ranges(np.nonzero(miss[s, w])[0])} are named in the mask but do not")]
         if it >= 0:
             notes.append(f"first seen at iteration {it} of the enclosing loop")
         if not everywhere:
