@@ -390,16 +390,16 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
         else:
             sides = f"{t} of {a} active lanes take it ({_pct(t / a)}) and {nt} do not ({_pct(nt / a)})"
         at = f" (at {v.worst_where})" if v.worst_where else ""
-        message = (f"divergent {what}: it splits {v.warps_split} of {v.warps_evaluated} warps; in the worst warp{at} "
-                   f"{sides}; the sides run one after the other, idle lanes cost {_pct(v.fraction)} of the "
+        warps: set[int] = set()
+        for ev_ in site.events:
+            warps.update(np.nonzero(_split_of(ev_).split.any(axis=0))[0].tolist())
+        for r in site.returns:
+            warps.update(np.nonzero(warp_split(r.cond, r.mask).split.any(axis=0))[0].tolist())
+        which = f" (warp{'s' if len(warps) > 1 else ''} {lane_ranges(warps)})" if warps else ""
+        message = (f"divergent {what}: it splits {v.warps_split} of {v.warps_evaluated} warps{which}; in the worst "
+                   f"warp{at} {sides}; the sides run one after the other, idle lanes cost {_pct(v.fraction)} of the "
                    f"block's lane-slots")
         notes = []
-        warps = set()
-        for ev_ in site.events:
-            sp = _split_of(ev_)
-            warps.update(np.nonzero(sp.split.any(axis=0))[0].tolist())
-        if warps:
-            notes.append(f"warps that split: {lane_ranges(warps)}")
         if v.worst_lanes and len(v.worst_lanes) < a:
             notes.append(f"worst warp {v.worst_warp}: lanes {lane_ranges(l % WARP for l in v.worst_lanes)} "
                          f"take the branch")
@@ -551,7 +551,7 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
             n_live, n_got = int(live.sum()), int(got.sum())
             lin_missing = np.nonzero(miss[s].reshape(-1))[0]
             lin_got = np.nonzero(got.reshape(-1))[0]
-            message = (f"{e.name}() in divergent code: {n_got} of {n_live} live threads of the block reach it and "
+            message = (f"{_call_name(e)} in divergent code: {n_got} of {n_live} live threads of the block reach it and "
                        f"{n_live - n_got} do not; a block barrier must be reached by all threads or none "
                        f"(undefined behaviour: deadlock or stale shared data)")
             notes.append(f"threads that reach it: {lane_ranges(lin_got)}; threads that skip it: "
@@ -614,6 +614,10 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
             assumptions=result.assumptions(None if not everywhere else e.deps), metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
         )
+
+
+def _call_name(e: Barrier) -> str:
+    return "cooperative-groups sync()" if e.name == "sync" else f"{e.name}()"
 
 
 def _bits(member: int | None) -> np.ndarray:
