@@ -1,0 +1,916 @@
+"""`--confirm`: run the kernels on a GPU and mark each finding confirmed, refuted or not-run.
+
+Flow for one file (DESIGN.md, "Confirmation on a GPU"):
+
+1. Sites: every global/shared memory access and every `if` the warp evaluator saw, in every kernel
+   of the file, becomes a traced site (`instrument.py` rewrites the source text; host code goes).
+2. Launch: each kernel runs in the launch shape it was analysed under, over the smallest grid that
+   contains the two blocks the evaluator sampled, with synthesized arguments: zeroed device buffers
+   sized from the largest offset the evaluator saw per pointer (times two, plus guard bytes in front
+   and behind), and scalars from `--define`, the launch in the file, or the first sampled value.
+   The GPU work happens in a child process (`cupy_probe.py`) so a fault or a hang cannot take
+   kernlint down; the child is restarted after a fault for the kernels that remain.
+3. Measure: the trace becomes the same events the evaluator produces (`MemoryAccess`, `Branch`),
+   one per warp request, and the *same rule functions* run on them. A finding is `confirmed` when
+   the rule fires on the measured events at its site, `refuted` when it does not; a measured
+   finding at a traced site that the static analysis did not report is added as `found-by-confirm`.
+   The measured numbers go into `metrics` under `measured_*` keys.
+
+Kernels whose addresses depend on loaded data (gathers, pointer chasing) are not run: with zeroed
+inputs they would measure something else than what they do on real data. Occupancy findings
+(KL4xx) are checked against the compiled kernel's attributes and the runtime occupancy query.
+`--confirm=ncu` additionally profiles the uninstrumented kernels with Nsight Compute (`ncu.py`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from kernlint import ir
+from kernlint.confirm.instrument import SHARED_FLAG, Instrumented, Site, walk
+from kernlint.confirm.instrument import instrument as instrument_source
+from kernlint.diagnostics import Diagnostic
+from kernlint.eval import events as ev
+from kernlint.eval.result import KernelResult
+
+MAXSEQ = 64  # records per (site, warp); the evaluator itself stops at 48 events per site
+GUARD_BYTES = 1 << 16  # zeroed bytes before and after every synthesized buffer
+MAX_BUFFER_BYTES = 1 << 30
+CHILD_TIMEOUT_S = 120.0  # per kernel, compile included
+MAX_SHAPES_PER_KERNEL = 3
+
+_DTYPES_BY_NAME = {
+    "float": "float32", "double": "float64", "int": "int32", "unsigned": "uint32", "unsigned int": "uint32",
+    "long": "int64", "long long": "int64", "unsigned long": "uint64", "unsigned long long": "uint64",
+    "short": "int16", "unsigned short": "uint16", "char": "int8", "signed char": "int8",
+    "unsigned char": "uint8", "bool": "bool", "size_t": "uint64", "int64_t": "int64", "int32_t": "int32",
+    "uint32_t": "uint32", "uint64_t": "uint64", "half": "float16", "__half": "float16",
+}
+
+
+# --- data ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class KernelRun:
+    """One kernel under one launch shape: what was launched and what came back."""
+
+    id: int
+    result: KernelResult
+    name_expr: str
+    spec: dict[str, Any] | None = None  # the launch sent to the probe; None when not runnable
+    reason: str = ""  # why it was not run / what went wrong
+    status: str = "pending"  # pending | ok | not-run | fault | error | compile-error | timeout
+    device: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    measured: KernelResult | None = None
+    measured_diags: list[Diagnostic] = field(default_factory=list)
+    static_keys: set[tuple[int, int, str]] = field(default_factory=set)
+    traced_spans: set[tuple[int, int]] = field(default_factory=set)
+    rule_errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class FilePlan:
+    path: str
+    text: str
+    instrumented: Instrumented | None
+    runs: list[KernelRun]
+    problem: str = ""
+    options: tuple[str, ...] = ()
+    site_of_span: dict[tuple[int, int, str], Site] = field(default_factory=dict)
+    switch_arms: dict[tuple[int, int, str], tuple[dict[int, int], int]] = field(default_factory=dict)
+
+
+# --- entry point ---------------------------------------------------------------------------------
+
+
+def confirm_findings(diagnostics: list[Diagnostic], results: Iterable[Any], sources: dict[str, str], *,
+                     mode: str = "trace", options: Any = None) -> tuple[list[Diagnostic], list[str]]:
+    """Run the flagged kernels on a GPU; return the diagnostics with `confirmation` set, and notes.
+
+    `results` are `kernlint.engine.LintResult`s, `sources` maps each path to its text. Never raises
+    for GPU trouble: without CuPy or a device every finding is `not-run` and one note says why.
+    """
+    results = list(results)
+    notes: list[str] = []
+    if mode not in ("trace", "ncu"):
+        notes.append(f"--confirm={mode}: unknown mode (expected trace or ncu); confirmation not run")
+        return _all_not_run(diagnostics, f"unknown --confirm mode {mode!r}"), notes
+    if importlib.util.find_spec("cupy") is None:
+        why = "CuPy is not installed (pip install 'kernlint[gpu]')"
+        notes.append(f"--confirm: {why}; findings are static only (confirmation: not-run)")
+        return _all_not_run(diagnostics, why), notes
+    plans = [plan_file(r, sources.get(r.path, ""), options) for r in results if r.path in sources]
+    workdir = tempfile.mkdtemp(prefix="kernlint-confirm-")
+    try:
+        for plan in plans:
+            if plan.instrumented is not None:
+                execute(plan, workdir, notes)
+                if notes and notes[-1].startswith("--confirm: no GPU"):
+                    return _all_not_run(diagnostics, notes[-1].removeprefix("--confirm: ")), notes
+        out = apply_results(diagnostics, plans, results, notes)
+        if mode == "ncu":
+            from kernlint.confirm.ncu import profile_with_ncu
+
+            out = profile_with_ncu(out, plans, workdir, notes)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out, notes
+
+
+def _all_not_run(diagnostics: list[Diagnostic], why: str) -> list[Diagnostic]:
+    return [_mark(d, "not-run", {}, f"not run on a GPU: {why}") if _confirmable(d) else d for d in diagnostics]
+
+
+def _confirmable(d: Diagnostic) -> bool:
+    from kernlint.checks import BY_CODE
+
+    rule = BY_CODE.get(d.code)
+    return rule is not None and (rule.check is not None or d.code.startswith("KL4"))
+
+
+def _mark(d: Diagnostic, status: str, measured: dict[str, Any], note: str = "") -> Diagnostic:
+    metrics = dict(d.metrics)
+    metrics.update(measured)
+    notes = d.notes + ((note,) if note else ())
+    return dataclasses.replace(d, confirmation=status, metrics=metrics, notes=notes)
+
+
+# --- planning --------------------------------------------------------------------------------------
+
+
+def _sample_blocks(shape: Any) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    from kernlint.eval.interp import BLOCK_SAMPLES, GRID_SAMPLE
+
+    g = shape.grid or GRID_SAMPLE
+    blocks = [tuple(min(s[i], g[i] - 1) for i in range(3)) for s in BLOCK_SAMPLES]
+    return blocks[0], blocks[1]  # type: ignore[return-value]
+
+
+def _name_expr(fn: ir.Function, shape: Any) -> str | None:
+    if not fn.template_params:
+        return fn.name
+    binds = dict(shape.bindings)
+    args = []
+    for tp in fn.template_params:
+        v = binds.get(tp.name) or tp.default
+        if not v:
+            return None
+        args.append(v)
+    return f"{fn.name}<{', '.join(args)}>"
+
+
+def _resolve(t: ir.CType, bindings: dict[str, str]) -> ir.CType:
+    if t.kind == "template":
+        name = bindings.get(t.name, "")
+        dt = _DTYPES_BY_NAME.get(name.replace("const ", "").strip())
+        if dt is None:
+            return t
+        size = np.dtype(dt).itemsize
+        kind = "float" if dt.startswith("float") else ("bool" if dt == "bool" else "int")
+        return ir.CType(kind, size, not dt.startswith("u"), name=name)
+    return t
+
+
+def _scalar_dtype(t: ir.CType) -> str | None:
+    if t.kind == "float":
+        return {2: "float16", 4: "float32", 8: "float64"}.get(t.size)
+    if t.kind == "bool":
+        return "bool"
+    if t.kind == "int":
+        sizes = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+        d = sizes.get(t.size)
+        return None if d is None else (d if t.signed else "u" + d)
+    return None
+
+
+def _pointer_extents(kr: KernelResult) -> dict[str, tuple[int, int]]:
+    """Per root (parameter or struct field), the lowest and highest byte offsets the evaluator saw."""
+    from kernlint.eval.interp import POINTER_SPACING
+
+    out: dict[str, tuple[int, int]] = {}
+    for e in kr.events:
+        if not isinstance(e, ev.MemoryAccess) or e.space != "global" or not e.mask.any():
+            continue
+        a = e.address[e.mask]
+        base = np.round(a / POINTER_SPACING).astype(np.int64) * POINTER_SPACING
+        off = a - base
+        lo, hi = int(off.min()), int(off.max()) + e.width
+        old = out.get(e.root)
+        out[e.root] = (min(lo, old[0]), max(hi, old[1])) if old else (lo, hi)
+    return out
+
+
+def _buffer(extent: tuple[int, int] | None) -> dict[str, Any]:
+    if extent is None:
+        return {"t": "ptr", "bytes": 4 << 20, "front": GUARD_BYTES}
+    lo, hi = extent
+    front = GUARD_BYTES + 2 * max(0, -lo)
+    front = (front + 255) // 256 * 256
+    return {"t": "ptr", "bytes": 2 * max(hi, 0) + GUARD_BYTES, "front": front}
+
+
+def _scalar_value(name: str, dtype: str, kr: KernelResult) -> Any:
+    defines = dict(kr.defines)
+    if name in defines:
+        return defines[name]
+    assumed = dict(kr.assumed)
+    if name in assumed and assumed[name]:
+        return assumed[name][0]
+    if dtype.startswith("float"):
+        return 1.0
+    return 1 if dtype == "bool" else 0
+
+
+def _launch_args(kr: KernelResult) -> tuple[list[dict[str, Any]] | None, str, dict[str, Any]]:
+    """Arguments for the probe; (None, reason, {}) when a parameter cannot be synthesized."""
+    binds = dict(kr.shape.bindings)
+    extents = _pointer_extents(kr)
+    args: list[dict[str, Any]] = []
+    values: dict[str, Any] = {}
+    for p in kr.kernel.params:
+        t = _resolve(p.ctype, binds)
+        if t.kind == "reference" and t.pointee is not None:
+            t = t.pointee
+        if t.kind in ("pointer", "array"):
+            spec = _buffer(extents.get(p.name))
+            if spec["bytes"] + spec["front"] > MAX_BUFFER_BYTES:
+                return None, f"parameter {p.name} would need {spec['bytes'] >> 20} MiB", {}
+            args.append(spec)
+            values[p.name] = f"{spec['bytes']} zeroed bytes"
+            continue
+        dt = _scalar_dtype(t)
+        if dt is not None:
+            v = _scalar_value(p.name, dt, kr)
+            args.append({"t": "scalar", "dtype": dt, "value": v})
+            values[p.name] = v
+            continue
+        if t.kind == "struct" and t.size > 0 and t.fields and all(f.offset >= 0 for f in t.fields):
+            fields = []
+            for f in t.fields:
+                ft = _resolve(f.ctype, binds)
+                root = f"{p.name}.{f.name}"
+                if ft.kind == "pointer":
+                    fields.append({"offset": f.offset, "dtype": "uint64", "ptr": _buffer(extents.get(root))})
+                    values[root] = "zeroed buffer"
+                    continue
+                fdt = _scalar_dtype(ft)
+                if fdt is None:
+                    return None, f"cannot synthesize field {root} of type {ft.name or ft.kind}", {}
+                v = _scalar_value(root, fdt, kr)
+                fields.append({"offset": f.offset, "dtype": fdt, "value": v})
+                values[root] = v
+            args.append({"t": "struct", "size": t.size, "fields": fields})
+            continue
+        return None, f"cannot synthesize parameter {p.name} of type {t.name or t.kind}", {}
+    return args, "", values
+
+
+def _data_dependent(fn: ir.Function, kr: KernelResult, functions: dict[str, ir.Function]) -> str:
+    """Why running `fn` on zeroed inputs would not measure what it does, or "" when it is safe.
+
+    Addresses computed from loaded values (gathers through index arrays, pointer chasing) read
+    whatever the zeroed buffers hold, so the measured pattern is not the real one.
+    """
+    seen_spans = {(e.span.line, e.span.column) for e in kr.events if isinstance(e, ev.MemoryAccess)}
+    bodies: list[ir.Function] = [fn]
+    queue_: list[ir.Function] = [fn]
+    while queue_:
+        f = queue_.pop()
+        for n in walk(f.body):
+            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
+                bodies.append(functions[n.target])
+                queue_.append(functions[n.target])
+        if len(bodies) > 16:
+            break
+    for f in bodies:
+        tainted = _tainted_locals(f)
+        for n in walk(f.body):
+            if not _is_access(n):
+                continue
+            if (n.span.line, n.span.column) in seen_spans:  # type: ignore[attr-defined]
+                continue
+            inner = n.index if isinstance(n, ir.Index) else (n.base if isinstance(n, ir.Member) else n.operand)  # type: ignore[attr-defined]
+            if any(_is_access(m) for m in walk(inner)) or any(
+                    isinstance(m, ir.Ref) and m.name in tainted for m in walk(inner)):
+                return (f"addresses depend on loaded data (line {n.span.line}: "  # type: ignore[attr-defined]
+                        f"{kr.line_text(n.span.line)[:60]}); zeroed inputs would not measure the real pattern")  # type: ignore[attr-defined]
+    return ""
+
+
+def _is_access(n: object) -> bool:
+    if isinstance(n, ir.Index):
+        base = n.base
+        while isinstance(base, ir.Cast) and not base.explicit:
+            base = base.operand
+        if isinstance(base, ir.Ref) and base.kind == "local" and base.ctype.kind == "array":
+            return False  # a register/local array
+        bt = base.ctype if not isinstance(base, ir.Cast) else base.ctype
+        return bt.kind in ("pointer", "array", "unknown", "template")
+    if isinstance(n, ir.Unary) and n.op == "*":
+        return True
+    if isinstance(n, ir.Member) and n.arrow:
+        return True
+    return False
+
+
+def _tainted_locals(f: ir.Function) -> set[str]:
+    """Locals assigned from memory reads (transitively, two rounds)."""
+    tainted: set[str] = set()
+    nodes = walk(f.body)
+    for _ in range(3):
+        for n in nodes:
+            target, value = None, None
+            if isinstance(n, ir.VarDecl) and n.init is not None:
+                target, value = n.name, n.init
+            elif isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+                lhs = n.lhs
+                while isinstance(lhs, ir.Cast) and not lhs.explicit:
+                    lhs = lhs.operand
+                if isinstance(lhs, ir.Ref):
+                    target, value = lhs.name, n.rhs
+            if target is None or value is None:
+                continue
+            for m in walk(value):
+                if _is_access(m) or (isinstance(m, ir.Ref) and m.name in tainted):
+                    tainted.add(target)
+                    break
+    return tainted
+
+
+def _switch_arms(sw: ir.Switch) -> tuple[dict[int, int], int] | None:
+    """Case value -> arm index (as the evaluator numbers arms) and the default arm (-1: none).
+
+    None when a label is not an integer literal: the trace holds the switch value, and only
+    literal labels can be mapped back to arms without evaluating expressions.
+    """
+    values: dict[int, int] = {}
+    default = -1
+    for arm, (labels, _body) in enumerate(sw.cases):
+        for lab in labels:
+            while isinstance(lab, ir.Cast):
+                lab = lab.operand
+            if isinstance(lab, ir.Opaque) and lab.reason == "default":
+                default = arm
+            elif isinstance(lab, ir.Lit) and isinstance(lab.value, int):
+                values.setdefault(lab.value, arm)
+            elif isinstance(lab, ir.Unary) and lab.op == "-" and isinstance(lab.operand, ir.Lit):
+                values.setdefault(-int(lab.operand.value), arm)
+            else:
+                return None
+    return values, default
+
+
+def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
+    """Choose the sites and launches for one file and build the instrumented source."""
+    path = lint_result.path
+    krs: list[KernelResult] = list(lint_result.results)
+    if not krs:
+        return FilePlan(path, text, None, [], "no kernels were analysed")
+    try:
+        from kernlint.frontend import parse_source
+
+        tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
+                          defines=tuple(getattr(options, "macros", ()) or ()),
+                          arch=getattr(options, "arch", None) or "sm_70")
+    except Exception as exc:  # the file parsed once already; this is a safety net
+        return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
+    functions = dict(tu.functions)
+    ifs: dict[tuple[int, int], ir.If] = {}
+    switches: dict[tuple[int, int], ir.Switch] = {}
+    keep_lines: set[int] = set()
+    for f in list(tu.kernels) + list(functions.values()):
+        if f.body is None:
+            continue
+        keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
+        for n in walk(f.body):
+            if isinstance(n, ir.If):
+                ifs[(n.span.line, n.span.column)] = n
+            elif isinstance(n, ir.Switch):
+                switches[(n.span.line, n.span.column)] = n
+    sites: list[Site] = []
+    site_of_span: dict[tuple[int, int, str], Site] = {}
+    switch_arms: dict[tuple[int, int, str], tuple[dict[int, int], int]] = {}
+    for kr in krs:
+        for e in kr.events:
+            if isinstance(e, ev.MemoryAccess) and e.space in ("global", "shared"):
+                key = (e.span.line, e.span.column, "access")
+                if key not in site_of_span:
+                    site_of_span[key] = Site(len(sites), "access", e.span)
+                    sites.append(site_of_span[key])
+            elif isinstance(e, ev.Loop):
+                key = (e.span.line, e.span.column, "loop")
+                if key not in site_of_span:
+                    site_of_span[key] = Site(len(sites), "loop", e.span)
+                    sites.append(site_of_span[key])
+            elif isinstance(e, ev.Branch) and e.kind == "switch":
+                key = (e.span.line, e.span.column, "switch")
+                sw = switches.get((e.span.line, e.span.column))
+                arm_map = _switch_arms(sw) if sw is not None else None
+                if key not in site_of_span and arm_map is not None:
+                    site_of_span[key] = Site(len(sites), "switch", e.span)
+                    sites.append(site_of_span[key])
+                    switch_arms[key] = arm_map
+            elif isinstance(e, ev.Branch) and e.kind == "if":
+                key = (e.span.line, e.span.column, "branch")
+                stmt = ifs.get((e.span.line, e.span.column))
+                if key not in site_of_span and stmt is not None:
+                    site_of_span[key] = Site(len(sites), "branch", stmt.span)
+                    sites.append(site_of_span[key])
+    inst = instrument_source(text, sites, frozenset(keep_lines), filename=os.path.basename(path))
+    traced = {s.id for s in inst.sites}
+    site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
+    nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
+    nvrtc += [f"-I{d}" for d in (getattr(options, "include_dirs", ()) or ())]
+    nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
+    plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
+                    switch_arms=switch_arms)
+    per_kernel: dict[str, int] = defaultdict(int)
+    for kr in krs:
+        fn = kr.kernel
+        if per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
+            continue
+        per_kernel[fn.name] += 1
+        run = KernelRun(len(plan.runs), kr, _name_expr(fn, kr.shape) or fn.name)
+        plan.runs.append(run)
+        if fn.body is None or fn.parse_errors:
+            run.status, run.reason = "not-run", "the kernel did not parse cleanly"
+            continue
+        if fn.template_params and _name_expr(fn, kr.shape) is None:
+            run.status, run.reason = "not-run", "template arguments unknown (launch it in the file or --define them)"
+            continue
+        why = _data_dependent(fn, kr, functions)
+        if why:
+            run.status, run.reason = "not-run", why
+            continue
+        args, why, values = _launch_args(kr)
+        if args is None:
+            run.status, run.reason = "not-run", why
+            continue
+        s0, s1 = _sample_blocks(kr.shape)
+        grid = tuple(max(s0[i], s1[i]) + 1 for i in range(3))
+        threads = kr.shape.threads
+        shared = kr.shape.dynamic_shared
+        if shared is None:
+            shared = 16384 if "extern" in text and "__shared__" in text else 0
+        run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
+                    "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
+                    "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
+    return plan
+
+
+# --- execution -------------------------------------------------------------------------------------
+
+
+def _reader(stream: Any, q: "queue.Queue[str | None]") -> None:
+    for line in stream:
+        q.put(line)
+    q.put(None)
+
+
+def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
+    """Launch the plan's runnable kernels in child processes; fill in each run's status and trace."""
+    assert plan.instrumented is not None
+    pending = [r for r in plan.runs if r.spec is not None and r.status == "pending"]
+    restarts = 0
+    while pending and restarts < 8:
+        job = {"code": plan.instrumented.code, "plain": plan.instrumented.device_code,
+               "options": list(plan.options), "kernels": [r.spec for r in pending], "out": workdir}
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        proc = subprocess.Popen([sys.executable, "-m", "kernlint.confirm.cupy_probe"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        q: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
+        err_chunks: list[str] = []
+        threading.Thread(target=lambda: err_chunks.append(proc.stderr.read() if proc.stderr else ""),
+                         daemon=True).start()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(json.dumps(job))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        by_id = {r.id: r for r in pending}
+        done: set[int] = set()
+        dead = False
+        while len(done) < len(pending):
+            try:
+                line = q.get(timeout=CHILD_TIMEOUT_S)
+            except queue.Empty:
+                proc.kill()
+                stuck = next(r for r in pending if r.id not in done)
+                stuck.status = "timeout"
+                stuck.reason = f"no result within {CHILD_TIMEOUT_S:.0f} s (hang?); the process was killed"
+                done.add(stuck.id)
+                dead = True
+                break
+            if line is None:
+                dead = True
+                break
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if msg.get("status") == "no-gpu":
+                notes.append(f"--confirm: no GPU: {msg.get('message', '')}")
+                proc.wait()
+                return
+            run = by_id.get(msg.get("id"))
+            if run is None:
+                continue
+            done.add(run.id)
+            run.status = msg["status"]
+            run.device = msg.get("device", "")
+            run.attributes = msg.get("attributes", {})
+            if run.status == "ok":
+                try:
+                    _measure(plan, run, msg["trace"])
+                except Exception as exc:  # a bug in measuring must not hide the other results
+                    run.status, run.reason = "error", f"could not evaluate the trace: {type(exc).__name__}: {exc}"
+            else:
+                run.reason = msg.get("message", "")
+                if run.status == "compile-error":
+                    run.reason = "NVRTC could not compile the device code: " + _first_error(run.reason)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if dead and len(done) < len(pending):
+            # The child died mid-kernel (a fault it could not report, a crash): blame the next one.
+            culprit = next(r for r in pending if r.id not in done)
+            if culprit.status == "pending":
+                culprit.status = "fault"
+                tail = "".join(err_chunks).strip().splitlines()[-3:]
+                culprit.reason = "the process running it died" + (": " + " | ".join(tail) if tail else "")
+                done.add(culprit.id)
+        for r in pending:
+            if r.id in done and r.status in ("fault", "timeout"):
+                notes.append(f"{plan.path}: {r.name_expr}: kernel {r.status} on the GPU: {r.reason[:300]}")
+        pending = [r for r in pending if r.id not in done]
+        restarts += 1
+
+
+def _first_error(log: str) -> str:
+    for ln in log.splitlines():
+        if "error" in ln:
+            return ln.strip()[:300]
+    return log.strip()[-300:]
+
+
+# --- measuring -------------------------------------------------------------------------------------
+
+
+def _bits(words: np.ndarray) -> np.ndarray:
+    """(..., ) uint32 -> (..., 32) bool."""
+    return ((words[..., None].astype(np.uint64) >> np.arange(32, dtype=np.uint64)) & 1).astype(bool)
+
+
+def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
+    """Turn the trace into evaluator events, then run the kernel rules on them."""
+    from kernlint.checks import KERNEL_RULES
+
+    data = np.load(trace_path)
+    addr, mask, ballot, count = data["addr"], data["mask"], data["ballot"], data["count"]
+    kr = run.result
+    assert run.spec is not None
+    s0, s1 = run.spec["samples"]
+    if s0 == s1:  # one block sampled twice: only row 0 recorded
+        addr[:, 1], mask[:, 1], ballot[:, 1], count[:, 1] = addr[:, 0], mask[:, 0], ballot[:, 0], count[:, 0]
+    static_access: dict[tuple[int, int], list[ev.MemoryAccess]] = defaultdict(list)
+    static_branch: dict[tuple[int, int], list[ev.Branch]] = defaultdict(list)
+    static_loop: dict[tuple[int, int], list[ev.Loop]] = defaultdict(list)
+    # Events this trace does not measure (the per-warp work estimate, barriers) are kept as the
+    # evaluator produced them, so rules that combine them with measured events still work; a
+    # finding *at* such a site is never marked confirmed (its span is not traced).
+    measured: list[Any] = [e for e in kr.events if not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop))]
+    for e in kr.events:
+        if isinstance(e, ev.MemoryAccess):
+            static_access[(e.span.line, e.span.column)].append(e)
+        elif isinstance(e, ev.Branch) and e.kind in ("if", "switch"):
+            static_branch[(e.span.line, e.span.column)].append(e)
+        elif isinstance(e, ev.Loop):
+            static_loop[(e.span.line, e.span.column)].append(e)
+    traced: set[tuple[int, int]] = set()
+    for (line, col, kind), site in plan.site_of_span.items():
+        c = count[site.id]  # (2, W)
+        n = int(min(c.max(initial=0), MAXSEQ))
+        if kind == "access":
+            statics = static_access.get((line, col))
+            if not statics:
+                continue
+            traced.add((line, col))
+            kinds = list(dict.fromkeys(e.kind for e in statics))
+            first = statics[0]
+            for q in range(n):
+                m = _bits(mask[site.id, :, :, q]) & (q < c)[..., None]
+                if not m.any():
+                    continue
+                raw = addr[site.id, :, :, q, :]
+                shared = bool(np.any((raw[m] & np.uint64(SHARED_FLAG)) != 0))
+                a = (raw & np.uint64(SHARED_FLAG - 1)).astype(np.int64)
+                like = statics[min(q * len(kinds), len(statics) - 1)]
+                for k in kinds:
+                    measured.append(dataclasses.replace(
+                        first, space="shared" if shared else "global", kind=k, address=a, mask=m,
+                        loop_iter=like.loop_iter, loop_vars=like.loop_vars))
+        elif kind == "branch":
+            sbs = static_branch.get((line, col))
+            if not sbs:
+                continue
+            traced.add((line, col))
+            for q in range(n):
+                m = _bits(mask[site.id, :, :, q]) & (q < c)[..., None]
+                if not m.any():
+                    continue
+                cond = _bits(ballot[site.id, :, :, q]) & m
+                like = sbs[min(q, len(sbs) - 1)]
+                measured.append(dataclasses.replace(like, cond=cond, mask=m))
+        elif kind == "switch":
+            sbs = static_branch.get((line, col))
+            if not sbs:
+                continue
+            traced.add((line, col))
+            values, default = plan.switch_arms[(line, col, kind)]
+            for q in range(n):
+                m = _bits(mask[site.id, :, :, q]) & (q < c)[..., None]
+                if not m.any():
+                    continue
+                v = addr[site.id, :, :, q, :].astype(np.int64)
+                arms = np.full(v.shape, default, dtype=np.int64)
+                for val, arm in values.items():
+                    arms[v == val] = arm
+                arms[~m] = -1
+                like = sbs[min(q, len(sbs) - 1)]
+                measured.append(dataclasses.replace(like, cond=(arms >= 0) & m, mask=m, arms=arms))
+        else:
+            sls = static_loop.get((line, col))
+            if not sls:
+                continue
+            traced.add((line, col))
+            for i, (trips, entry) in enumerate(_loop_entries(mask[site.id], ballot[site.id], c)):
+                like = sls[min(i, len(sls) - 1)]
+                measured.append(dataclasses.replace(like, trips=trips, mask=entry, truncated=False))
+    values = run.spec.get("values", {})
+    defines = tuple(sorted((k, int(v)) for k, v in values.items() if isinstance(v, (int, np.integer))))
+    run.measured = dataclasses.replace(kr, events=tuple(measured), assumed=(), defines=defines, notes=())
+    run.traced_spans = traced
+    for rule in KERNEL_RULES:
+        assert rule.check is not None
+        try:
+            run.static_keys.update((d.line, d.column, d.code) for d in rule.check(kr))
+            run.measured_diags.extend(rule.check(run.measured))
+        except Exception as exc:  # a rule that cannot digest measured events: its findings stay not-run
+            run.rule_errors[rule.code] = f"{type(exc).__name__}: {exc}"
+
+
+def _loop_entries(mask: np.ndarray, ballot: np.ndarray, count: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split each warp's condition records into loop entries: per entry (trips, entry mask), (2, W, 32).
+
+    A record holds the lanes that evaluated the condition together and those for which it held.
+    An entry ends when a lane that already left (its condition was false) evaluates it again: the
+    loop was entered anew (an inner loop inside an outer one).
+    """
+    S, W = count.shape
+    per_warp: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+    longest = 0
+    for s in range(S):
+        for w in range(W):
+            n = int(min(count[s, w], mask.shape[-1]))
+            entries: list[tuple[np.ndarray, np.ndarray]] = []
+            state = np.zeros(32, dtype=np.int8)  # 0 outside, 1 iterating, 2 left
+            trips = np.zeros(32, dtype=np.int64)
+            entry = np.zeros(32, dtype=bool)
+            for q in range(n):
+                m = _bits(mask[s, w, q])
+                b = _bits(ballot[s, w, q]) & m
+                if entry.any() and np.any(m & (state == 2)):
+                    entries.append((trips, entry))
+                    state = np.zeros(32, dtype=np.int8)
+                    trips = np.zeros(32, dtype=np.int64)
+                    entry = np.zeros(32, dtype=bool)
+                entry |= m & (state == 0)
+                trips += b
+                state = np.where(m, np.where(b, 1, 2), state).astype(np.int8)
+            if entry.any():
+                entries.append((trips, entry))
+            per_warp[(s, w)] = entries
+            longest = max(longest, len(entries))
+    out = []
+    for i in range(longest):
+        trips_a = np.zeros((S, W, 32), dtype=np.int64)
+        mask_a = np.zeros((S, W, 32), dtype=bool)
+        for (s, w), entries in per_warp.items():
+            if i < len(entries):
+                trips_a[s, w], mask_a[s, w] = entries[i]
+        out.append((trips_a, mask_a))
+    return out
+
+
+def site_summary(measured: KernelResult, line: int, column: int) -> dict[str, Any]:
+    """Measured numbers for one site, whatever the rules said: sectors, banks, divergence."""
+    from kernlint.checks.coalescing import site_costs
+
+    out: dict[str, Any] = {}
+    for kind in ("load", "store"):
+        for cost in site_costs(measured, kind):
+            if (cost.first.span.line, cost.first.span.column) == (line, column):
+                out.update({"measured_sectors": cost.sectors, "measured_ideal_sectors": cost.ideal,
+                            "measured_ratio": round(cost.ratio, 3), "measured_requests": cost.requests,
+                            "measured_active_lanes": cost.active_lanes})
+                return out
+    accesses = [e for e in measured.events if isinstance(e, ev.MemoryAccess) and e.space == "shared"
+                and (e.span.line, e.span.column) == (line, column)]
+    if accesses:
+        out.update(_shared_summary(accesses))
+        return out
+    branches = [e for e in measured.events if isinstance(e, ev.Branch)
+                and (e.span.line, e.span.column) == (line, column)]
+    if branches:
+        div = 0
+        total = 0
+        for b in branches:
+            m = b.mask
+            live = m.any(axis=-1)
+            taken = (b.cond & m).any(axis=-1)
+            not_taken = (~b.cond & m).any(axis=-1)
+            div += int((taken & not_taken & live).sum())
+            total += int(live.sum())
+        out.update({"measured_divergent_requests": div, "measured_requests": total})
+    return out
+
+
+def _shared_summary(accesses: list[ev.MemoryAccess]) -> dict[str, Any]:
+    """Worst bank-conflict degree (distinct 4-byte words per bank) over the measured requests."""
+    worst = 0
+    total = 0
+    for e in accesses:
+        words = e.address // 4
+        banks = words % 32
+        for s in range(e.mask.shape[0]):
+            for wi in range(e.mask.shape[1]):
+                m = e.mask[s, wi]
+                if not m.any():
+                    continue
+                total += 1
+                per_bank: dict[int, set[int]] = defaultdict(set)
+                for b, wd in zip(banks[s, wi][m].tolist(), words[s, wi][m].tolist()):
+                    per_bank[b].add(wd)
+                worst = max(worst, max(len(v) for v in per_bank.values()))
+    return {"measured_bank_conflict_degree": worst, "measured_requests": total}
+
+
+# --- verdicts ----------------------------------------------------------------------------------------
+
+
+def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results: list[Any],
+                  notes: list[str]) -> list[Diagnostic]:
+    """Set `confirmation` and `measured_*` metrics on each finding; add found-by-confirm ones."""
+    from kernlint.suppress import parse_suppressions
+
+    by_path = {p.path: p for p in plans}
+    out: list[Diagnostic] = []
+    for d in diagnostics:
+        plan = by_path.get(d.path)
+        if not _confirmable(d):
+            out.append(d)
+            continue
+        if plan is None or plan.instrumented is None:
+            why = plan.problem if plan else "file not analysed"
+            out.append(_mark(d, "not-run", {}, f"not run on a GPU: {why}"))
+            continue
+        if d.code.startswith("KL4"):
+            out.append(_occupancy_verdict(d, plan))
+            continue
+        out.append(_verdict(d, plan))
+    # Found by confirmation: a rule fires on measured events at a traced site, statically silent.
+    static_all: set[tuple[str, int, int, str]] = set()
+    for r in results:
+        static_all.update((r.path, d.line, d.column, d.code) for d in r.diagnostics)
+    static_all.update((d.path, d.line, d.column, d.code) for d in diagnostics)
+    added: set[tuple[str, int, int, str]] = set()
+    for plan in plans:
+        sup = parse_suppressions(plan.text) if plan.runs else ()
+        for run in plan.runs:
+            for md in run.measured_diags:
+                key = (plan.path, md.line, md.column, md.code)
+                if key in static_all or key in added or (md.line, md.column) not in run.traced_spans:
+                    continue
+                if any(s.covers(md) for s in sup):
+                    continue
+                added.add(key)
+                summary = {f"measured_{k}": v for k, v in md.metrics.items() if _plain(v)}
+                out.append(dataclasses.replace(
+                    md, confirmation="found-by-confirm", metrics=summary,
+                    notes=md.notes + (f"measured on {run.device or 'the GPU'} with {_launch_text(run)}; "
+                                      "the static analysis did not predict it",)))
+    # One line per kernel that could not be run (so the user knows which findings stay unconfirmed).
+    for plan in plans:
+        if plan.problem:
+            notes.append(f"{plan.path}: --confirm not run: {plan.problem}")
+        if plan.instrumented is not None and plan.instrumented.skipped:
+            for site, why in plan.instrumented.skipped[:5]:
+                notes.append(f"{plan.path}:{site.span.line}:{site.span.column}: not traced: {why}")
+        for run in plan.runs:
+            if run.status in ("not-run", "error", "compile-error"):
+                notes.append(f"{plan.path}: {run.name_expr}: not run on the GPU: {run.reason[:300]}")
+    return out
+
+
+def _plain(v: Any) -> bool:
+    return isinstance(v, (int, float, str, bool)) or v is None
+
+
+def _launch_text(run: KernelRun) -> str:
+    assert run.spec is not None
+    b, g = run.spec["block"], run.spec["grid"]
+    vals = ", ".join(f"{k}={v}" for k, v in run.spec.get("values", {}).items() if not isinstance(v, str))
+    text = f"block ({b[0]}, {b[1]}, {b[2]}), grid ({g[0]}, {g[1]}, {g[2]})"
+    return text + (f", {vals}" if vals else "")
+
+
+def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
+    runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
+    if not runs:
+        return _mark(d, "not-run", {}, "not run on a GPU: no launch shape for this kernel")
+    ok = [r for r in runs if r.status == "ok" and r.measured is not None]
+    if not ok:
+        why = next((r.reason for r in runs if r.reason), "not run")
+        return _mark(d, "not-run", {}, f"not run on a GPU: {why[:300]}")
+    key = (d.line, d.column, d.code)
+    relevant = [r for r in ok if key in r.static_keys] or ok
+    traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
+    if not traced:
+        return _mark(d, "not-run", {}, "not run on a GPU: this site was not traced "
+                     "(the rewrite could not place a probe there, or it never executed)")
+    errors = [r.rule_errors[d.code] for r in traced if d.code in r.rule_errors]
+    if errors:
+        return _mark(d, "not-run", {}, "not run on a GPU: the rule could not evaluate the measured events "
+                     f"({errors[0][:200]})")
+    verdicts = []
+    measured: dict[str, Any] = {}
+    for r in traced:
+        hit = next((m for m in r.measured_diags if (m.line, m.column, m.code) == key), None)
+        verdicts.append(hit is not None)
+        assert r.measured is not None
+        summary = site_summary(r.measured, d.line, d.column)
+        if hit is not None:
+            summary.update({f"measured_{k}": v for k, v in hit.metrics.items() if _plain(v)})
+        if not measured:
+            measured = summary
+    run = traced[0]
+    status = "confirmed" if all(verdicts) else "refuted"
+    shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
+                      if k in ("measured_sectors", "measured_ideal_sectors", "measured_ratio",
+                               "measured_bank_conflict_degree", "measured_divergent_requests"))
+    note = (f"{status} on {run.device or 'the GPU'} ({_launch_text(run)})"
+            + (f": measured {shown}" if shown else ""))
+    return _mark(d, status, measured, note)
+
+
+def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
+    runs = [r for r in plan.runs if r.result.kernel.name == d.kernel and r.status == "ok" and r.attributes]
+    if not runs:
+        return _mark(d, "not-run", {}, "not run on a GPU: no compiled kernel attributes")
+    a = runs[0].attributes
+    if "num_regs" not in a:
+        return _mark(d, "not-run", {}, f"not run on a GPU: {a.get('error', 'no attributes')}")
+    measured: dict[str, Any] = {"measured_registers": a["num_regs"], "measured_local_bytes": a.get("local_size_bytes"),
+                                "measured_shared_bytes": a.get("shared_size_bytes")}
+    threads = int(np.prod(runs[0].spec["block"])) if runs[0].spec else 0
+    occ = None
+    if a.get("active_blocks") is not None and a.get("max_threads_per_sm"):
+        occ = a["active_blocks"] * threads / a["max_threads_per_sm"]
+        measured["measured_active_blocks"] = a["active_blocks"]
+        measured["measured_occupancy"] = round(occ, 4)
+    status = "not-run"
+    if d.code == "KL402":
+        status = "confirmed" if (a.get("local_size_bytes") or 0) > 0 else "refuted"
+    elif d.code == "KL401" and occ is not None:
+        predicted = d.metrics.get("occupancy")
+        threshold = d.metrics.get("threshold", 0.5)
+        status = "confirmed" if occ < float(threshold or 0.5) or (predicted is not None and occ <= predicted + 1e-9) \
+            else "refuted"
+    elif d.code == "KL405":
+        status = "confirmed" if runs[0].status != "ok" else "refuted"
+    elif d.code in ("KL403", "KL404"):
+        reg = d.metrics.get("registers")
+        status = "confirmed" if d.code == "KL404" or reg is None or reg == a["num_regs"] else "refuted"
+    device = runs[0].device or "the GPU"
+    return _mark(d, status, measured, f"{status} from the compiled kernel on {device}: {a['num_regs']} registers, "
+                 f"{a.get('local_size_bytes', 0)} B local" + (f", occupancy {occ:.0%}" if occ is not None else ""))

@@ -1,0 +1,187 @@
+"""The GPU side of `--confirm`: compile with NVRTC through CuPy, launch, and dump the trace.
+
+This is the only module that imports CuPy, and it does so lazily. It runs in a child process
+(`python -m kernlint.confirm.cupy_probe`): a kernel that faults leaves its CUDA context unusable
+and one that hangs cannot be interrupted from Python, so isolating each batch of launches in a
+process that the parent can kill is what keeps kernlint itself from ever crashing or hanging.
+
+Protocol: one JSON job on stdin (see `kernlint.confirm.ProbeJob.to_json`); one JSON line per kernel
+on stdout, written and flushed as soon as that kernel is done, so the parent knows how far a child
+got before it died. Traces go to `.npz` files in the job's output directory.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Any
+
+
+def gpu_available() -> tuple[bool, str]:
+    """Whether CuPy imports and sees a CUDA device; the reason when not."""
+    try:
+        import cupy  # noqa: F401
+    except Exception as exc:  # ImportError, or a CuPy build that cannot find its CUDA libraries
+        return False, f"CuPy is not importable ({type(exc).__name__}: {exc}); install kernlint[gpu]"
+    try:
+        import cupy
+
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"no CUDA device ({type(exc).__name__}: {exc})"
+    if n < 1:
+        return False, "no CUDA device"
+    return True, ""
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _device_name(cupy: Any) -> str:
+    try:
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return f"{name} (sm_{props['major']}{props['minor']})"
+    except Exception:
+        return "CUDA device"
+
+
+def _pointer_arg(cupy: Any, spec: dict[str, Any], keep: list[Any]) -> Any:
+    front = int(spec["front"])
+    buf = cupy.zeros(front + int(spec["bytes"]), dtype=cupy.uint8)
+    keep.append(buf)
+    return buf[front:]
+
+
+def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any]) -> list[Any]:
+    args: list[Any] = []
+    for spec in specs:
+        t = spec["t"]
+        if t == "ptr":
+            args.append(_pointer_arg(cupy, spec, keep))
+        elif t == "scalar":
+            args.append(np.dtype(spec["dtype"]).type(spec["value"]))
+        elif t == "struct":
+            names, formats, offsets = [], [], []
+            values: list[Any] = []
+            for i, f in enumerate(spec["fields"]):
+                names.append(f"f{i}")
+                formats.append(f["dtype"])
+                offsets.append(int(f["offset"]))
+                if "ptr" in f:
+                    view = _pointer_arg(cupy, f["ptr"], keep)
+                    values.append(view.data.ptr)
+                else:
+                    values.append(f.get("value", 0))
+            dt = np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": int(spec["size"])})
+            rec = np.zeros(1, dtype=dt)
+            for name, v in zip(names, values):
+                rec[name] = v
+            args.append(rec[0])
+        else:
+            raise ValueError(f"unknown argument kind {t!r}")
+    return args
+
+
+def _attributes(cupy: Any, module: Any, name_expr: str, block: int, shared: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    try:
+        fn = module.get_function(name_expr)
+        attrs = fn.attributes
+        for k in ("num_regs", "shared_size_bytes", "local_size_bytes", "const_size_bytes",
+                  "max_threads_per_block", "ptx_version", "binary_version"):
+            if k in attrs:
+                out[k] = int(attrs[k])
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    try:
+        from cupy_backends.cuda.api import driver
+
+        ptr = fn.kernel.ptr if hasattr(fn, "kernel") else fn._kernel.ptr  # type: ignore[attr-defined]
+        out["active_blocks"] = int(driver.occupancyMaxActiveBlocksPerMultiprocessor(ptr, block, shared))
+        dev = cupy.cuda.Device()
+        out["max_threads_per_sm"] = int(dev.attributes.get("MaxThreadsPerMultiProcessor", 0))
+    except Exception as exc:
+        out["occupancy_error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def run_job(job: dict[str, Any]) -> int:
+    """Run every kernel of `job`; one JSON line each. Returns the process exit status."""
+    try:
+        import cupy
+        import numpy as np
+    except Exception as exc:
+        _emit({"id": None, "status": "no-gpu", "message": f"CuPy is not importable: {exc}"})
+        return 0
+    device = _device_name(cupy)
+    options = tuple(job["options"])
+    names = [k["name_expr"] for k in job["kernels"]]
+    try:
+        module = cupy.RawModule(code=job["code"], options=options, name_expressions=names + ["__kl_set_ctl"])
+        module.compile()
+    except Exception as exc:
+        msg = str(exc)
+        for k in job["kernels"]:
+            _emit({"id": k["id"], "status": "compile-error", "message": msg[-4000:], "device": device})
+        return 0
+    plain = None
+    if job.get("plain"):
+        try:
+            plain = cupy.RawModule(code=job["plain"], options=options, name_expressions=names)
+            plain.compile()
+        except Exception:
+            plain = None
+    set_ctl = module.get_function("__kl_set_ctl")
+    for k in job["kernels"]:
+        keep: list[Any] = []
+        try:
+            fn = module.get_function(k["name_expr"])
+            nsites, wpb, maxseq = int(k["nsites"]), int(k["wpb"]), int(k["maxseq"])
+            slots = max(1, nsites * 2 * wpb * maxseq)
+            addr = cupy.zeros(slots * 32, dtype=cupy.uint64)
+            mask = cupy.zeros(slots, dtype=cupy.uint32)
+            ballot = cupy.zeros(slots, dtype=cupy.uint32)
+            count = cupy.zeros(max(1, nsites * 2 * wpb), dtype=cupy.uint32)
+            s0, s1 = k["samples"]
+            set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
+                                 *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
+            args = _make_args(cupy, np, k["args"], keep)
+            fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+            cupy.cuda.runtime.deviceSynchronize()
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            fault = "cudaError" in text or "CUDA_ERROR" in text or "CUDARuntimeError" in text or \
+                "CUDADriverError" in text
+            _emit({"id": k["id"], "status": "fault" if fault else "error", "message": text[-2000:],
+                   "trace": traceback.format_exc()[-2000:], "device": device})
+            if fault:
+                return 3  # the context is gone: the parent starts a new process for the rest
+            continue
+        path = f"{job['out']}/trace_{k['id']}.npz"
+        np.savez(path, addr=addr.get().reshape(nsites, 2, wpb, maxseq, 32) if nsites else np.zeros((0, 2, wpb, maxseq, 32)),
+                 mask=mask.get().reshape(nsites, 2, wpb, maxseq) if nsites else np.zeros((0, 2, wpb, maxseq)),
+                 ballot=ballot.get().reshape(nsites, 2, wpb, maxseq) if nsites else np.zeros((0, 2, wpb, maxseq)),
+                 count=count.get().reshape(nsites, 2, wpb) if nsites else np.zeros((0, 2, wpb)))
+        attrs = _attributes(cupy, plain or module, k["name_expr"], int(np.prod(k["block"])), int(k.get("shared", 0))) \
+            if plain is not None else {}
+        _emit({"id": k["id"], "status": "ok", "trace": path, "attributes": attrs, "device": device})
+        del keep
+    return 0
+
+
+def main() -> int:
+    job = json.loads(sys.stdin.read())
+    if job.get("check"):
+        ok, why = gpu_available()
+        _emit({"ok": ok, "message": why})
+        return 0
+    return run_job(job)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

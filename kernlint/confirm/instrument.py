@@ -1,0 +1,586 @@
+"""Source-to-source instrumentation for `--confirm`: pure text rewriting, no GPU, no CuPy.
+
+Given a CUDA file and the sites the warp evaluator saw (memory accesses, `if` conditions), build a
+device-only copy of the file in which
+
+* host code (`main`, launch wrappers, host globals, `#include <cstdio>` ...) is blanked out, so that
+  NVRTC, which has no host headers, only sees kernels, device functions, types and macros;
+* every traced memory access `a[i]` becomes `(*__kl_rec(SITE, &(a[i])))`: the helper records the
+  lane's byte address (global: the generic address; shared: the offset in the shared window) and
+  the warp's `__activemask()`, then returns the same pointer, so the program does what it did;
+* every traced `if (c)` becomes `if (__kl_br(SITE, (c)))`, recording `__ballot_sync` of `c`.
+
+Blanking keeps every newline and every column of the code that stays, and the rewrite only inserts
+text inside a line, so a `#line 1` after the prelude makes compiler messages (and `-lineinfo`) point
+at the user's own lines.
+
+Why a `__device__` control block instead of an extra kernel parameter: the accesses the evaluator
+reports may sit in inlined `__device__` helpers, which have no access to the kernel's parameters.
+A global control block (set by a one-thread setter kernel before each launch) reaches them all and
+leaves every signature untouched, so launching stays the same as for the original kernel.
+
+Trace layout (all indexed by SITE, sampled block b (0/1), warp w of the block, occurrence q):
+``addr[((SITE*2 + b)*WPB + w)*MAXSEQ + q][lane]`` (u64, bit 63 set for shared addresses),
+``mask[...]`` / ``ballot[...]`` (u32, written by the warp's first active lane), and
+``count[(SITE*2 + b)*WPB + w]``: how many times the warp reached the site (it can exceed MAXSEQ;
+records past MAXSEQ are dropped). Only the two blocks the static evaluator sampled record, so the
+trace is small and measured requests line up with predicted ones.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kernlint import ir
+
+SHARED_FLAG = 1 << 63
+
+PRELUDE = r"""// ---- kernlint --confirm instrumentation (generated) ----
+struct __kl_ctl_t {
+    unsigned long long* addr;
+    unsigned int* mask;
+    unsigned int* ballot;
+    unsigned int* count;
+    unsigned int wpb, maxseq;
+    unsigned int b0x, b0y, b0z, b1x, b1y, b1z;
+};
+__device__ __kl_ctl_t __kl_ctl;
+
+extern "C" __global__ void __kl_set_ctl(unsigned long long* addr, unsigned int* mask, unsigned int* ballot,
+                                        unsigned int* count, unsigned int wpb, unsigned int maxseq,
+                                        unsigned int b0x, unsigned int b0y, unsigned int b0z,
+                                        unsigned int b1x, unsigned int b1y, unsigned int b1z) {
+    __kl_ctl.addr = addr; __kl_ctl.mask = mask; __kl_ctl.ballot = ballot; __kl_ctl.count = count;
+    __kl_ctl.wpb = wpb; __kl_ctl.maxseq = maxseq;
+    __kl_ctl.b0x = b0x; __kl_ctl.b0y = b0y; __kl_ctl.b0z = b0z;
+    __kl_ctl.b1x = b1x; __kl_ctl.b1y = b1y; __kl_ctl.b1z = b1z;
+}
+
+// Slot of this warp's next record at `site`, or -1 when this block is not sampled / the slot
+// array is full. Called by all active lanes; the first active lane bumps the counter and
+// broadcasts the sequence number (the warp-aggregated pattern from the CUDA programming guide).
+__device__ __forceinline__ long long __kl_slot(unsigned int site, unsigned int m, unsigned int* lane_out) {
+    unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned int b;
+    if (blockIdx.x == __kl_ctl.b0x && blockIdx.y == __kl_ctl.b0y && blockIdx.z == __kl_ctl.b0z) b = 0;
+    else if (blockIdx.x == __kl_ctl.b1x && blockIdx.y == __kl_ctl.b1y && blockIdx.z == __kl_ctl.b1z) b = 1;
+    else return -1;
+    if (__kl_ctl.count == 0) return -1;
+    unsigned int lane = t % 32u;
+    unsigned int leader = __ffs(m) - 1;
+    unsigned long long w = ((unsigned long long)site * 2u + b) * __kl_ctl.wpb + t / 32u;
+    unsigned int seq = 0;
+    if (lane == leader) seq = __kl_ctl.count[w]++;
+    seq = __shfl_sync(m, seq, leader);
+    *lane_out = lane;
+    if (seq >= __kl_ctl.maxseq) return -1;
+    return (long long)(w * __kl_ctl.maxseq + seq);
+}
+
+template <typename T>
+__device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
+    unsigned int m = __activemask();
+    unsigned int lane = 0;
+    long long slot = __kl_slot(site, m, &lane);
+    if (slot >= 0) {
+        const void* g = (const void*)p;
+        unsigned long long a = __isShared(g)
+            ? (0x8000000000000000ull | (unsigned long long)__cvta_generic_to_shared(g))
+            : (unsigned long long)g;
+        __kl_ctl.addr[slot * 32 + lane] = a;
+        if (lane == __ffs(m) - 1) __kl_ctl.mask[slot] = m;
+    }
+    return p;
+}
+
+template <typename V>
+__device__ __forceinline__ V __kl_sw(unsigned int site, V v) {
+    unsigned int m = __activemask();
+    unsigned int lane = 0;
+    long long slot = __kl_slot(site, m, &lane);
+    if (slot >= 0) {
+        __kl_ctl.addr[slot * 32 + lane] = (unsigned long long)(long long)v;
+        if (lane == __ffs(m) - 1) __kl_ctl.mask[slot] = m;
+    }
+    return v;
+}
+
+template <typename C>
+__device__ __forceinline__ bool __kl_br(unsigned int site, const C& c) {
+    bool v = static_cast<bool>(c);
+    unsigned int m = __activemask();
+    unsigned int b = __ballot_sync(m, v);
+    unsigned int lane = 0;
+    long long slot = __kl_slot(site, m, &lane);
+    if (slot >= 0 && lane == __ffs(m) - 1) {
+        __kl_ctl.mask[slot] = m;
+        __kl_ctl.ballot[slot] = b;
+    }
+    return v;
+}
+// ---- end of instrumentation; the user's file follows with its own line numbers ----
+"""
+
+# Headers NVRTC provides (with the CUDA include path CuPy passes); every other <...> include is
+# host-only (stdio, cuda_runtime, iostream, vector, ...) and is blanked.
+DEVICE_HEADERS = re.compile(
+    r"^(cuda_fp16\.h|cuda_bf16\.h|cuda_fp8\.h|cuda_fp4\.h|cuda_fp6\.h|mma\.h|cooperative_groups\.h|"
+    r"cooperative_groups/.*|cuda/.*|cub/.*|thrust/.*|math_constants\.h|sm_\d+_intrinsics\.h|"
+    r"cuda_pipeline.*\.h|cuda_awbarrier.*\.h|crt/.*|vector_types\.h|vector_functions\.h)$")
+
+_DEVICE_WORDS = re.compile(r"\b(__global__|__device__|__constant__|__managed__)\b")
+_KEEP_DECL_WORDS = re.compile(
+    r"\b(__global__|__device__|__constant__|__managed__|__shared__|typedef|using|struct|class|union|enum|template|"
+    r"constexpr|const|static_assert|namespace)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """One place to trace: "access" (a memory access), "branch" (an `if`), "switch", "loop" (its condition).
+
+    For branches and loops `span` is the whole statement; the condition is found in its text.
+    """
+
+    id: int
+    kind: str
+    span: ir.Span
+
+
+@dataclass(frozen=True, slots=True)
+class Instrumented:
+    """The rewritten source and what happened to each requested site."""
+
+    code: str  # prelude + device-only user source with the sites rewritten
+    device_code: str  # the device-only user source without instrumentation (for attributes, ncu)
+    sites: tuple[Site, ...]  # the sites that were rewritten
+    skipped: tuple[tuple[Site, str], ...]  # sites left alone, with the reason
+    blanked: tuple[tuple[int, int], ...]  # (first line, last line) of host code that was removed
+
+
+# --- lexing ------------------------------------------------------------------------------------
+
+
+def _code_mask(text: str) -> list[bool]:
+    """True for characters that are code (not inside comments, strings, or preprocessor lines)."""
+    n = len(text)
+    out = [True] * n
+    i = 0
+    at_line_start = True
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            at_line_start = True
+            i += 1
+            continue
+        if at_line_start and c in " \t":
+            i += 1
+            continue
+        if at_line_start and c == "#":
+            # A preprocessor line, with backslash continuations (comments inside it end nothing).
+            j = i
+            while j < n:
+                if text[j] == "\n" and (j == 0 or text[j - 1] != "\\"):
+                    break
+                j += 1
+            for k in range(i, j):
+                out[k] = False
+            i = j
+            continue
+        at_line_start = False
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            for k in range(i, j):
+                out[k] = False
+            i = j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            for k in range(i, j):
+                out[k] = False
+            i = j
+            continue
+        if c == 'R' and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'R"([^()\\ ]{0,16})\(', text[i:])
+            if m:
+                end = text.find(")" + m.group(1) + '"', i)
+                j = n if end < 0 else end + len(m.group(1)) + 2
+                for k in range(i, j):
+                    out[k] = False
+                i = j
+                continue
+        if c in "\"'":
+            # A char literal or a digit separator (1'000): treat ' after a digit as a separator.
+            if c == "'" and i > 0 and text[i - 1].isalnum() and i + 1 < n and text[i + 1].isalnum():
+                i += 1
+                continue
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(n, j + 1)
+            for k in range(i, j):
+                out[k] = False
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def _line_offsets(text: str) -> list[int]:
+    offs = [0]
+    for i, c in enumerate(text):
+        if c == "\n":
+            offs.append(i + 1)
+    return offs
+
+
+def offset_of(text: str, line_offsets: list[int], line: int, column: int) -> int | None:
+    """Character offset of a 1-based (line, byte column) position, as libclang reports them."""
+    if line < 1 or line > len(line_offsets) or column < 1:
+        return None
+    start = line_offsets[line - 1]
+    end = line_offsets[line] - 1 if line < len(line_offsets) else len(text)
+    line_text = text[start:end]
+    raw = line_text.encode("utf-8")
+    if column - 1 > len(raw):
+        return None
+    return start + len(raw[: column - 1].decode("utf-8", errors="ignore"))
+
+
+# --- host code removal ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    start: int
+    end: int  # exclusive
+    header_end: int  # offset of the opening `{` of its body, or `end` when it has none
+    braced: bool
+
+
+def _top_level_chunks(text: str, mask: list[bool], start: int, end: int) -> list[_Chunk]:
+    """Split [start, end) into top-level declarations: up to a `;` or a closing `}` at depth 0."""
+    chunks: list[_Chunk] = []
+    i = start
+    chunk_start = start
+    depth = 0
+    paren = 0
+    header_end = -1
+    while i < end:
+        c = text[i]
+        if not mask[i]:
+            if depth == 0 and paren == 0 and chunk_start == i and text[i] in "#/":
+                # A comment or preprocessor line between declarations belongs to nobody.
+                j = i
+                while j < end and not mask[j]:
+                    j += 1
+                chunk_start = j
+                i = j
+                continue
+            i += 1
+            continue
+        if c.isspace() and chunk_start == i and depth == 0:
+            chunk_start = i + 1
+            i += 1
+            continue
+        if c in "([":
+            paren += 1
+        elif c in ")]":
+            paren = max(0, paren - 1)
+        elif c == "{":
+            if depth == 0 and paren == 0:
+                header_end = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0 and paren == 0:
+                # `struct S {...} s;` and `= {...};` continue to the `;`; a function body ends here.
+                rest = i + 1
+                while rest < end and (text[rest].isspace() or not mask[rest]):
+                    rest += 1
+                header = text[chunk_start:header_end]
+                if re.search(r"\b(struct|class|union|enum)\b", header) or re.search(r"=\s*$", header):
+                    i += 1
+                    continue
+                chunks.append(_Chunk(chunk_start, i + 1, header_end, True))
+                chunk_start = i + 1
+                header_end = -1
+            elif depth < 0:
+                depth = 0
+        elif c == ";" and depth == 0 and paren == 0:
+            he = header_end if header_end >= 0 else i + 1
+            chunks.append(_Chunk(chunk_start, i + 1, he, header_end >= 0))
+            chunk_start = i + 1
+            header_end = -1
+        i += 1
+    if chunk_start < end and text[chunk_start:end].strip():
+        chunks.append(_Chunk(chunk_start, end, end, False))
+    return chunks
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    for k in range(start, end):
+        if chars[k] != "\n":
+            chars[k] = " "
+
+
+def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[str, list[tuple[int, int]]]:
+    """Blank host code (same length, same newlines) so that only device code remains.
+
+    A function definition stays when its header says `__global__`/`__device__` or when it covers a
+    line in `keep_lines` (the kernels and device functions the front end found, which also catches
+    qualifiers hidden behind macros). Declarations ending in `;` stay when they look like types,
+    constants or device variables. `#include <...>` of host headers is blanked.
+    """
+    mask = _code_mask(text)
+    chars = list(text)
+    line_offsets = _line_offsets(text)
+    removed: list[tuple[int, int]] = []
+
+    def line_of(off: int) -> int:
+        lo, hi = 0, len(line_offsets) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if line_offsets[mid] <= off:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1
+
+    def visit(start: int, end: int) -> None:
+        for ch in _top_level_chunks(text, mask, start, end):
+            header = "".join(ch_ if m else " " for ch_, m in zip(text[ch.start:ch.header_end],
+                                                                     mask[ch.start:ch.header_end]))
+            first, last = line_of(ch.start), line_of(max(ch.start, ch.end - 1))
+            covers_kept = any(first <= ln <= last for ln in keep_lines)
+            if ch.braced and re.search(r"^\s*(inline\s+)?namespace\b[^=]*$", header) or \
+                    ch.braced and re.match(r'^\s*extern\s+"C(\+\+)?"\s*$', text[ch.start:ch.header_end]):
+                visit(ch.header_end + 1, ch.end - 1)
+                continue
+            if "<<<" in text[ch.start:ch.end]:
+                keep = False
+            elif ch.braced and "(" in header and not re.search(r"\b(struct|class|union|enum)\b",
+                                                               header.split("(")[0]):
+                keep = bool(_DEVICE_WORDS.search(header)) or covers_kept
+            else:
+                keep = covers_kept or bool(_KEEP_DECL_WORDS.search(header))
+            if not keep:
+                _blank(chars, ch.start, ch.end)
+                removed.append((first, last))
+
+    visit(0, len(text))
+    # Host-only includes: NVRTC has no host headers.
+    for m in re.finditer(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>]+)>.*$", text):
+        if not DEVICE_HEADERS.match(m.group(1).strip()):
+            _blank(chars, m.start(), m.end())
+    return "".join(chars), removed
+
+
+# --- site rewriting ------------------------------------------------------------------------------
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for c in s:
+        if c in "([{":
+            stack.append(c)
+        elif c in ")]}":
+            if not stack or stack.pop() != pairs[c]:
+                return False
+    del depth
+    return not stack
+
+
+def _check_site_text(kind: str, s: str) -> str | None:
+    """Why `s` cannot be rewritten as a site of `kind`, or None when it can."""
+    if not s.strip():
+        return "empty source range"
+    if ";" in s or "{" in s or "}" in s:
+        return "source range spans statements (macro expansion?)"
+    if not _balanced(s):
+        return "source range is not a complete expression (macro expansion?)"
+    if kind == "access" and not re.search(r"[\[\]*]|->|\.", s):
+        return "source range does not look like a memory access (macro expansion?)"
+    return None
+
+
+def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozenset(),
+               filename: str = "kernel.cu") -> Instrumented:
+    """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme."""
+    device, removed = device_only(text, keep_lines)
+    mask = _code_mask(device)
+    line_offsets = _line_offsets(text)
+    placed: list[tuple[int, int, Site]] = []
+    skipped: list[tuple[Site, str]] = []
+    for site in sites:
+        sp = site.span
+        a = offset_of(text, line_offsets, sp.line, sp.column)
+        b = offset_of(text, line_offsets, sp.end_line or sp.line, sp.end_column or sp.column)
+        if a is None or b is None or b <= a:
+            skipped.append((site, "no usable source range"))
+            continue
+        if site.kind == "branch":
+            # The span is the whole `if` statement: trace the text between its parentheses.
+            inner = _if_condition(text, mask, a, b)
+            if isinstance(inner, str):
+                skipped.append((site, inner))
+                continue
+            a, b = inner
+        elif site.kind == "switch":
+            m = re.match(r"switch\s*\(", text[a:b])
+            inner = _paren_body(text, mask, a + m.end(), b) if m else "not a `switch (` statement"
+            if isinstance(inner, str):
+                skipped.append((site, inner))
+                continue
+            a, b = inner
+        elif site.kind == "loop":
+            inner = _loop_condition(text, mask, a, b)
+            if isinstance(inner, str):
+                skipped.append((site, inner))
+                continue
+            a, b = inner
+        if not all(mask[a:b]) and not any(mask[a:b]):
+            skipped.append((site, "source range is inside a comment or a removed host function"))
+            continue
+        if device[a:b] != text[a:b]:
+            skipped.append((site, "source range is in removed host code"))
+            continue
+        why = _check_site_text(site.kind, text[a:b])
+        if why:
+            skipped.append((site, why))
+            continue
+        placed.append((a, b, site))
+    # Nest properly: drop a site that partly overlaps an earlier one (containment is fine).
+    placed.sort(key=lambda t: (t[0], -t[1]))
+    accepted: list[tuple[int, int, Site]] = []
+    for a, b, site in placed:
+        clash = next((x for x in accepted if x[0] < b and a < x[1] and not (x[0] <= a and b <= x[1])
+                      and not (a <= x[0] and x[1] <= b)), None)
+        if clash is not None or any(x[0] == a and x[1] == b for x in accepted):
+            skipped.append((site, "overlaps another traced site"))
+            continue
+        accepted.append((a, b, site))
+    code = _render(device, accepted, 0, len(device))
+    header = PRELUDE + f'#line 1 "{_escape(filename)}"\n'
+    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted), tuple(skipped),
+                        tuple(removed))
+
+
+def _if_condition(text: str, mask: list[bool], a: int, b: int) -> tuple[int, int] | str:
+    """Offsets of the condition inside `if (...)` starting at `a`, or why there is none."""
+    m = re.match(r"if\s*(constexpr\b)?\s*\(", text[a:b])
+    if not m:
+        return "the statement does not start with `if (` (macro expansion?)"
+    if m.group(1):
+        return "`if constexpr` is resolved at compile time"
+    return _paren_body(text, mask, a + m.end(), b)
+
+
+def _loop_condition(text: str, mask: list[bool], a: int, b: int) -> tuple[int, int] | str:
+    """Offsets of the condition of `for (init; cond; step)` or `while (cond)` starting at `a`."""
+    m = re.match(r"(for|while)\s*\(", text[a:b])
+    if not m:
+        return "not a `for (` or `while (` loop (a do-while, or a macro expansion)"
+    start = a + m.end()
+    if m.group(1) == "while":
+        return _paren_body(text, mask, start, b)
+    # Find the two `;` at parenthesis depth 1.
+    depth = 0
+    semis: list[int] = []
+    i = start
+    while i < b:
+        if mask[i]:
+            c = text[i]
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c == ";" and depth == 0:
+                semis.append(i)
+        i += 1
+    if len(semis) != 2:
+        return "range-based or unusual `for`: no condition to trace"
+    lo, hi = semis[0] + 1, semis[1]
+    if not text[lo:hi].strip():
+        return "loop without a condition"
+    return (lo, hi)
+
+
+def _paren_body(text: str, mask: list[bool], start: int, b: int) -> tuple[int, int] | str:
+    depth = 1
+    i = start
+    while i < b:
+        if mask[i]:
+            if text[i] == "(":
+                depth += 1
+            elif text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    return (start, i) if text[start:i].strip() else "empty condition"
+        i += 1
+    return "unbalanced parentheses in the condition"
+
+
+def _escape(name: str) -> str:
+    return name.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int) -> str:
+    """Emit text[start:end] with the outermost sites in it wrapped (recursively for nested ones)."""
+    out: list[str] = []
+    pos = start
+    i = 0
+    inside = [s for s in sites if start <= s[0] and s[1] <= end]
+    inside.sort(key=lambda t: (t[0], -t[1]))
+    while i < len(inside):
+        a, b, site = inside[i]
+        nested = [s for s in inside[i + 1:] if a <= s[0] and s[1] <= b]
+        out.append(text[pos:a])
+        body = _render(text, nested, a, b)
+        if site.kind == "access":
+            out.append(f"(*__kl_rec({site.id}u, &({body})))")
+        elif site.kind == "loop":
+            out.append(f" __kl_br({site.id}u, ({body}))")
+        elif site.kind == "switch":
+            out.append(f"__kl_sw({site.id}u, ({body}))")
+        else:
+            out.append(f"__kl_br({site.id}u, ({body}))")
+        pos = b
+        i += 1 + len(nested)
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+# --- which sites to trace --------------------------------------------------------------------------
+
+
+def branch_condition_span(stmt: ir.If) -> ir.Span:
+    """The span of an `if` statement's condition expression (implicit casts peeled)."""
+    c: ir.Expr = stmt.cond
+    while isinstance(c, ir.Cast) and not c.explicit and c.span == ir.NO_SPAN:
+        c = c.operand
+    return c.span
+
+
+def walk(node: object) -> list[object]:
+    """Every IR node reachable from `node` (statements and expressions), depth first, in order."""
+    out: list[object] = []
+    stack: list[object] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
+            continue
+        slots = getattr(type(n), "__slots__", None)
+        if slots is None:
+            continue
+        out.append(n)
+        stack.extend(reversed([getattr(n, name, None) for name in slots]))
+    return out

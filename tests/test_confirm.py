@@ -1,0 +1,325 @@
+"""`--confirm`: the source rewrite (CPU, compiled with nvcc where present) and the GPU runs.
+
+CPU tests check that the instrumentation keeps the program intact, strips host code, and that a
+trace equal to what the evaluator predicted confirms every finding (the measuring and verdict code
+without a GPU). Tests marked `gpu` run the fixtures on a real device through CuPy and require every
+static finding to be confirmed and every `ok:` site to stay quiet.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kernlint import confirm
+from kernlint.confirm import instrument as ins
+from kernlint.diagnostics import Diagnostic
+from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.eval import events as ev
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+OPTIONS = LintOptions(resources=False)
+CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
+                          if p.name.split("_")[0] in ("KL101", "KL102", "KL103", "KL201", "KL301", "KL302",
+                                                      "KL401"))
+
+
+def _lint(path: Path) -> tuple[str, Any]:
+    text = path.read_text()
+    return text, lint_with_suppressions(text, str(path), OPTIONS)
+
+
+def _plan(path: Path) -> confirm.FilePlan:
+    text, result = _lint(path)
+    return confirm.plan_file(result, text, OPTIONS)
+
+
+# --- the rewrite -----------------------------------------------------------------------------------
+
+
+def test_device_only_blanks_host_code_and_keeps_lines() -> None:
+    text = (FIXTURES / "KL101_transpose.cu").read_text()
+    out, removed = ins.device_only(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert "int main" not in out and "<<<" not in out
+    assert "#define TILE_DIM 32" in out and "__global__ void transpose_naive" in out
+    assert removed and removed[0][0] == text.splitlines().index("int main() {") + 1
+
+
+def test_device_only_keeps_types_constants_and_device_code() -> None:
+    text = """#include <cstdio>
+#include <cuda_fp16.h>
+#include "mine.h"
+struct P { float x; };
+constexpr int N = 4;
+static float* host_ptr;
+namespace ns {
+__device__ float twice(float v) { return 2 * v; }
+void host_helper() { printf("x"); }
+}
+extern "C" __global__ void k(float* a) { a[threadIdx.x] = ns::twice(a[threadIdx.x]); }
+void launch(float* a) { k<<<1, 32>>>(a); }
+int main() { return 0; }
+"""
+    out, _ = ins.device_only(text)
+    assert "#include <cstdio>" not in out and "#include <cuda_fp16.h>" in out and '#include "mine.h"' in out
+    assert "struct P" in out and "constexpr int N" in out and "host_ptr" not in out
+    assert "__device__ float twice" in out and "host_helper" not in out
+    assert 'extern "C" __global__ void k' in out and "launch" not in out and "main" not in out
+
+
+def test_rewrite_wraps_accesses_branches_and_loops() -> None:
+    plan = _plan(FIXTURES / "KL101_aos.cu")
+    assert plan.instrumented is not None
+    code = plan.instrumented.code
+    assert "float vx = (*__kl_rec(" in code and "&(particles[i].vx)));" in code
+    assert "if (__kl_br(" in code and "(i < n)))" in code
+    # The user's file starts at line 1 again after the prelude.
+    body = code.split('#line 1 "KL101_aos.cu"\n', 1)[1]
+    assert body.count("\n") == (FIXTURES / "KL101_aos.cu").read_text().count("\n")
+    loops = _plan(FIXTURES / "KL101_transpose.cu").instrumented
+    assert loops is not None and "__kl_br(" in loops.code.split("for (int j = 0;", 1)[1].split(";", 1)[0]
+
+
+def test_rewrite_nests_sites() -> None:
+    text = "__global__ void g(const float* a, const int* idx, float* o) {\n  o[0] = a[idx[threadIdx.x]];\n}\n"
+    line = text.splitlines()[1]
+    outer_col = line.index("a[idx") + 1
+    inner_col = line.index("idx[") + 1
+    sites = [ins.Site(0, "access", ins.ir.Span(2, outer_col, 2, outer_col + len("a[idx[threadIdx.x]]"))),
+             ins.Site(1, "access", ins.ir.Span(2, inner_col, 2, inner_col + len("idx[threadIdx.x]")))]
+    out = ins.instrument(text, sites)
+    assert "(*__kl_rec(0u, &(a[(*__kl_rec(1u, &(idx[threadIdx.x])))])))" in out.code
+    assert not out.skipped
+
+
+def test_rewrite_refuses_ranges_that_are_not_expressions() -> None:
+    text = "__global__ void g(float* a) {\n  a[0] = 1; a[1] = 2;\n}\n"
+    bad = ins.Site(0, "access", ins.ir.Span(2, 3, 2, 20))
+    out = ins.instrument(text, [bad])
+    assert not out.sites and out.skipped and "statements" in out.skipped[0][1]
+
+
+def _explicit_instantiations(plan: confirm.FilePlan) -> str:
+    """Host-side references that make nvcc instantiate the template kernels NVRTC would."""
+    refs = [r.name_expr for r in plan.runs if "<" in r.name_expr]
+    return "".join(f"\nstatic void* __kl_inst_{i} = (void*)&{e};" for i, e in enumerate(refs))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("fixture", CONFIRM_FIXTURES + [FIXTURES / "clean_patterns.cu"], ids=lambda p: p.name)
+def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -> None:
+    plan = _plan(fixture)
+    assert plan.instrumented is not None
+    assert not plan.instrumented.skipped, plan.instrumented.skipped
+    src = tmp_path / fixture.name
+    src.write_text(plan.instrumented.code + _explicit_instantiations(plan) + "\n")
+    proc = subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-std=c++17", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# --- measuring and verdicts without a GPU ------------------------------------------------------------
+
+
+def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> None:
+    """Write the trace a GPU would produce if it behaved exactly as the evaluator predicted."""
+    assert run.spec is not None
+    nsites, wpb, maxseq = run.spec["nsites"], run.spec["wpb"], run.spec["maxseq"]
+    addr = np.zeros((nsites, 2, wpb, maxseq, 32), dtype=np.uint64)
+    mask = np.zeros((nsites, 2, wpb, maxseq), dtype=np.uint32)
+    ballot = np.zeros_like(mask)
+    count = np.zeros((nsites, 2, wpb), dtype=np.uint32)
+    weights = (1 << np.arange(32, dtype=np.uint64))
+
+    def record(site: int, m: np.ndarray, b: np.ndarray | None, a: np.ndarray | None) -> None:
+        for s in range(2):
+            for w in range(wpb):
+                if not m[s, w].any():
+                    continue
+                q = int(count[site, s, w])
+                count[site, s, w] += 1
+                if q >= maxseq:
+                    continue
+                mask[site, s, w, q] = int((m[s, w] * weights).sum())
+                if b is not None:
+                    ballot[site, s, w, q] = int(((b[s, w] & m[s, w]) * weights).sum())
+                if a is not None:
+                    addr[site, s, w, q] = a[s, w].astype(np.uint64)
+
+    for (line, col, kind), site in plan.site_of_span.items():
+        evs = [e for e in run.result.events if (e.span.line, e.span.column) == (line, col)]
+        if kind == "access":
+            evs = [e for e in evs if isinstance(e, ev.MemoryAccess)]
+            if not evs:
+                continue
+            first_kind = evs[0].kind
+            for e in evs:
+                if e.kind == first_kind:
+                    a = e.address.astype(np.uint64) | (np.uint64(ins.SHARED_FLAG) if e.space == "shared" else 0)
+                    record(site.id, e.mask, None, a)
+        elif kind == "branch":
+            for e in evs:
+                if isinstance(e, ev.Branch):
+                    record(site.id, e.mask, e.cond, None)
+        elif kind == "switch":
+            values, default = plan.switch_arms[(line, col, kind)]
+            value_of = {arm: v for v, arm in sorted(values.items(), reverse=True)}
+            value_of[default] = max(values, default=0) + 1000
+            for e in evs:
+                if isinstance(e, ev.Branch) and e.arms is not None:
+                    v = np.vectorize(lambda arm: value_of.get(int(arm), 0))(e.arms).astype(np.uint64)
+                    record(site.id, e.mask, None, v)
+        else:
+            for e in evs:
+                if isinstance(e, ev.Loop):
+                    for k in range(int(e.trips.max()) + 1):
+                        live = e.mask & (e.trips >= k)
+                        record(site.id, live, e.trips > k, None)
+    np.savez(path, addr=addr, mask=mask, ballot=ballot, count=count)
+
+
+def _confirm_with_fake_gpu(fixture: Path, tmp_path: Path) -> tuple[list[Diagnostic], list[str]]:
+    text, result = _lint(fixture)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    for run in plan.runs:
+        if run.spec is None:
+            continue
+        trace = tmp_path / f"trace_{run.id}.npz"
+        _fake_trace(plan, run, trace)
+        run.status, run.device = "ok", "fake GPU"
+        confirm._measure(plan, run, str(trace))
+    notes: list[str] = []
+    out = confirm.apply_results(list(result.diagnostics), [plan], [result], notes)
+    return out, notes
+
+
+@pytest.mark.parametrize("fixture", CONFIRM_FIXTURES, ids=lambda p: p.name)
+def test_trace_equal_to_prediction_confirms_every_finding(fixture: Path, tmp_path: Path) -> None:
+    out, _notes = _confirm_with_fake_gpu(fixture, tmp_path)
+    kernel_findings = [d for d in out if d.confirmation]
+    assert not [d for d in kernel_findings if d.confirmation == "found-by-confirm"]
+    bad = [(d.line, d.code, d.confirmation, d.notes[-1]) for d in kernel_findings
+           if d.confirmation != "confirmed" and not d.code.startswith("KL4")]
+    assert not bad
+
+
+def test_measured_numbers_are_attached(tmp_path: Path) -> None:
+    out, _ = _confirm_with_fake_gpu(FIXTURES / "KL101_aos.cu", tmp_path)
+    d = next(d for d in out if d.code == "KL101")
+    assert d.metrics["measured_sectors"] == d.metrics["sectors"] == 24
+    assert d.metrics["measured_ideal_sectors"] == 4
+
+
+def test_refuted_when_the_gpu_disagrees(tmp_path: Path) -> None:
+    """Replace the strided addresses by unit-stride ones: the KL101 finding must be refuted."""
+    fixture = FIXTURES / "KL101_mapping.cu"
+    text, result = _lint(fixture)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    for run in plan.runs:
+        if run.spec is None:
+            continue
+        trace = tmp_path / f"trace_{run.id}.npz"
+        _fake_trace(plan, run, trace)
+        data = dict(np.load(trace))
+        data["addr"] = (np.arange(32, dtype=np.uint64) * 4 + np.uint64(1 << 20)) * (data["addr"] != 0)
+        np.savez(trace, **data)
+        run.status = "ok"
+        confirm._measure(plan, run, str(trace))
+    out = confirm.apply_results(list(result.diagnostics), [plan], [result], [])
+    kl101 = [d for d in out if d.code == "KL101"]
+    assert kl101 and all(d.confirmation == "refuted" for d in kl101)
+    assert all(d.metrics["measured_ratio"] == 1.0 for d in kl101)
+
+
+def test_found_by_confirm_when_static_analysis_missed(tmp_path: Path) -> None:
+    """A coalesced site whose measured addresses are strided is reported as found-by-confirm."""
+    fixture = FIXTURES / "KL103_misaligned.cu"
+    text, result = _lint(fixture)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    aligned = next(r for r in plan.runs if r.name_expr == "aligned")
+    for run in [aligned]:
+        trace = tmp_path / "t.npz"
+        _fake_trace(plan, run, trace)
+        data = dict(np.load(trace))
+        data["addr"] = data["addr"] * np.uint64(32)  # 4-byte lanes now 128 bytes apart
+        np.savez(trace, **data)
+        run.status = "ok"
+        confirm._measure(plan, run, str(trace))
+    out = confirm.apply_results(list(result.diagnostics), [plan], [result], [])
+    found = [d for d in out if d.confirmation == "found-by-confirm"]
+    assert found and {d.code for d in found} <= {"KL101", "KL102"}
+    assert all(d.kernel == "aligned" for d in found)
+
+
+def test_data_dependent_kernel_is_not_run() -> None:
+    plan = _plan(FIXTURES / "KL101_mapping.cu")
+    gather = next(r for r in plan.runs if r.name_expr == "gather")
+    assert gather.status == "not-run" and "loaded data" in gather.reason
+
+
+def test_without_cupy_every_finding_is_not_run_with_one_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
+    text, result = _lint(FIXTURES / "KL101_aos.cu")
+    out, notes = confirm.confirm_findings(list(result.diagnostics), [result], {str(FIXTURES / "KL101_aos.cu"): text})
+    assert len(notes) == 1 and "CuPy" in notes[0]
+    assert {d.confirmation for d in out} == {"not-run"}
+
+
+def test_cli_exit_status_unaffected_without_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
+    path = str(FIXTURES / "KL101_aos.cu")
+    plain = CliRunner().invoke(main, [path, "--no-ptxas", "--format", "json"])
+    confirmed = CliRunner().invoke(main, [path, "--no-ptxas", "--format", "json", "--confirm"])
+    assert plain.exit_code == confirmed.exit_code == 1
+    assert '"confirmation": "not-run"' in confirmed.stdout
+
+
+# --- on a GPU ------------------------------------------------------------------------------------------
+
+
+def _gpu_ready() -> tuple[bool, str]:
+    if importlib.util.find_spec("cupy") is None:
+        return False, "CuPy not installed"
+    from kernlint.confirm.cupy_probe import gpu_available
+
+    return gpu_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fixture", CONFIRM_FIXTURES, ids=lambda p: p.name)
+def test_gpu_confirms_every_finding(fixture: Path) -> None:
+    ready, why = _gpu_ready()
+    if not ready:
+        pytest.skip(why)
+    from test_fixtures import parse_markers  # same directory: the fixture marker grammar
+
+    text, result = _lint(fixture)
+    out, notes = confirm.confirm_findings(list(result.diagnostics), [result], {str(fixture): text},
+                                          options=OPTIONS)
+    table = "\n".join(f"  {d.line}:{d.column} {d.code} {d.confirmation} "
+                      f"{ {k: v for k, v in d.metrics.items() if k.startswith('measured_')} }" for d in out)
+    faults = [n for n in notes if " fault " in n or "timeout" in n]
+    assert not faults, faults
+    static = [d for d in out if d.confirmation in ("confirmed", "refuted", "not-run")
+              and not d.code.startswith("KL4")]
+    assert all(d.confirmation == "confirmed" for d in static), table + "\n" + "\n".join(notes)
+    _expect, ok, _todo, _problems = parse_markers(text)
+    found = {(d.line, d.code) for d in out if d.confirmation == "found-by-confirm"}
+    assert not (found & ok), f"ok: sites measured noisy: {sorted(found & ok)}\n{table}"
+    assert not found, f"found by confirmation: {sorted(found)}\n{table}"
+    if os.environ.get("KERNLINT_CONFIRM_TABLE"):
+        with open(os.environ["KERNLINT_CONFIRM_TABLE"], "a", encoding="utf-8") as fh:
+            fh.write(f"## {fixture.name}\n{table}\n")
