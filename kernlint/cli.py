@@ -151,6 +151,10 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     from kernlint.checks import ALL_RULES
 
+    if confirm is not None and confirm not in ("trace", "ncu"):
+        # `--confirm` takes an optional value, so click reads `kernlint --confirm k.cu` as mode "k.cu".
+        paths, confirm = (confirm, *paths), "trace"
+
     if explain is not None:
         from kernlint.docs import find_rule, rule_doc
 
