@@ -285,6 +285,9 @@ def test_cli_exit_status_unaffected_without_gpu(monkeypatch: pytest.MonkeyPatch)
     confirmed = CliRunner().invoke(main, [path, "--no-ptxas", "--format", "json", "--confirm"])
     assert plain.exit_code == confirmed.exit_code == 1
     assert '"confirmation": "not-run"' in confirmed.stdout
+    # `--confirm` takes an optional value; a path right after it is still a path.
+    bare = CliRunner().invoke(main, ["--no-ptxas", "--format", "json", "--confirm", path])
+    assert bare.exit_code == 1 and '"confirmation": "not-run"' in bare.stdout
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

@@ -133,7 +133,8 @@ def confirm_findings(diagnostics: list[Diagnostic], results: Iterable[Any], sour
 
 
 def _all_not_run(diagnostics: list[Diagnostic], why: str) -> list[Diagnostic]:
-    return [_mark(d, "not-run", {}, f"not run on a GPU: {why}") if _confirmable(d) else d for d in diagnostics]
+    del why  # said once, in the run's note; the reporters already print "not run" per finding
+    return [_mark(d, "not-run", {}) if _confirmable(d) else d for d in diagnostics]
 
 
 def _confirmable(d: Diagnostic) -> bool:

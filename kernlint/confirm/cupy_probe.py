@@ -120,6 +120,8 @@ def run_job(job: dict[str, Any]) -> int:
         return 0
     device = _device_name(cupy)
     options = tuple(job["options"])
+    if job.get("plain_only"):
+        return _run_plain(cupy, np, job, device)
     names = [k["name_expr"] for k in job["kernels"]]
     try:
         module = cupy.RawModule(code=job["code"], options=options, name_expressions=names + ["__kl_set_ctl"])
@@ -171,6 +173,31 @@ def run_job(job: dict[str, Any]) -> int:
             if plain is not None else {}
         _emit({"id": k["id"], "status": "ok", "trace": path, "attributes": attrs, "device": device})
         del keep
+    return 0
+
+
+def _run_plain(cupy: Any, np: Any, job: dict[str, Any], device: str) -> int:
+    """Launch the uninstrumented kernels once each (for a profiler watching this process)."""
+    names = [k["name_expr"] for k in job["kernels"]]
+    try:
+        module = cupy.RawModule(code=job["plain"], options=tuple(job["options"]), name_expressions=names)
+        module.compile()
+    except Exception as exc:
+        for k in job["kernels"]:
+            _emit({"id": k["id"], "status": "compile-error", "message": str(exc)[-4000:], "device": device})
+        return 0
+    for k in job["kernels"]:
+        keep: list[Any] = []
+        try:
+            fn = module.get_function(k["name_expr"])
+            args = _make_args(cupy, np, k["args"], keep)
+            fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+            cupy.cuda.runtime.deviceSynchronize()
+        except Exception as exc:
+            _emit({"id": k["id"], "status": "fault", "message": f"{type(exc).__name__}: {exc}"[-2000:],
+                   "device": device})
+            return 3
+        _emit({"id": k["id"], "status": "ok", "device": device})
     return 0
 
 
