@@ -159,6 +159,13 @@ def test_last_steps_of_a_reduction_are_info() -> None:
     assert d.metrics["warps_split"] == 1
 
 
+@pytest.mark.parametrize("block", [64, 128, 256, 1024])
+def test_strided_index_ladder_is_info_at_every_block_size(block: int) -> None:
+    src = REDUCE.replace("sdata[256]", "sdata[1024]").replace("COND", "2 * s * tid < blockDim.x")
+    (d,) = lint(src, block=(block, 1, 1))
+    assert d.severity is Severity.INFO
+
+
 def test_last_steps_are_info_even_in_a_small_block() -> None:
     src = REDUCE.replace("s = 1; s < blockDim.x; s *= 2", "s = blockDim.x / 2; s > 0; s >>= 1")
     (d,) = lint(src.replace("COND", "tid < s"), block=(64, 1, 1))

@@ -259,7 +259,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     max_split_per_event = 0
     split_vars: dict[str, list[int]] = defaultdict(list)
     all_vars: dict[str, list[int]] = defaultdict(list)
-    capped_steps = True  # every split event sits at a halving step below a warp's width
+    capped_steps = True  # every split event is a last step of a tree: under 32 working threads
     # The worst warp is the most evenly split one (both sides serialised with the most lanes), then
     # the one with the most idle work: (key, sample, warp, lanes_taken, active, lanes, where).
     worst: tuple[tuple[int, float], int, int, tuple[int, int], int, tuple[int, ...], str] = (
@@ -281,7 +281,9 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
         for name, v in e.loop_vars:
             if v is not None:
                 split_vars[name].append(v)
-        if not any(v is not None and 0 < v < HALVING_LIMIT for _n, v in e.loop_vars):
+        # The last steps of a tree: fewer threads of the whole block work than a warp holds (the
+        # loop variable below 32 for `tid < s`, blockDim / (2*s) below 32 for `2*s*tid < blockDim`).
+        if e.arms is not None or e.then_has_loop or int(sp.taken.sum(axis=-1).max()) >= HALVING_LIMIT:
             capped_steps = False
         if e.arms is not None:
             idle = (sp.active - sp.taken) * tw  # lanes outside the largest arm wait through the rest
@@ -359,7 +361,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
         return verdict(None, "single-lane election without a loop")
     if halving and capped_steps and max_split_per_event <= 1:
         return verdict(Severity.INFO, f"it splits one warp only in the last steps of a halving loop "
-                             f"(loop variable below {HALVING_LIMIT})")
+                             f"(fewer than {HALVING_LIMIT} threads of the block work)")
     if not (heavy or repeated):
         return verdict(Severity.INFO, "the region is short and runs once: the compiler will likely "
                              "predicate it")
