@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernlint import ir
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
@@ -375,9 +376,34 @@ _KIND_WORDS = {"if": "branch", "ternary": "conditional expression with side effe
                "return": "early return"}
 
 
+def _break_only_ifs(body: object) -> set[tuple[int, int]]:
+    """Spans of `if (c) break;` statements: their divergence is the loop's, reported by KL302."""
+    out: set[tuple[int, int]] = set()
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
+            continue
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+            continue
+        if isinstance(n, ir.If) and n.other is None:
+            then = n.then
+            while isinstance(then, ir.Block) and len(then.body) == 1:
+                then = then.body[0]
+            if isinstance(then, ir.Break):
+                out.add((n.span.line, n.span.column))
+        for slot in getattr(n, "__slots__", ()):
+            stack.append(getattr(n, slot, None))
+    return out
+
+
 def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
     """KL301: a branch whose condition splits the active lanes of warps, weighted by its cost."""
+    loop_exits = _break_only_ifs(result.kernel.body)
     for site in branch_sites(result):
+        if site.first.kind == "if" and (site.first.span.line, site.first.span.column) in loop_exits:
+            continue
         v = classify_branch(site, result)
         if v is None or v.severity is None:
             continue
