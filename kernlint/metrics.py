@@ -117,4 +117,5 @@ def _max_words_per_bank(words: np.ndarray, valid: np.ndarray) -> np.ndarray:
     fresh[..., 1:] &= w[..., 1:] != w[..., :-1]  # first occurrence of each distinct word
     bank = np.where(live, w % SHARED_BANKS, 0)
     onehot = (bank[..., None] == np.arange(SHARED_BANKS)) & fresh[..., None]
-    return onehot.sum(axis=-2).max(axis=-1).astype(np.int64)
+    degree: np.ndarray = onehot.sum(axis=-2).max(axis=-1).astype(np.int64)
+    return degree

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -65,7 +65,7 @@ class SiteBanks:
     deps: frozenset[str]
 
 
-def _sites(events: tuple[object, ...] | list[object]) -> dict[tuple[int, int, str], list[MemoryAccess]]:
+def _sites(events: Sequence[object]) -> dict[tuple[int, int, str], list[MemoryAccess]]:
     groups: dict[tuple[int, int, str], list[MemoryAccess]] = defaultdict(list)
     for e in events:
         if isinstance(e, MemoryAccess) and e.space == "shared":
@@ -137,7 +137,7 @@ def _step_label(e: MemoryAccess, varying: tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
-def measure(events: tuple[object, ...] | list[object]) -> list[SiteBanks]:
+def measure(events: Sequence[object]) -> list[SiteBanks]:
     """Measure every shared-memory access site among `events`."""
     out = []
     for evs in _sites(events).values():
@@ -189,7 +189,7 @@ def padded_type(t: ir.CType, pad: int) -> ir.CType:
     return replace(new, name=(_elem(new).name or "T") + "".join(f"[{d}]" for d in _dims(new)))
 
 
-def _root_cost(events: list[object], root: str) -> tuple[int, dict[tuple[int, int], int], int]:
+def _root_cost(events: Sequence[object], root: str) -> tuple[int, dict[tuple[int, int], int], int]:
     """(worst ways over the root's requests, worst ways per site of every array, excess wavefronts of root)."""
     worst = 0
     per_site: dict[tuple[int, int], int] = {}
@@ -205,7 +205,7 @@ def _root_cost(events: list[object], root: str) -> tuple[int, dict[tuple[int, in
     return worst, per_site, excess
 
 
-def _root_addresses(events: list[object], root: str, base: int) -> list[np.ndarray]:
+def _root_addresses(events: Sequence[object], root: str, base: int) -> list[np.ndarray]:
     return [np.where(e.mask, e.address - base, -1) for e in events
             if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
 
@@ -225,9 +225,11 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
     swizzle = _swizzle(events, root, base, t)
     if len(dims) < 2:
         text = (f"padding the declaration cannot help: {root} is one-dimensional, so the conflict comes "
-                f"from the index arithmetic; make consecutive lanes touch consecutive words, or skew the "
-                f"index (i + i / {SHARED_BANKS}) so that lanes a multiple of {SHARED_BANKS} words apart land in "
-                f"different banks")
+                f"from the index arithmetic; make consecutive lanes touch consecutive elements")
+        if _elem(t).size == BANK_BYTES:
+            text += (f", or skew the index (i + i / {SHARED_BANKS}, one word of padding every {SHARED_BANKS} "
+                     f"words, with the array grown to match) so that lanes a multiple of {SHARED_BANKS} "
+                     f"words apart land in different banks")
         return Fix(text + (f"; or {swizzle}" if swizzle else ""), swizzle=swizzle)
     if result.unit is None:
         return Fix(swizzle, swizzle=swizzle)
@@ -276,7 +278,7 @@ def _padding_fix(result: KernelResult, root: str, decl: ir.VarDecl | None, dims:
                complete=complete, swizzle=swizzle)
 
 
-def _swizzle(events: list[object], root: str, base: int, t: ir.CType) -> str:
+def _swizzle(events: Sequence[object], root: str, base: int, t: ir.CType) -> str:
     """'swizzle the column: tile[r][c ^ r] at every access ...' when that makes every access conflict-free.
 
     Checked on the measured addresses: each is split into (row, column) of the declared 2-D array,
@@ -395,17 +397,22 @@ def _dimension_edit(result: KernelResult, root: str, decl: ir.VarDecl | None, di
 # --- the rule -----------------------------------------------------------------------------------
 
 
-def _lane_words(site: SiteBanks) -> tuple[str, int | None]:
-    """'lane 0 -> word 0 (bank 0), lane 1 -> word 32 (bank 0), ...' for the worst request, and the word stride."""
+def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None]:
+    """'lane 0 -> word 15 (bank 15), lane 1 -> word 47 (bank 15), ...' for the worst request, and the word stride.
+
+    Words are counted from the start of the array (`base` is its 128-byte-aligned offset, so the
+    bank of a word is its index mod 32).
+    """
     s, w = site.worst_at
     m = site.worst.mask[s, w]
     a = site.worst.address[s, w]
     lanes = np.flatnonzero(m)
     if lanes.size == 0:
         return "", None
-    words = a[lanes] // BANK_BYTES
-    shown = ", ".join(f"lane {int(ln)} -> word {int(wd)} (bank {int(wd) % SHARED_BANKS})"
-                      for ln, wd in zip(lanes[:4], words[:4] - words[0]))
+    words = (a[lanes] - base) // BANK_BYTES
+    banks = (a[lanes] // BANK_BYTES) % SHARED_BANKS
+    shown = ", ".join(f"lane {int(ln)} -> word {int(wd)} (bank {int(bk)})"
+                      for ln, wd, bk in zip(lanes[:4], words[:4], banks[:4]))
     stride = None
     if lanes.size >= 2 and np.all(np.diff(lanes) == 1):
         d = np.diff(a[lanes])
@@ -430,6 +437,7 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
     """KL201: report shared-memory requests whose lanes touch some bank in two or more distinct words."""
     sites = [s for s in measure(list(result.events)) if s.ways >= 2 and s.always]
     fixes: dict[str, Fix] = {}
+    bases = {name: base for name, base, _t in result.shared_layout}
     for site in sorted(sites, key=lambda s: (s.first.span.line, s.first.span.column)):
         if site.root not in fixes:
             fixes[site.root] = suggest_fix(result, site.root)
@@ -444,9 +452,9 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
         if fix.text and (fix.complete or fix.padded_dim is not None):
             message += f"; {fix.text.split(';')[0]}"
         notes = []
-        shown, stride = _lane_words(site)
+        shown, stride = _lane_words(site, bases.get(site.root, 0))
         if shown:
-            notes.append(f"words relative to lane 0 in the worst request: {shown}")
+            notes.append(f"the worst request, in words of {site.root}: {shown}")
         if stride is not None and site.width == BANK_BYTES and stride:
             g = math.gcd(stride, SHARED_BANKS)
             notes.append(f"consecutive lanes are {stride} words ({stride * BANK_BYTES} bytes) apart: "
