@@ -326,3 +326,34 @@ def test_gpu_confirms_every_finding(fixture: Path) -> None:
     if os.environ.get("KERNLINT_CONFIRM_TABLE"):
         with open(os.environ["KERNLINT_CONFIRM_TABLE"], "a", encoding="utf-8") as fh:
             fh.write(f"## {fixture.name}\n{table}\n")
+
+
+# --- Nsight Compute output -------------------------------------------------------------------------
+
+# Trimmed from `ncu --import r.ncu-rep --page source --csv --print-source cuda,sass` (ncu 2025.3.1,
+# H200) on fixtures/KL101_transpose.cu: a row per CUDA line with the sums, then its SASS rows.
+NCU_SOURCE_PAGE = '''"Kernel Name","transpose_naive(float *, const float *, int, int)",
+"File Name","/work/main/fixtures/KL101_transpose.cu"
+"Line No","Source","Address","Source","Instructions Executed","Thread Instructions Executed","Divergent Branches","L2 Theoretical Sectors Global Excessive","L2 Theoretical Sectors Global","L2 Theoretical Sectors Global Ideal"
+"10","float v = in[(y + j) * w + x];","-","-","1056","33792","0","0","1536","1536"
+"","","0x7f195b7a0100","      LDG.E R5, desc[UR4][R2.64]","96","3072","0","0","384","384"
+"11","out[x * h + y + j] = v;  // expect: KL102 uncoalesced-global-store","-","-","576","18432","0","10752","12288","1536"
+'''
+
+
+def test_ncu_source_page_is_parsed_per_line() -> None:
+    from kernlint.confirm.ncu import parse_source_page
+
+    lines = parse_source_page(NCU_SOURCE_PAGE)
+    assert lines[11]["ncu_global_sectors"] == 12288 and lines[11]["ncu_global_sectors_ideal"] == 1536
+    assert lines[10]["ncu_global_sectors"] == lines[10]["ncu_global_sectors_ideal"] == 1536
+    assert lines[11]["ncu_divergent_branches"] == 0
+
+
+def test_ncu_mode_without_ncu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernlint.confirm import ncu
+
+    monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
+    notes: list[str] = []
+    assert ncu.profile_with_ncu([], [], "/tmp", notes) == []
+    assert notes and "not on PATH" in notes[0]

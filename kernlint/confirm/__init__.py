@@ -748,9 +748,15 @@ def site_summary(measured: KernelResult, line: int, column: int) -> dict[str, An
         for b in branches:
             m = b.mask
             live = m.any(axis=-1)
-            taken = (b.cond & m).any(axis=-1)
-            not_taken = (~b.cond & m).any(axis=-1)
-            div += int((taken & not_taken & live).sum())
+            if b.arms is not None:  # a switch: lanes of one warp in different cases
+                big = np.iinfo(np.int64).max
+                lo = np.where(m, b.arms, big).min(axis=-1)
+                hi = np.where(m, b.arms, -big).max(axis=-1)
+                div += int(((lo != hi) & live).sum())
+            else:
+                taken = (b.cond & m).any(axis=-1)
+                not_taken = (~b.cond & m).any(axis=-1)
+                div += int((taken & not_taken & live).sum())
             total += int(live.sum())
         out.update({"measured_divergent_requests": div, "measured_requests": total})
     return out
@@ -815,7 +821,7 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                 if any(s.covers(md) for s in sup):
                     continue
                 added.add(key)
-                summary = {f"measured_{k}": v for k, v in md.metrics.items() if _plain(v)}
+                summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
                 out.append(dataclasses.replace(
                     md, confirmation="found-by-confirm", metrics=summary,
                     notes=md.notes + (f"measured on {run.device or 'the GPU'} with {_launch_text(run)}; "
@@ -833,8 +839,8 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
     return out
 
 
-def _plain(v: Any) -> bool:
-    return isinstance(v, (int, float, str, bool)) or v is None
+def _numeric(v: Any) -> bool:
+    return isinstance(v, (int, float, bool, np.integer, np.floating))
 
 
 def _launch_text(run: KernelRun) -> str:
@@ -843,6 +849,11 @@ def _launch_text(run: KernelRun) -> str:
     vals = ", ".join(f"{k}={v}" for k, v in run.spec.get("values", {}).items() if not isinstance(v, str))
     text = f"block ({b[0]}, {b[1]}, {b[2]}), grid ({g[0]}, {g[1]}, {g[2]})"
     return text + (f", {vals}" if vals else "")
+
+
+_SHOWN = ("measured_sectors", "measured_ideal_sectors", "measured_ratio", "measured_ways", "measured_wavefronts",
+          "measured_ideal_wavefronts", "measured_bank_conflict_degree", "measured_warps_split",
+          "measured_divergent_requests", "measured_min_trips", "measured_max_trips", "measured_idle_fraction")
 
 
 def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
@@ -871,14 +882,18 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         assert r.measured is not None
         summary = site_summary(r.measured, d.line, d.column)
         if hit is not None:
-            summary.update({f"measured_{k}": v for k, v in hit.metrics.items() if _plain(v)})
+            # The rule's own numbers on the measured events are the comparable ones; the generic
+            # summary only adds what the rule does not report.
+            ruled = {f"measured_{k}": v for k, v in hit.metrics.items() if _numeric(v)}
+            if any(k in ruled for k in ("measured_ways", "measured_wavefronts")):
+                summary.pop("measured_bank_conflict_degree", None)
+            summary.update(ruled)
         if not measured:
             measured = summary
     run = traced[0]
     status = "confirmed" if all(verdicts) else "refuted"
     shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
-                      if k in ("measured_sectors", "measured_ideal_sectors", "measured_ratio",
-                               "measured_bank_conflict_degree", "measured_divergent_requests"))
+                      if k in _SHOWN)
     note = (f"{status} on {run.device or 'the GPU'} ({_launch_text(run)})"
             + (f": measured {shown}" if shown else ""))
     return _mark(d, status, measured, note)
