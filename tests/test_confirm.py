@@ -120,7 +120,7 @@ def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -
     assert not plan.instrumented.skipped, plan.instrumented.skipped
     src = tmp_path / fixture.name
     src.write_text(plan.instrumented.code + _explicit_instantiations(plan) + "\n")
-    proc = subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-std=c++17", "-o", str(tmp_path / "k.cubin"), str(src)],
+    proc = subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-std=c++17", "-o", str(tmp_path / "k.cubin"), str(src)],  # noqa: PLW1510
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
@@ -174,7 +174,8 @@ def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> N
             value_of[default] = max(values, default=0) + 1000
             for e in evs:
                 if isinstance(e, ev.Branch) and e.arms is not None:
-                    v = np.vectorize(lambda arm: value_of.get(int(arm), 0))(e.arms).astype(np.uint64)
+                    v = np.array([value_of.get(int(arm), 0) for arm in e.arms.ravel()],
+                                 dtype=np.uint64).reshape(e.arms.shape)
                     record(site.id, e.mask, None, v)
         else:
             for e in evs:
@@ -307,7 +308,9 @@ def test_gpu_confirms_every_finding(fixture: Path) -> None:
     ready, why = _gpu_ready()
     if not ready:
         pytest.skip(why)
-    from test_fixtures import parse_markers  # same directory: the fixture marker grammar
+    from test_fixtures import (
+        parse_markers,  # same directory: the fixture marker grammar
+    )
 
     text, result = _lint(fixture)
     out, notes = confirm.confirm_findings(list(result.diagnostics), [result], {str(fixture): text},

@@ -34,8 +34,9 @@ import sys
 import tempfile
 import threading
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -230,7 +231,7 @@ def _scalar_value(name: str, dtype: str, kr: KernelResult) -> Any:
     if name in defines:
         return defines[name]
     assumed = dict(kr.assumed)
-    if name in assumed and assumed[name]:
+    if assumed.get(name):
         return assumed[name][0]
     if dtype.startswith("float"):
         return 1.0
@@ -320,13 +321,8 @@ def _is_access(n: object) -> bool:
             base = base.operand
         if isinstance(base, ir.Ref) and base.kind == "local" and base.ctype.kind == "array":
             return False  # a register/local array
-        bt = base.ctype if not isinstance(base, ir.Cast) else base.ctype
-        return bt.kind in ("pointer", "array", "unknown", "template")
-    if isinstance(n, ir.Unary) and n.op == "*":
-        return True
-    if isinstance(n, ir.Member) and n.arrow:
-        return True
-    return False
+        return base.ctype.kind in ("pointer", "array", "unknown", "template")
+    return (isinstance(n, ir.Unary) and n.op == "*") or (isinstance(n, ir.Member) and n.arrow)
 
 
 def _tainted_locals(f: ir.Function) -> set[str]:
@@ -388,7 +384,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
                           defines=tuple(getattr(options, "macros", ()) or ()),
                           arch=getattr(options, "arch", None) or "sm_70")
-    except Exception as exc:  # the file parsed once already; this is a safety net
+    except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
     functions = dict(tu.functions)
     ifs: dict[tuple[int, int], ir.If] = {}
@@ -477,10 +473,14 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
 # --- execution -------------------------------------------------------------------------------------
 
 
-def _reader(stream: Any, q: "queue.Queue[str | None]") -> None:
+def _reader(stream: Any, q: queue.Queue[str | None]) -> None:
     for line in stream:
         q.put(line)
     q.put(None)
+
+
+def _drain(proc: subprocess.Popen[str], into: list[str]) -> None:
+    into.append(proc.stderr.read() if proc.stderr else "")
 
 
 def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
@@ -499,8 +499,7 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
         q: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
         err_chunks: list[str] = []
-        threading.Thread(target=lambda: err_chunks.append(proc.stderr.read() if proc.stderr else ""),
-                         daemon=True).start()
+        threading.Thread(target=_drain, args=(proc, err_chunks), daemon=True).start()
         assert proc.stdin is not None
         try:
             proc.stdin.write(json.dumps(job))
@@ -542,7 +541,7 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
             if run.status == "ok":
                 try:
                     _measure(plan, run, msg["trace"])
-                except Exception as exc:  # a bug in measuring must not hide the other results
+                except Exception as exc:  # noqa: BLE001 (a bug in measuring must not hide the other results)
                     run.status, run.reason = "error", f"could not evaluate the trace: {type(exc).__name__}: {exc}"
             else:
                 run.reason = msg.get("message", "")
@@ -640,8 +639,8 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 if not m.any():
                     continue
                 cond = _bits(ballot[site.id, :, :, q]) & m
-                like = sbs[min(q, len(sbs) - 1)]
-                measured.append(dataclasses.replace(like, cond=cond, mask=m))
+                br = sbs[min(q, len(sbs) - 1)]
+                measured.append(dataclasses.replace(br, cond=cond, mask=m))
         elif kind == "switch":
             sbs = static_branch.get((line, col))
             if not sbs:
@@ -657,16 +656,16 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 for val, arm in values.items():
                     arms[v == val] = arm
                 arms[~m] = -1
-                like = sbs[min(q, len(sbs) - 1)]
-                measured.append(dataclasses.replace(like, cond=(arms >= 0) & m, mask=m, arms=arms))
+                sw = sbs[min(q, len(sbs) - 1)]
+                measured.append(dataclasses.replace(sw, cond=(arms >= 0) & m, mask=m, arms=arms))
         else:
             sls = static_loop.get((line, col))
             if not sls:
                 continue
             traced.add((line, col))
             for i, (trips, entry) in enumerate(_loop_entries(mask[site.id], ballot[site.id], c)):
-                like = sls[min(i, len(sls) - 1)]
-                measured.append(dataclasses.replace(like, trips=trips, mask=entry, truncated=False))
+                lp = sls[min(i, len(sls) - 1)]
+                measured.append(dataclasses.replace(lp, trips=trips, mask=entry, truncated=False))
     values = run.spec.get("values", {})
     defines = tuple(sorted((k, int(v)) for k, v in values.items() if isinstance(v, (int, np.integer))))
     run.measured = dataclasses.replace(kr, events=tuple(measured), assumed=(), defines=defines, notes=())
@@ -676,7 +675,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         try:
             run.static_keys.update((d.line, d.column, d.code) for d in rule.check(kr))
             run.measured_diags.extend(rule.check(run.measured))
-        except Exception as exc:  # a rule that cannot digest measured events: its findings stay not-run
+        except Exception as exc:  # noqa: BLE001 (a rule that cannot digest measured events: its findings stay not-run)
             run.rule_errors[rule.code] = f"{type(exc).__name__}: {exc}"
 
 
@@ -824,8 +823,8 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
                 out.append(dataclasses.replace(
                     md, confirmation="found-by-confirm", metrics=summary,
-                    notes=md.notes + (f"measured on {run.device or 'the GPU'} with {_launch_text(run)}; "
-                                      "the static analysis did not predict it",)))
+                    notes=(*md.notes, (f"measured on {run.device or 'the GPU'} with {_launch_text(run)}; "
+                                       "the static analysis did not predict it"))))
     # One line per kernel that could not be run (so the user knows which findings stay unconfirmed).
     for plan in plans:
         if plan.problem:

@@ -381,16 +381,13 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[st
 
 
 def _balanced(s: str) -> bool:
-    depth = 0
     pairs = {")": "(", "]": "[", "}": "{"}
     stack: list[str] = []
     for c in s:
         if c in "([{":
             stack.append(c)
-        elif c in ")]}":
-            if not stack or stack.pop() != pairs[c]:
-                return False
-    del depth
+        elif c in ")]}" and (not stack or stack.pop() != pairs[c]):
+            return False
     return not stack
 
 
