@@ -430,7 +430,7 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
         notes = []
         if v.worst_lanes and len(v.worst_lanes) < a:
             notes.append(f"worst warp {v.worst_warp}: lanes {lane_ranges(l % WARP for l in v.worst_lanes)} "
-                         f"take the branch")
+                         f"take the branch{_rows_note(result, v.worst_warp, v.worst_lanes)}")
         if v.split_at:
             notes.append(f"splits in {v.split_events} evaluations of the enclosing loop ({v.split_at})")
         if v.reason:
@@ -449,6 +449,18 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
             assumptions=result.assumptions(e.deps), metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
         )
+
+
+def _rows_note(result: KernelResult, warp: int, taken: Sequence[int]) -> str:
+    """For 2-D/3-D blocks: which threadIdx.y rows the warp holds and which of them take the branch."""
+    bx, by, _bz = result.shape.block
+    if by * _bz <= 1:
+        return ""
+    lin = [warp * WARP + i for i in range(WARP) if warp * WARP + i < bx * by * _bz]
+    rows = sorted({(t // bx) % by for t in lin})
+    rows_taken = sorted({((warp * WARP + (l % WARP)) // bx) % by for l in taken})
+    took = f"row {rows_taken[0]} takes it" if len(rows_taken) == 1 else f"rows {lane_ranges(rows_taken)} take it"
+    return f" (the warp holds threadIdx.y = {lane_ranges(rows)} with blockDim.x = {bx}; {took})"
 
 
 def _branch_fix(site: BranchSite, v: BranchVerdict) -> str:
