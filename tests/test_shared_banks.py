@@ -238,3 +238,46 @@ def test_json_output_carries_metrics_and_the_fix() -> None:
         assert key in d["metrics"], key
     fix = d["fixes"][0]
     assert fix["text"] == "33" and fix["line"] == 9 and fix["end_column"] - fix["column"] == 2
+
+
+def test_template_tile_is_sized_from_the_launch_and_padded_with_its_parameter() -> None:
+    path = FIXTURES / "KL201_template.cu"
+    diags = kl201(path)
+    assert [d.line for d in diags] == [12]
+    d = diags[0]
+    assert d.metrics["ways"] == 32 and d.metrics["suggested_padding"] == 33
+    assert d.fixes[0].text == "TILE + 1"
+    fixed = apply_edits(path.read_text(), list(d.fixes))
+    assert "__shared__ T tile[TILE][TILE + 1];" in fixed
+    assert kl201(path, fixed) == []
+
+
+def test_partial_padding_is_reported_as_a_tradeoff_and_the_swizzle_preferred() -> None:
+    src = ("// kernlint: block=(16,16)\n"
+           "__global__ void k(float* out, const float* in) {\n"
+           "    __shared__ float t[16][16];\n"
+           "    t[threadIdx.y][threadIdx.x] = in[threadIdx.y * 16 + threadIdx.x];\n"
+           "    __syncthreads();\n"
+           "    out[threadIdx.y * 16 + threadIdx.x] = t[threadIdx.x][threadIdx.y];\n"
+           "}\n")
+    diags = kl201(Path("partial.cu"), src)
+    assert [d.line for d in diags] == [6]
+    d = diags[0]
+    assert d.metrics["ways"] == 8
+    assert d.metrics["padding_removes_all_conflicts"] is False
+    assert "XOR swizzle" in d.message
+    assert "no padding makes every access conflict-free" in " ".join(d.notes)
+
+
+def test_array_of_structs_suggests_structure_of_arrays() -> None:
+    src = ("struct P { float x, y, z, w; };\n"
+           "// kernlint: block=(128)\n"
+           "__global__ void k(const P* in, float* out) {\n"
+           "    __shared__ P ps[128];\n"
+           "    ps[threadIdx.x] = in[threadIdx.x];\n"
+           "    __syncthreads();\n"
+           "    out[threadIdx.x] = ps[threadIdx.x].x;\n"
+           "}\n")
+    diags = kl201(Path("aos.cu"), src)
+    assert [(d.line, d.metrics["ways"]) for d in diags] == [(7, 4)]
+    assert "structure of arrays" in " ".join(diags[0].notes)

@@ -161,6 +161,8 @@ class Fix:
     edit: Edit | None = None
     complete: bool = False  # every access of the array becomes conflict-free
     swizzle: str = ""
+    headline: str = ""  # the short form for the message, when there is a fix worth stating there
+    extra_bytes: int = 0  # shared memory the padding adds per block
 
 
 def _dims(t: ir.CType) -> list[int]:
@@ -226,6 +228,12 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
     if len(dims) < 2:
         text = (f"padding the declaration cannot help: {root} is one-dimensional, so the conflict comes "
                 f"from the index arithmetic; make consecutive lanes touch consecutive elements")
+        elem_t = _elem(t)
+        if elem_t.kind == "struct" and any(isinstance(e, MemoryAccess) and e.root == root and e.width < elem_t.size
+                                           for e in events):
+            text = (f"padding the declaration cannot help: lanes read one field of consecutive {elem_t.size}-byte "
+                    f"records; keep each field in its own shared array (structure of arrays) so that "
+                    f"consecutive lanes read consecutive words")
         if _elem(t).size == BANK_BYTES:
             text += (f", or skew the index (i + i / {SHARED_BANKS}, one word of padding every {SHARED_BANKS} "
                      f"words, with the array grown to match) so that lanes a multiple of {SHARED_BANKS} "
@@ -236,7 +244,7 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
     old_worst, old_sites, old_excess = _root_cost(events, root)
     elem = _elem(t)
     tries = min(MAX_PADDING, max(1, (SHARED_BANKS * BANK_BYTES) // max(1, elem.size)))
-    best: tuple[int, int, int] | None = None  # (excess, pad, worst)
+    best: tuple[int, int, int, int] | None = None  # (excess, pad, worst, sites made worse)
     original = _root_addresses(events, root, base)
     for pad in range(1, tries + 1):
         new_t = padded_type(t, pad)
@@ -251,31 +259,40 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
                         f"row length (addresses are unchanged with {_decl_text(result, root, decl, dims, 1)})")
                 return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
         worst, sites, excess = _root_cost(new_events, root)
-        if any(ways > old_sites.get(k, ways) for k, ways in sites.items()):
-            continue  # the padding creates (or worsens) a conflict somewhere
-        if worst <= 1:
-            return _padding_fix(result, root, decl, dims, pad, True, old_worst, 1, swizzle)
+        worse = sum(1 for k, ways in sites.items() if ways > old_sites.get(k, ways))
+        if worst <= 1 and not worse:
+            return _padding_fix(result, root, decl, dims, pad, True, swizzle)
+        # No complete fix (yet): remember the padding that saves the most wavefronts overall,
+        # even if it trades a new, smaller conflict at another access of the same array.
         if excess < old_excess and (best is None or excess < best[0]):
-            best = (excess, pad, worst)
-    if best is not None and best[2] < old_worst:
-        return _padding_fix(result, root, decl, dims, best[1], False, old_worst, best[2], swizzle)
+            best = (excess, pad, worst, worse)
+    if best is not None:
+        excess, pad, worst, worse = best
+        tradeoff = (f"no padding makes every access conflict-free; this one cuts the extra wavefronts of "
+                    f"{root} from {old_excess} to {excess} (worst {old_worst}-way -> {worst}-way)")
+        if worse:
+            tradeoff += f", though {worse} other access{'es' if worse != 1 else ''} of {root} {'get' if worse != 1 else 'gets'} worse"
+        return _padding_fix(result, root, decl, dims, pad, False, swizzle, tradeoff)
     text = f"no padding of {root}'s innermost dimension (+1 to +{tries}) removes the conflict"
     return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
 
 
 def _padding_fix(result: KernelResult, root: str, decl: ir.VarDecl | None, dims: list[int], pad: int,
-                 complete: bool, old_worst: int, new_worst: int, swizzle: str) -> Fix:
+                 complete: bool, swizzle: str, tradeoff: str = "") -> Fix:
     declaration = _decl_text(result, root, decl, dims, pad)
     if complete:
-        text = f"declare {declaration}: every access becomes conflict-free"
+        text = headline = f"declare {declaration}: every access becomes conflict-free"
     else:
-        text = (f"declare {declaration}: the worst conflict of {root} drops from {old_worst}-way to "
-                f"{new_worst}-way (no padding removes it entirely)")
+        text = f"declare {declaration}: {tradeoff}"
+        headline = (f"an XOR swizzle of the column ({root}[r][c ^ r]) removes it" if swizzle
+                    else f"declare {declaration} to reduce it")
     if swizzle:
         text += f"; alternatively {swizzle}"
     edit = _dimension_edit(result, root, decl, dims, pad)
+    layout = {name: t for name, _b, t in result.shared_layout}
+    extra = padded_type(layout[root], pad).size - layout[root].size if root in layout else 0
     return Fix(text, padded_dim=dims[-1] + pad, padding=pad, declaration=declaration, edit=edit,
-               complete=complete, swizzle=swizzle)
+               complete=complete, swizzle=swizzle, headline=headline, extra_bytes=extra)
 
 
 def _swizzle(events: Sequence[object], root: str, base: int, t: ir.CType) -> str:
@@ -449,8 +466,8 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
                    f"{site.wavefronts} wavefronts where {site.ideal} would do")
         if site.typical_ways != site.ways:
             message += f" (worst request; typical {site.typical_ways}-way)"
-        if fix.text and (fix.complete or fix.padded_dim is not None):
-            message += f"; {fix.text.split(';')[0]}"
+        if fix.headline:
+            message += f"; {fix.headline}"
         notes = []
         shown, stride = _lane_words(site, bases.get(site.root, 0))
         if shown:
@@ -493,6 +510,7 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
             metrics["padding_elements"] = fix.padding
             metrics["suggested_declaration"] = fix.declaration
             metrics["padding_removes_all_conflicts"] = fix.complete
+            metrics["padding_bytes"] = fix.extra_bytes
         if fix.swizzle:
             metrics["swizzle_conflict_free"] = True
         yield Diagnostic(

@@ -12,6 +12,7 @@ become unknown). A step budget bounds the work per kernel.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -169,8 +170,10 @@ class Interpreter:
 
     def resolve(self, t: ir.CType) -> ir.CType:
         """Substitute template type parameters bound for this evaluation (T -> float)."""
+        if t.kind == "array" and t.size == 0 and t.pointee is not None:
+            return self.sized_array(t)
         if t.kind == "template":
-            arg = self.bindings.get(t.name)
+            arg = self.bindings.get(_template_param_name(t.name, self.fn))
             if arg is not None:
                 return _builtin_type(arg) or t
             return t
@@ -180,6 +183,19 @@ class Interpreter:
                 size = t.size if t.kind == "pointer" else inner.size * t.count
                 return ir.CType(t.kind, size, t.signed, inner, t.count, t.name, t.fields, t.align, t.const)
         return t
+
+    def sized_array(self, t: ir.CType) -> ir.CType:
+        """Size a dependent array type (`T tile[TILE][TILE + 1]` in a template) from the bound arguments."""
+        inner = self.resolve(t.pointee) if t.pointee is not None else t
+        count = t.count
+        if count <= 0:
+            dims = re.findall(r"\[([^\[\]]*)\]", t.name)
+            values = {k: v for k, v in self.bindings.items()}
+            values.update({k: str(v) for k, v in self.defines.items()})
+            count = _fold_dim(dims[0], values) if dims else 0
+        if count <= 0 or inner.size <= 0:
+            return t
+        return ir.CType("array", inner.size * count, t.signed, inner, count, t.name, t.fields, t.align, t.const)
 
     def loop_context(self) -> tuple[tuple[int, ...], tuple[tuple[str, int | None], ...]]:
         iters = tuple(int(ls["iter"]) for ls in self.loop_stack)  # type: ignore[call-overload]
@@ -986,6 +1002,27 @@ _BUILTIN_TYPES = {
     "int4": ir.CType("struct", 16, name="int4", align=16, fields=tuple(ir.Field(n, 4 * i, ir.CType("int", 4)) for i, n in enumerate("xyzw"))),
     "double2": ir.CType("struct", 16, name="double2", align=16, fields=(ir.Field("x", 0, ir.CType("float", 8)), ir.Field("y", 8, ir.CType("float", 8)))),
 }
+
+
+def _template_param_name(name: str, fn: ir.Function) -> str:
+    """Map clang's spelling of a dependent type (`type-parameter-0-1`) to the parameter's name."""
+    m = re.fullmatch(r"type-parameter-0-(\d+)", name)
+    if m and int(m.group(1)) < len(fn.template_params):
+        return fn.template_params[int(m.group(1))].name
+    return name
+
+
+def _fold_dim(text: str, values: dict[str, str]) -> int:
+    """Evaluate an array dimension such as `TILE + 1` with bound template arguments; 0 when unknown."""
+    expr = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: values.get(m.group(1), m.group(1)), text)
+    expr = re.sub(r"\b(\d+)[uUlL]+\b", r"\1", expr)
+    if not re.fullmatch(r"[0-9\s+\-*/%()<>]*[0-9][0-9\s+\-*/%()<>]*", expr):
+        return 0
+    try:
+        value = eval(expr.replace("/", "//"), {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
+    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+        return 0
+    return int(value) if isinstance(value, int) and value > 0 else 0
 
 
 def _subtype_map(old: ir.CType, new: ir.CType) -> dict[ir.CType, ir.CType]:
