@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OPTIONS = LintOptions(resources=False)
 CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
                           if p.name.split("_")[0] in ("KL101", "KL102", "KL103", "KL201", "KL301", "KL302",
-                                                      "KL401"))
+                                                      "KL401", "KL404", "KL405"))
 
 
 def _lint(path: Path) -> tuple[str, Any]:
@@ -113,7 +113,8 @@ def _explicit_instantiations(plan: confirm.FilePlan) -> str:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("fixture", CONFIRM_FIXTURES + [FIXTURES / "clean_patterns.cu"], ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", [p for p in CONFIRM_FIXTURES if not p.name.startswith("KL405")]
+                         + [FIXTURES / "clean_patterns.cu"], ids=lambda p: p.name)
 def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -> None:
     plan = _plan(fixture)
     assert plan.instrumented is not None
@@ -360,3 +361,22 @@ def test_ncu_mode_without_ncu_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     notes: list[str] = []
     assert ncu.profile_with_ncu([], [], "/tmp", notes) == []
     assert notes and "not on PATH" in notes[0]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_isolating_a_kernel_lets_the_others_compile(tmp_path: Path) -> None:
+    """KL405's kernel is rejected by ptxas; with its body emptied the rest of the file compiles."""
+    plan = _plan(FIXTURES / "KL405_shared_limits.cu")
+    assert plan.instrumented is not None
+
+    def nvcc(code: str) -> subprocess.CompletedProcess[str]:
+        src = tmp_path / "k.cu"
+        src.write_text(code)
+        return subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-o", str(tmp_path / "k.cubin"), str(src)],
+                              capture_output=True, text=True, timeout=300, check=False)
+
+    whole = nvcc(plan.instrumented.code)
+    assert whole.returncode != 0 and "shared" in whole.stderr
+    assert nvcc(confirm.isolate_kernel(plan, "fits").code).returncode == 0
+    alone = nvcc(confirm.isolate_kernel(plan, "too_much_shared").code)
+    assert alone.returncode != 0 and "too_much_shared" in alone.stderr

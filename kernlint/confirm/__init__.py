@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from kernlint import ir
+from kernlint.confirm import instrument as instrument_module
 from kernlint.confirm.instrument import SHARED_FLAG, Instrumented, Site, walk
 from kernlint.confirm.instrument import instrument as instrument_source
 from kernlint.diagnostics import Diagnostic
@@ -94,6 +95,9 @@ class FilePlan:
     options: tuple[str, ...] = ()
     site_of_span: dict[tuple[int, int, str], Site] = field(default_factory=dict)
     switch_arms: dict[tuple[int, int, str], tuple[dict[int, int], int]] = field(default_factory=dict)
+    sites: list[Site] = field(default_factory=list)
+    keep_lines: frozenset[int] = frozenset()
+    kernel_fns: tuple[ir.Function, ...] = ()
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -435,7 +439,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     nvrtc += [f"-I{d}" for d in (getattr(options, "include_dirs", ()) or ())]
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
-                    switch_arms=switch_arms)
+                    switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
+                    kernel_fns=tuple(tu.kernels))
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.kernel
@@ -484,12 +489,53 @@ def _drain(proc: subprocess.Popen[str], into: list[str]) -> None:
 
 
 def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
-    """Launch the plan's runnable kernels in child processes; fill in each run's status and trace."""
+    """Launch the plan's runnable kernels in child processes; fill in each run's status and trace.
+
+    All kernels of a file share one module. When that module does not compile and the file has
+    several kernels, each kernel is compiled again on its own (the bodies of the other kernels
+    emptied), so one kernel that NVRTC or ptxas rejects (too much shared memory, a missing
+    header used by one kernel) does not leave the others unconfirmed, and the rejection itself is
+    attributed to the kernel that causes it.
+    """
     assert plan.instrumented is not None
     pending = [r for r in plan.runs if r.spec is not None and r.status == "pending"]
+    _run_batch(plan, plan.instrumented, pending, workdir, notes)
+    failed = [r for r in pending if r.status == "compile-error"]
+    kernels = {r.result.kernel.name for r in plan.runs}
+    if not failed or len(kernels) < 2 or len(failed) < len(pending):
+        return
+    for name in dict.fromkeys(r.result.kernel.name for r in failed):
+        isolated = isolate_kernel(plan, name)
+        runs = [r for r in failed if r.result.kernel.name == name]
+        for r in runs:
+            r.status = "pending"
+        _run_batch(plan, isolated, runs, workdir, notes)
+
+
+def isolate_kernel(plan: FilePlan, name: str) -> Instrumented:
+    """The plan's instrumented source with the bodies of every other kernel emptied."""
+    chars = list(plan.text)
+    offs = instrument_module._line_offsets(plan.text)
+    for fn in plan.kernel_fns:
+        if fn.name == name or fn.body is None or fn.template_params:
+            continue
+        sp = fn.body.span
+        a = instrument_module.offset_of(plan.text, offs, sp.line, sp.column)
+        b = instrument_module.offset_of(plan.text, offs, sp.end_line or sp.line, sp.end_column or sp.column)
+        if a is None or b is None or b - a < 2 or plan.text[a] != "{" or plan.text[b - 1] != "}":
+            continue
+        for k in range(a + 1, b - 1):
+            if chars[k] != "\n":
+                chars[k] = " "
+    return instrument_source("".join(chars), plan.sites, plan.keep_lines, filename=os.path.basename(plan.path))
+
+
+def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], workdir: str,
+               notes: list[str]) -> None:
+    """Run `pending` from `source` in child processes, restarting after a fault or a hang."""
     restarts = 0
     while pending and restarts < 8:
-        job = {"code": plan.instrumented.code, "plain": plan.instrumented.device_code,
+        job = {"code": source.code, "plain": source.device_code,
                "options": list(plan.options), "kernels": [r.spec for r in pending], "out": workdir}
         env = dict(os.environ)
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -899,33 +945,71 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
 
 
 def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
-    runs = [r for r in plan.runs if r.result.kernel.name == d.kernel and r.status == "ok" and r.attributes]
-    if not runs:
-        return _mark(d, "not-run", {}, "not run on a GPU: no compiled kernel attributes")
-    a = runs[0].attributes
-    if "num_regs" not in a:
-        return _mark(d, "not-run", {}, f"not run on a GPU: {a.get('error', 'no attributes')}")
+    """KL4xx from the compiled kernel: attributes, the occupancy query, the launch itself."""
+    runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
+    if d.code == "KL405":
+        # The static limit is enforced by ptxas/the launch: a rejection confirms, a clean run refutes.
+        rejected = next((r for r in runs if r.status in ("compile-error", "error", "fault")
+                         and "shared" in r.reason.lower()), None)
+        if rejected is not None:
+            return _mark(d, "confirmed", {"measured_rejected": True},
+                         f"confirmed: the GPU toolchain rejects the kernel: {rejected.reason[:200]}")
+        ran = next((r for r in runs if r.status == "ok"), None)
+        if ran is not None:
+            return _mark(d, "refuted", {"measured_shared_bytes": ran.attributes.get("shared_size_bytes")},
+                         f"refuted: the kernel compiled and ran on {ran.device}")
+        return _mark(d, "not-run", {}, "not run on a GPU: " + next((r.reason for r in runs if r.reason), "no run"))
+    if d.code == "KL404":
+        block = d.metrics.get("block_size")
+        for r in runs:
+            if r.status != "ok" or r.measured is None or r.result.shape.threads != block:
+                continue
+            lanes = _last_warp_lanes(r.measured)
+            if lanes is None:
+                continue
+            expected = int(block) % 32 if block else 0
+            status = "confirmed" if lanes == expected else "refuted"
+            return _mark(d, status, {"measured_last_warp_lanes": lanes},
+                         f"{status} on {r.device}: the last warp of a {block}-thread block ran {lanes} active lanes")
+        return _mark(d, "not-run", {}, "not run on a GPU: no traced run with this block size")
+    ok = [r for r in runs if r.status == "ok" and r.attributes.get("num_regs") is not None]
+    if not ok:
+        why = next((r.reason for r in runs if r.reason), "no compiled kernel attributes")
+        return _mark(d, "not-run", {}, f"not run on a GPU: {why[:200]}")
+    run = ok[0]
+    a = run.attributes
     measured: dict[str, Any] = {"measured_registers": a["num_regs"], "measured_local_bytes": a.get("local_size_bytes"),
                                 "measured_shared_bytes": a.get("shared_size_bytes")}
-    threads = int(np.prod(runs[0].spec["block"])) if runs[0].spec else 0
+    threads = run.result.shape.threads
     occ = None
     if a.get("active_blocks") is not None and a.get("max_threads_per_sm"):
         occ = a["active_blocks"] * threads / a["max_threads_per_sm"]
         measured["measured_active_blocks"] = a["active_blocks"]
         measured["measured_occupancy"] = round(occ, 4)
-    status = "not-run"
     if d.code == "KL402":
         status = "confirmed" if (a.get("local_size_bytes") or 0) > 0 else "refuted"
-    elif d.code == "KL401" and occ is not None:
-        predicted = d.metrics.get("occupancy")
-        threshold = d.metrics.get("threshold", 0.5)
-        status = "confirmed" if occ < float(threshold or 0.5) or (predicted is not None and occ <= predicted + 1e-9) \
-            else "refuted"
-    elif d.code == "KL405":
-        status = "confirmed" if runs[0].status != "ok" else "refuted"
-    elif d.code in ("KL403", "KL404"):
-        reg = d.metrics.get("registers")
-        status = "confirmed" if d.code == "KL404" or reg is None or reg == a["num_regs"] else "refuted"
-    device = runs[0].device or "the GPU"
-    return _mark(d, status, measured, f"{status} from the compiled kernel on {device}: {a['num_regs']} registers, "
-                 f"{a.get('local_size_bytes', 0)} B local" + (f", occupancy {occ:.0%}" if occ is not None else ""))
+    elif d.code == "KL401":
+        threshold = float(d.metrics.get("threshold") or 0.5)
+        status = "not-run" if occ is None else ("confirmed" if occ < threshold else "refuted")
+    elif d.code == "KL403":
+        # A cliff is a claim about the register count: confirmed when the compiled kernel has it.
+        status = "confirmed" if d.metrics.get("registers") in (None, a["num_regs"]) else "refuted"
+    else:
+        status = "not-run"
+    arch_note = ""
+    if d.metrics.get("arch") and run.device and f"({d.metrics['arch']})" not in run.device:
+        arch_note = f" (predicted for {d.metrics['arch']}, measured on {run.device})"
+    text = (f"{status} from the compiled kernel on {run.device or 'the GPU'}: {a['num_regs']} registers, "
+            f"{a.get('local_size_bytes', 0)} B local" + (f", occupancy {occ:.0%}" if occ is not None else "")
+            + arch_note)
+    return _mark(d, status, measured, text)
+
+
+def _last_warp_lanes(measured: KernelResult) -> int | None:
+    """Most active lanes the last warp of a block showed at any traced site."""
+    best: int | None = None
+    for e in measured.events:
+        if isinstance(e, (ev.MemoryAccess, ev.Branch)) and e.mask.ndim == 3:
+            lanes = int(e.mask[:, -1, :].sum(axis=-1).max())
+            best = lanes if best is None else max(best, lanes)
+    return best
