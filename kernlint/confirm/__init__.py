@@ -51,7 +51,7 @@ from kernlint.eval.result import KernelResult
 MAXSEQ = 64  # records per (site, warp); the evaluator itself stops at 48 events per site
 GUARD_BYTES = 1 << 16  # zeroed bytes before and after every synthesized buffer
 MAX_BUFFER_BYTES = 1 << 30
-CHILD_TIMEOUT_S = 120.0  # per kernel, compile included
+CHILD_TIMEOUT_S = float(os.environ.get("KERNLINT_CONFIRM_TIMEOUT", "120"))  # per kernel, compile included
 MAX_SHAPES_PER_KERNEL = 3
 
 _DTYPES_BY_NAME = {
