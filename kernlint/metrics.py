@@ -116,6 +116,9 @@ def _max_words_per_bank(words: np.ndarray, valid: np.ndarray) -> np.ndarray:
     fresh = live.copy()
     fresh[..., 1:] &= w[..., 1:] != w[..., :-1]  # first occurrence of each distinct word
     bank = np.where(live, w % SHARED_BANKS, 0)
-    onehot = (bank[..., None] == np.arange(SHARED_BANKS)) & fresh[..., None]
-    degree: np.ndarray = onehot.sum(axis=-2).max(axis=-1).astype(np.int64)
+    rows = int(np.prod(w.shape[:-1]))
+    # Count the fresh words of each (row, bank) pair in one bincount over row * 32 + bank.
+    flat = (np.arange(rows, dtype=np.int64)[:, None] * SHARED_BANKS + bank.reshape(rows, -1)).ravel()
+    counts = np.bincount(flat, weights=fresh.reshape(rows, -1).ravel(), minlength=rows * SHARED_BANKS)
+    degree: np.ndarray = counts.reshape(*w.shape[:-1], SHARED_BANKS).max(axis=-1).astype(np.int64)
     return degree

@@ -28,6 +28,7 @@ from kernlint.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wav
 
 MAX_PADDING = 32  # padding candidates tried per array (row pitch mod 32 words repeats after that)
 MAX_STEPS_SHOWN = 10
+MAX_CONFIRM_RUNS = 3  # re-evaluations of the kernel per conflicting array
 
 
 # --- measurement ------------------------------------------------------------------------------
@@ -244,19 +245,30 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
     old_worst, old_sites, old_excess = _root_cost(events, root)
     elem = _elem(t)
     tries = min(MAX_PADDING, max(1, (SHARED_BANKS * BANK_BYTES) // max(1, elem.size)))
+    # Screen every padding on the measured addresses (each split into the indices of the declared
+    # array and laid out again with the padded row), then confirm the promising ones by evaluating
+    # the kernel again with the padded declaration: the index arithmetic may not follow the
+    # declaration (a flattened pointer), and only the re-evaluation tells.
+    screen = _screen_paddings(events, root, base, t, tries, old_sites)
+    if screen is None:  # some access is not a plain in-bounds element of the array: try the first few
+        order = list(range(1, min(tries, MAX_CONFIRM_RUNS) + 1))
+    else:
+        complete = [pad for pad, (worst, excess, worse) in screen.items() if worst <= 1 and not worse]
+        partial = sorted((excess, pad) for pad, (worst, excess, worse) in screen.items()
+                         if excess < old_excess and pad not in complete)
+        order = (complete + [pad for _e, pad in partial])[:MAX_CONFIRM_RUNS]
     best: tuple[int, int, int, int] | None = None  # (excess, pad, worst, sites made worse)
     original = _root_addresses(events, root, base)
-    for pad in range(1, tries + 1):
-        new_t = padded_type(t, pad)
+    for n, pad in enumerate(order):
         run = Interpreter(result.unit, result.kernel, result.shape, dict(result.defines),
-                          shared_types={root: new_t}).run()
+                          shared_types={root: padded_type(t, pad)}).run()
         new_events: list[object] = list(run.events)
-        if pad == 1:
+        if n == 0:
             new_base = run.shared_layout.get(root, (0, t))[0]
             again = _root_addresses(new_events, root, new_base)
             if len(again) == len(original) and all(np.array_equal(a, b) for a, b in zip(again, original)):
                 text = (f"padding {root}'s rows cannot help: its index arithmetic does not use the declared "
-                        f"row length (addresses are unchanged with {_decl_text(result, root, decl, dims, 1)})")
+                        f"row length (addresses are unchanged with {_decl_text(result, root, decl, dims, pad)})")
                 return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
         worst, sites, excess = _root_cost(new_events, root)
         worse = sum(1 for k, ways in sites.items() if ways > old_sites.get(k, ways))
@@ -271,10 +283,64 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
         tradeoff = (f"no padding makes every access conflict-free; this one cuts the extra wavefronts of "
                     f"{root} from {old_excess} to {excess} (worst {old_worst}-way -> {worst}-way)")
         if worse:
-            tradeoff += f", though {worse} other access{'es' if worse != 1 else ''} of {root} {'get' if worse != 1 else 'gets'} worse"
+            tradeoff += (f", though {worse} other access{'es' if worse != 1 else ''} of {root} "
+                         f"{'get' if worse != 1 else 'gets'} worse")
         return _padding_fix(result, root, decl, dims, pad, False, swizzle, tradeoff)
     text = f"no padding of {root}'s innermost dimension (+1 to +{tries}) removes the conflict"
     return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
+
+
+def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType, tries: int,
+                     old_sites: dict[tuple[int, int], int]) -> dict[int, tuple[int, int, int]] | None:
+    """Predict (worst ways, excess wavefronts, sites made worse) of `root` for each padding 1..tries.
+
+    Each measured address is split into the indices of the declared array and laid out again with
+    the innermost dimension padded. None when some access falls outside the array or straddles the
+    end of a row (then only re-evaluating the kernel can tell).
+    """
+    dims = _dims(t)
+    esize = _elem(t).size
+    total = t.size
+    if esize <= 0 or total <= 0:
+        return None
+    accesses = [e for e in events if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
+    split = []
+    for e in accesses:
+        live = e.mask
+        off = np.where(live, e.address - base, 0)
+        if np.any(live & ((off < 0) | (off + e.width > total))):
+            return None
+        first = off // esize
+        last = (off + e.width - 1) // esize
+        if np.any(live & (first // dims[-1] != last // dims[-1])):
+            return None  # a vector read that runs past the end of a row: padding would split it
+        split.append((e, np.unravel_index(first, tuple(dims)), off - first * esize))
+    # One batch per access width: all requests of all accesses at once, for each padding.
+    groups: dict[int, list[tuple[MemoryAccess, tuple[np.ndarray, ...], np.ndarray]]] = defaultdict(list)
+    for item in split:
+        groups[item[0].width].append(item)
+    out: dict[int, tuple[int, int, int]] = {}
+    for pad in range(1, tries + 1):
+        new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
+        per_site: dict[tuple[int, int], int] = {}
+        worst = excess = 0
+        for width, items in groups.items():
+            addr = np.concatenate([(base + np.ravel_multi_index(idx, new_dims) * esize + rem).reshape(-1, 32)
+                                   for _e, idx, rem in items])
+            mask = np.concatenate([e.mask.reshape(-1, 32) for e, _i, _r in items])
+            ways, wf, ideal = shared_wavefronts(addr, mask, width)
+            excess += int((wf - ideal).sum())
+            at = 0
+            for e, _i, _r in items:
+                n = e.mask.reshape(-1, 32).shape[0]
+                w = int(ways[at:at + n].max()) if n else 0
+                at += n
+                key = (e.span.line, e.span.column)
+                per_site[key] = max(per_site.get(key, 0), w)
+                worst = max(worst, w)
+        worse = sum(1 for k, w in per_site.items() if w > old_sites.get(k, w))
+        out[pad] = (worst, excess, worse)
+    return out
 
 
 def _padding_fix(result: KernelResult, root: str, decl: ir.VarDecl | None, dims: list[int], pad: int,
