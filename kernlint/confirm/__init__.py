@@ -555,6 +555,7 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
         by_id = {r.id: r for r in pending}
         done: set[int] = set()
         dead = False
+        reported_fault = False  # the child said it faulted and exits on purpose
         while len(done) < len(pending):
             try:
                 line = q.get(timeout=CHILD_TIMEOUT_S)
@@ -581,6 +582,7 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
             if run is None:
                 continue
             done.add(run.id)
+            reported_fault = msg["status"] == "fault"
             run.status = msg["status"]
             run.device = msg.get("device", "")
             run.attributes = msg.get("attributes", {})
@@ -592,12 +594,12 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
             else:
                 run.reason = msg.get("message", "")
                 if run.status == "compile-error":
-                    run.reason = "NVRTC could not compile the device code: " + _first_error(run.reason)
+                    run.reason = _first_error(run.reason)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-        if dead and len(done) < len(pending):
+        if dead and not reported_fault and len(done) < len(pending):
             # The child died mid-kernel (a fault it could not report, a crash): blame the next one.
             culprit = next(r for r in pending if r.id not in done)
             if culprit.status == "pending":
@@ -879,7 +881,9 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
             for site, why in plan.instrumented.skipped[:5]:
                 notes.append(f"{plan.path}:{site.span.line}:{site.span.column}: not traced: {why}")
         for run in plan.runs:
-            if run.status in ("not-run", "error", "compile-error"):
+            if run.status == "compile-error":
+                notes.append(f"{plan.path}: {run.name_expr}: rejected by the GPU compiler: {run.reason[:300]}")
+            elif run.status in ("not-run", "error"):
                 notes.append(f"{plan.path}: {run.name_expr}: not run on the GPU: {run.reason[:300]}")
     return out
 
@@ -939,8 +943,8 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     status = "confirmed" if all(verdicts) else "refuted"
     shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
                       if k in _SHOWN)
-    note = (f"{status} on {run.device or 'the GPU'} ({_launch_text(run)})"
-            + (f": measured {shown}" if shown else ""))
+    # The reporters list every measured_* number; this note says where and how it was measured.
+    note = f"measured on {run.device or 'the GPU'} with {_launch_text(run)}" + (f": {shown}" if shown else "")
     return _mark(d, status, measured, note)
 
 
