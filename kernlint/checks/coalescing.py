@@ -120,8 +120,7 @@ def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult
     if ratio < WARN_RATIO:
         return ("align the start of each warp's segment to 32 bytes (for example pad the row pitch or shift the "
                 "offset), or accept the extra sector")
-    text = e.text or result.line_text(e.span.line)
-    if stride is not None and stride > e.width and "." in text and stride <= 256:
+    if stride is not None and stride > e.width and e.text.startswith(".") and stride <= 256:
         return (f"structure of arrays: keep each field in its own array so consecutive lanes read consecutive "
                 f"elements (the lanes are {stride} bytes apart, the size of one record)")
     if stride is not None and stride >= 128:
@@ -161,6 +160,8 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"consecutive lanes are {sym} bytes apart")
         elif stride is not None and stride != e.width:
             notes.append(f"consecutive lanes are {stride} bytes apart; each reads {e.width} bytes")
+        if e.text.startswith("in "):
+            notes.append(f"the access is {e.text}, inlined here")
         notes.append(f"{cost.active_lanes} active lanes, {e.width} bytes per lane, "
                      f"{cost.requests} warp requests evaluated (worst {cost.worst_sectors} sectors)")
         notes.append(f"fix: {_fix(e, stride, cost.ratio, result)}")

@@ -13,6 +13,7 @@ become unknown). A step budget bounds the work per kernel.
 from __future__ import annotations
 
 import re
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,7 @@ class Interpreter:
         self.grid_dim = g
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
+        self.call_sites: list[tuple[ir.Span, str, ir.Span]] = []  # (call span, helper, helper span)
         self.loop_stack: list[dict[str, object]] = []
         self.site_counts: dict[tuple[int, int, str], int] = {}
         self.shared_next = 0
@@ -211,6 +213,14 @@ class Interpreter:
         return iters, tuple(vars_)
 
     def emit(self, event: ev.Event) -> None:
+        if self.call_sites:
+            # Code of an inlined helper is reported where the kernel calls it: each call site is its
+            # own site (a helper called once strided and eight times unit-stride is not averaged).
+            site, helper, inner = self.call_sites[0]
+            changes: dict[str, object] = {"span": site}
+            if hasattr(event, "text"):
+                changes["text"] = f"in {helper}() at line {inner.line}"
+            event = dataclasses.replace(event, **changes)  # type: ignore[arg-type]
         key = (event.span.line, event.span.column, type(event).__name__ + getattr(event, "kind", ""))
         n = self.site_counts.get(key, 0)
         if n >= MAX_EVENTS_PER_SITE:
@@ -829,8 +839,10 @@ class Interpreter:
         vec = 1
         if t.kind == "struct" and t.fields:
             vec = len(t.fields)
+        # A struct field (`p[i].vx`) is marked so rules can tell a record stride from a plain one.
+        text = f".{e.field}" if isinstance(e, ir.Member) else ""
         self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                  addr.deps, iters, lvars, vec))
+                                  addr.deps, iters, lvars, vec, text))
 
     def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
         inner = target
@@ -922,14 +934,37 @@ class Interpreter:
             if pt.kind == "pointer" and pt.pointee is not None:
                 self.access(e, p, self.resolve(pt.pointee), "store")
             return UNKNOWN
-        if e.target and e.target in self.tu.functions and len(self.frames) <= MAX_INLINE_DEPTH:
-            callee = self.tu.functions[e.target]
-            if callee.body is not None and not callee.is_kernel:
-                return self.inline(callee, e)
+        if name == "operator=" and e.receiver is None and len(e.args) >= 2:
+            # A struct assignment (`v[t] = in[i]` on float4) is one store of the whole value; the
+            # front end lists the callee between the operands.
+            v = self.eval(e.args[-1])
+            self.store(e.args[0], v, e.span)
+            return v
+        callee = self.find_callee(e)
+        if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
+            return self.inline(callee, e)
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
         return unknown(*args)
+
+    def find_callee(self, e: ir.Call) -> ir.Function | None:
+        """The device function a call reaches: by clang's reference, else by name and arity.
+
+        libclang gives no definition for an implicit specialization of a function template
+        (`ld(p, i)` calling `template <class T> T ld(const T*, int)`), so fall back to the one
+        device function of that name and parameter count in the file, when it is unambiguous.
+        """
+        if e.receiver is not None:
+            return None
+        fn = self.tu.functions.get(e.target) if e.target else None
+        if fn is None:
+            matches = [f for f in self.tu.functions.values()
+                       if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
+            fn = matches[0] if len(matches) == 1 else None
+        if fn is None or fn.body is None or fn.is_kernel:
+            return None
+        return fn
 
     def barrier(self, e: ir.Call, name: str, scope: str, member: int | None,
                 deps: frozenset[str] = frozenset()) -> None:
@@ -970,10 +1005,12 @@ class Interpreter:
         entry = self.mask.copy()
         saved_loops = self.loop_stack
         self.frames.append(frame)
+        self.call_sites.append((e.span, callee.name, callee.span))
         try:
             assert callee.body is not None
             self.exec_block(callee.body)
         finally:
+            self.call_sites.pop()
             self.frames.pop()
             self.bindings = saved_bindings
             self.loop_stack = saved_loops

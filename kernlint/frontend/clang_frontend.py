@@ -152,7 +152,10 @@ class _TypeConverter:
         if k == ci.TypeKind.VOID:
             return ir.CType("void", 0, name="void", const=const)
         if k == ci.TypeKind.POINTER:
-            pointee = self.convert(c.get_pointee(), depth + 1)
+            # Recurse on the written pointee where there is one, so `const T*` keeps the name `T`
+            # (the canonical type says `type-parameter-0-0`); typedefs need the canonical one.
+            written = t.get_pointee()
+            pointee = self.convert(written if written.kind != ci.TypeKind.INVALID else c.get_pointee(), depth + 1)
             return ir.CType("pointer", 8, False, pointee=pointee, name=c.spelling, const=const)
         if k in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
             return ir.CType("reference", 8, False, pointee=self.convert(c.get_pointee(), depth + 1), name=c.spelling)
@@ -325,6 +328,8 @@ class _Lowering:
                 # A copy/converting construction `T v = expr`: the value is the argument's.
                 return ir.Cast(self.expr(args[0]), ctype, False, span)
             return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span)
+        if name.startswith("operator") and ref is not None and ref.kind in (K.CXX_METHOD, K.FUNCTION_DECL):
+            return self.operator_call(c, name, kids, ctype, span)
         receiver: ir.Expr | None = None
         callee_kids = kids[:1]
         arg_kids = kids[1:]
@@ -355,6 +360,17 @@ class _Lowering:
             if defn is not None:
                 target = _function_key(defn)
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
+
+    def operator_call(self, c: ci.Cursor, name: str, kids: list[ci.Cursor], ctype: ir.CType,
+                      span: ir.Span) -> ir.Expr:
+        """`a = b` / `a += b` on class types (float4, __half, structs) is an `operator=` call in clang."""
+        args = [k for k in kids if not _is_callee_ref(k, name)]
+        op = name[len("operator"):].strip()
+        if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
+            return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
+        # Any other overloaded operator (operator[] of a wrapper class, arithmetic on vector types):
+        # its value is unknown, but its operands are still evaluated for their accesses.
+        return ir.Opaque(f"overloaded {name}", ctype, span, tuple(self.expr(a) for a in args))
 
     # --- statements ----------------------------------------------------------------------------
 
@@ -411,6 +427,12 @@ class _Lowering:
         if kind in (K.LABEL_STMT,):
             kids = list(c.get_children())
             return self.stmt(kids[0]) if kids else ir.Block((), span)
+        if kind == K.UNEXPOSED_STMT:
+            # `#pragma unroll` and [[attributes]] wrap the statement they apply to (an AttributedStmt).
+            kids = [k for k in c.get_children() if k.kind.is_statement() or k.kind.is_expression()
+                    or k.kind == K.DECL_STMT]
+            if len(kids) == 1:
+                return self.stmt(kids[0])
         return ir.OpaqueStmt(kind.name.lower(), span)
 
     def stmts(self, cursors: Iterable[ci.Cursor]) -> list[ir.Stmt]:
@@ -467,6 +489,16 @@ class _Lowering:
             elif cases:
                 cases[-1][1].append(self.stmt(item))
         return ir.Switch(cond, tuple((lab, tuple(st)) for lab, st in cases), span)
+
+
+def _is_callee_ref(c: ci.Cursor, name: str) -> bool:
+    inner = c
+    while inner.kind == K.UNEXPOSED_EXPR:
+        sub = [k for k in inner.get_children() if k.kind.is_expression()]
+        if len(sub) != 1:
+            break
+        inner = sub[0]
+    return inner.kind == K.DECL_REF_EXPR and inner.spelling == name
 
 
 def _for_header_parts(c: ci.Cursor) -> tuple[bool, bool, bool] | None:
