@@ -98,7 +98,12 @@ def _parse_block(value: str | None) -> tuple[int, int, int] | None:
     if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
         raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}")
     dims += [1] * (3 - len(dims))
-    return (dims[0], dims[1], dims[2])
+    from kernlint.launch import valid_block
+
+    shape = (dims[0], dims[1], dims[2])
+    if not valid_block(shape):
+        raise click.BadParameter(f"a block has at most 1024 threads (and z at most 64) — got {value!r}")
+    return shape
 
 
 def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:

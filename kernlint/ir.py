@@ -299,6 +299,7 @@ class Launch:
     span: Span
     block_text: str = ""
     args: tuple[int | None, ...] = ()  # scalar arguments folded to constants where possible
+    kernel_key: str = ""  # Function.key of the launched kernel when clang resolved it (overloads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,3 +320,5 @@ class TranslationUnit:
     problems: tuple[ParseProblem, ...] = ()
     file_annotation: str = ""
     instantiations: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    macros: dict[str, int] = field(hash=False, compare=False, default_factory=dict)  # integer object-like macros
+    structs: dict[str, CType] = field(hash=False, compare=False, default_factory=dict)  # by name, for T = MyStruct

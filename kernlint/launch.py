@@ -57,6 +57,17 @@ _GRID_RES = (
 _DEFINE_RE = re.compile(r"kernlint:.*?\bdefine\s*\(([^)]*)\)")
 
 
+MAX_THREADS = 1024  # per block on every architecture since sm_20 (CUDA C++ Programming Guide, Table 21)
+
+
+def valid_block(b: tuple[int, int, int] | None) -> bool:
+    """Whether `b` is a block shape a launch can have (at most 1024 threads; z at most 64)."""
+    if b is None:
+        return False
+    x, y, z = b
+    return x > 0 and y > 0 and z > 0 and z <= 64 and x * y * z <= MAX_THREADS
+
+
 def _dims(text: str) -> tuple[int, int, int] | None:
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
     try:
@@ -118,22 +129,21 @@ def _mentions(node: object, axis: str) -> bool:
 
 
 def _fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> int | None:
+    """Fold a template argument or `__launch_bounds__` argument: literals, macros, bound parameters."""
+    from kernlint.frontend.clang_frontend import _fold_macro
+
     t = text.strip()
     for _ in range(4):
         if t in bindings:
-            t = bindings[t]
-        elif t in macros:
-            return macros[t]
-    try:
-        return int(t, 0)
-    except ValueError:
-        try:
-            # Small arithmetic like `32 * 8` only: digits, spaces and operators.
-            if re.fullmatch(r"[0-9\s\+\-\*/\(\)]+", t):
-                return int(eval(t, {"__builtins__": {}}, {}))  # noqa: S307 - digits and operators only
-        except (SyntaxError, ZeroDivisionError):
-            return None
-    return None
+            t = bindings[t].strip()
+    toks = re.findall(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|\w+|<<|>>|\S", t)
+    known = dict(macros)
+    for name, value in bindings.items():
+        if name not in known:
+            folded = _fold_macro(re.findall(r"\w+|<<|>>|\S", value), macros)
+            if folded is not None:
+                known[name] = folded
+    return _fold_macro(toks, known) if toks else None
 
 
 def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[int, int, int] | None = None,
@@ -141,11 +151,16 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
     """Return the shapes to evaluate `fn` under (at least one) and the annotation's defines."""
     kernel_ann = parse_annotation(fn.annotation)
     file_ann = parse_annotation(tu.file_annotation)
+    if not valid_block(kernel_ann.block):
+        kernel_ann = Annotation(None, kernel_ann.grid, kernel_ann.defines)
+    if not valid_block(file_ann.block):
+        file_ann = Annotation(None, file_ann.grid, file_ann.defines)
     defines = dict(file_ann.defines)
     defines.update(kernel_ann.defines)
     grid_ann = kernel_ann.grid or file_ann.grid
 
-    launches = [ln for ln in tu.launches if ln.kernel == fn.name]
+    # Match by the resolved declaration when clang gave one (overloaded kernels share a name).
+    launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
     bindings_list = _template_bindings(fn, tu, launches)
 
     def with_bindings(block: tuple[int, int, int], source: str, grid: tuple[int, int, int] | None = None,
@@ -163,11 +178,12 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
     shapes: list[LaunchShape] = []
     seen = set()
     for ln in launches:
-        if ln.block is None:
-            continue
+        if not valid_block(ln.block):
+            continue  # unknown, or a shape the launch itself would reject (KL404/launch error territory)
+        assert ln.block is not None
         targs = dict(zip([p.name for p in fn.template_params], ln.template_args))
         binding = tuple(targs.items())
-        key = (ln.block, binding)
+        key = (ln.block, binding, ln.args)
         if key in seen:
             continue
         seen.add(key)
@@ -180,8 +196,8 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
         return shapes, defines
     if fn.launch_bounds:
         for bindings, bsource in bindings_list:
-            n = _fold_bound(fn.launch_bounds[0], dict(bindings), {})
-            if n and n > 0:
+            n = _fold_bound(fn.launch_bounds[0], dict(bindings), tu.macros)
+            if n and 0 < n <= MAX_THREADS:
                 if _uses_y(fn):
                     out = [LaunchShape(s, f"__launch_bounds__({n}), a common 2-D split", grid_ann, bindings, bsource)
                            for s in _split_2d(n)]

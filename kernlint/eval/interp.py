@@ -21,7 +21,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import events as ev
 from kernlint.eval.values import UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
-from kernlint.launch import LaunchShape
+from kernlint.launch import LaunchShape, _fold_bound
 
 WARP = 32
 MAX_LOOP_ITERATIONS = 48
@@ -32,6 +32,7 @@ DEFAULT_BUDGET = 60_000
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
 # from cudaMalloc/cudaMallocPitch usually are) and large enough that tail guards keep every lane.
 SIZE_SAMPLES = (4096, 6144)
+SIZE_STEP = 256  # later integer parameters are sampled 256 lower each (rows stay 1 KB-aligned)
 BLOCK_SAMPLES = ((0, 0, 0), (3, 2, 1))
 GRID_SAMPLE = (64, 64, 4)
 POINTER_SPACING = 1 << 36  # byte distance between the sampled bases of distinct pointer params
@@ -92,6 +93,7 @@ class Interpreter:
         self.shared_bases: dict[str, int] = {}
         self.param_bases: dict[str, int] = {}
         self.cost = 0
+        self.sampled_params = 0
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
         # Statements each warp executed (a warp pays for a statement when any of its lanes runs it):
         # the divergence rules weigh idle lanes against this.
@@ -134,7 +136,11 @@ class Interpreter:
         if t.kind in ("int", "bool"):
             if name in self.defines:
                 return const(int(self.defines[name]))
-            samples = SIZE_SAMPLES
+            # Each integer parameter gets its own samples, decreasing in declaration order (sizes
+            # usually come before indices and offsets), so `Size - t` is not 0 and `i < n` holds.
+            k = self.sampled_params
+            self.sampled_params += 1
+            samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
             self.result.assumed[name] = samples
             return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
         if t.kind == "struct" and t.fields and not prefix:
@@ -177,7 +183,7 @@ class Interpreter:
         if t.kind == "template":
             arg = self.bindings.get(_template_param_name(t.name, self.fn))
             if arg is not None:
-                return _builtin_type(arg) or t
+                return _builtin_type(arg) or self.tu.structs.get(" ".join(arg.replace("const", "").split())) or t
             return t
         if t.kind in ("pointer", "array") and t.pointee is not None and t.pointee.kind == "template":
             inner = self.resolve(t.pointee)
@@ -296,11 +302,16 @@ class Interpreter:
         if c.data is None:
             # A data-dependent condition: both sides may run for any lane. Evaluate each under the
             # parent mask; what either side writes becomes unknown.
+            # A `return`/`break`/`continue` in such a branch may remove some lanes, not all: the
+            # lanes are assumed to go on (exits are restored), so what follows is still evaluated.
             written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
+            exits = self.save_exits()
             self.exec(s.then)
+            self.restore_exits(exits)
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             if s.other is not None:
                 self.exec(s.other)
+                self.restore_exits(exits)
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
@@ -325,6 +336,18 @@ class Interpreter:
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+
+    def save_exits(self) -> tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]:
+        ret = self.frame.ret_mask.copy() if self.frame.ret_mask is not None else None
+        loops = [(ls["break"].copy(), ls["continue"].copy()) for ls in self.loop_stack]  # type: ignore[attr-defined]
+        return ret, loops
+
+    def restore_exits(self, saved: tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]) -> None:
+        ret, loops = saved
+        self.frame.ret_mask = ret
+        for ls, (brk, cont) in zip(self.loop_stack, loops):
+            ls["break"] = brk
+            ls["continue"] = cont
 
     def frame_ret(self) -> np.ndarray:
         r = self.frame.ret_mask
@@ -486,15 +509,14 @@ class Interpreter:
         if e.kind == "template":
             arg = self.bindings.get(e.name)
             if arg is not None:
-                try:
-                    return const(int(arg.rstrip("uUlL"), 0))
-                except ValueError:
-                    pass
+                folded = _fold_bound(arg, {}, self.tu.macros)
+                if folded is not None:
+                    return const(folded)
             if e.name in self.defines:
                 return const(int(self.defines[e.name]))
-            samples = SIZE_SAMPLES
-            self.result.assumed[e.name] = samples
-            return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([e.name]))
+            # An unbound template value parameter is usually a tile or block size: sampling it as a
+            # runtime size would be a guess (BLOCK = 4096), so it stays unknown.
+            return Val(None, frozenset([e.name]))
         if e.kind == "builtin" and e.name == "warpSize":
             return const(WARP)
         for frame in reversed(self.frames[-1:]):
@@ -560,7 +582,7 @@ class Interpreter:
                 if not np.all(np.isfinite(data)):
                     return unknown(v)
                 data = np.trunc(data).astype(np.int64)
-        return Val(wrap_int(data.astype(np.int64), t), v.deps)
+        return Val(wrap_int(data.astype(np.int64), t) if not v.deps else data.astype(np.int64), v.deps)
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
@@ -740,7 +762,9 @@ class Interpreter:
             return unknown(a, b)
         if is_float:
             return Val(r, deps, is_float=True)
-        if rtype.kind in ("int", "bool"):
+        if rtype.kind == "bool" or (rtype.kind == "int" and not deps):
+            # Values built from sampled sizes are not wrapped at 32 bits: `B*T*C` with every size
+            # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
             r = wrap_int(r, rtype)
         return Val(r, deps)
 
@@ -770,16 +794,23 @@ class Interpreter:
             t = self.resolve(e.ctype)
             if e.arrow:
                 p = self.eval(e.base)
-                if p.data is None or e.offset < 0 or not p.space:
+                pt = self.resolve(e.base.ctype)
+                offset = self.field_offset(e, pt.pointee if pt.kind == "pointer" else None)
+                if t.kind == "template" and offset >= 0 and pt.pointee is not None:
+                    t = self.field_type(e, pt.pointee) or t
+                if p.data is None or offset < 0 or not p.space:
                     return (Val(None, p.deps, p.space, p.root), t)
-                return (Val(p.data + e.offset, p.deps, p.space, p.root), t)
+                return (Val(p.data + offset, p.deps, p.space, p.root), t)
             inner = self.lvalue(e.base)
             if inner is None:
                 return None
-            addr, _bt = inner
-            if addr.data is None or e.offset < 0:
+            addr, bt = inner
+            offset = self.field_offset(e, bt)
+            if t.kind == "template":
+                t = self.field_type(e, bt) or t
+            if addr.data is None or offset < 0:
                 return (Val(None, addr.deps, addr.space, addr.root), t)
-            return (Val(addr.data + e.offset, addr.deps, addr.space, addr.root), t)
+            return (Val(addr.data + offset, addr.deps, addr.space, addr.root), t)
         if isinstance(e, ir.Ref):
             t = self.resolve(e.ctype)
             if t.kind == "array":
@@ -788,6 +819,19 @@ class Interpreter:
                     return (v, t)
             return None
         return None
+
+    def field_offset(self, e: ir.Member, record: ir.CType | None) -> int:
+        """The member's byte offset: from clang, or from the bound struct when the record is a template type."""
+        if e.offset >= 0:
+            return e.offset
+        if record is None:
+            return -1
+        f = self.resolve(record).field(e.field)
+        return f.offset if f is not None else -1
+
+    def field_type(self, e: ir.Member, record: ir.CType) -> ir.CType | None:
+        f = self.resolve(record).field(e.field)
+        return f.ctype if f is not None else None
 
     def eval_memory_read(self, e: ir.Expr) -> Val:
         if isinstance(e, ir.Member):

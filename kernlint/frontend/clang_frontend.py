@@ -315,7 +315,14 @@ class _Lowering:
                 offset = off // 8
         except Exception:
             offset = -1
-        return ir.Member(base, c.spelling, offset, arrow, ctype, span)
+        name = c.spelling
+        if not name:
+            # A member of a dependent type (`in[i].r` with `in` a `const T*`) has no spelling in
+            # libclang; the member name is the expression's last token.
+            toks = [t.spelling for t in c.get_tokens()]
+            name = toks[-1] if toks and toks[-1].isidentifier() else ""
+            arrow = arrow or (len(toks) >= 2 and toks[-2] == "->")
+        return ir.Member(base, name, offset, arrow, ctype, span)
 
     def call(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         ctype = self.ctype(c)
@@ -567,31 +574,33 @@ def _is_device(c: ci.Cursor) -> bool:
     return any(k.kind in (K.CUDADEVICE_ATTR, K.CUDAGLOBAL_ATTR) for k in c.get_children())
 
 
-_LB_RE = re.compile(r"__launch_bounds__\s*\(")
+def _launch_bounds(c: ci.Cursor, lines: list[str]) -> tuple[str, ...]:
+    """`__launch_bounds__(...)` arguments as written, read from the text before the kernel's name.
 
-
-def _launch_bounds(c: ci.Cursor) -> tuple[str, ...]:
-    toks = [t.spelling for t in c.get_tokens()]
-    try:
-        start = toks.index("__launch_bounds__")
-    except ValueError:
+    libclang returns no tokens for an extent that begins inside a macro expansion (`__global__`
+    is one), so the declaration's text is scanned instead.
+    """
+    start, name = c.extent.start, c.location
+    if start.line <= 0 or name.line < start.line:
         return ()
-    if start + 1 >= len(toks) or toks[start + 1] != "(":
+    text = "\n".join(lines[start.line - 1:name.line])
+    m = re.search(r"__launch_bounds__\s*\(", text)
+    if not m:
         return ()
     depth = 0
-    args: list[list[str]] = [[]]
-    for t in toks[start + 2:]:
-        if t == "(":
+    args: list[str] = [""]
+    for ch in text[m.end():]:
+        if ch == "(":
             depth += 1
-        elif t == ")":
+        elif ch == ")":
             if depth == 0:
                 break
             depth -= 1
-        if t == "," and depth == 0:
-            args.append([])
+        if ch == "," and depth == 0:
+            args.append("")
             continue
-        args[-1].append(t)
-    return tuple(" ".join(a) for a in args if a)
+        args[-1] += ch
+    return tuple(" ".join(a.split()) for a in args if a.strip())
 
 
 def _annotation_above(lines: list[str], line: int) -> str:
@@ -689,6 +698,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
     launches: list[ir.Launch] = []
     instantiations: list[tuple[str, tuple[str, ...]]] = []
     globals_: dict[str, ir.VarDecl] = {}
+    macros: dict[str, int] = {}
+    structs: dict[str, ir.CType] = {}
     shim = shim_path()
 
     def visit(c: ci.Cursor, depth: int) -> None:
@@ -716,7 +727,19 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
             elif kind == K.VAR_DECL and f.name == parse_path:
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
+                if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
+                    structs[child.spelling] = types.convert(child.type)
                 visit(child, depth + 1)
+            elif kind == K.TYPEDEF_DECL and child.spelling:
+                under = types.convert(child.underlying_typedef_type)
+                if under.kind == "struct":
+                    structs[child.spelling] = under
+            elif kind == K.MACRO_DEFINITION and f.name == parse_path:
+                toks = [t.spelling for t in child.get_tokens()]
+                if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
+                    value = _fold_macro(toks[1:], macros)
+                    if value is not None:
+                        macros[child.spelling] = value
             elif kind == K.CXX_METHOD and child.is_definition() and f.name == parse_path:
                 launches.extend(_launches(child))
 
@@ -726,7 +749,42 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
     )
     return ir.TranslationUnit(path=path, kernels=tuple(kernels), functions=functions, globals=globals_,
                               launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
-                              instantiations=tuple(instantiations))
+                              instantiations=tuple(instantiations) + _text_instantiations(text),
+                              macros=macros, structs=structs)
+
+
+_INSTANTIATION_RE = re.compile(
+    r"^\s*template\s+(?:__global__\s+)?(?:void\s+)?(?:__global__\s+)?(?:void\s+)?([A-Za-z_]\w*)\s*<([^;{]*?)>\s*\(",
+    re.M)
+
+
+def _text_instantiations(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Explicit instantiations (`template __global__ void k<128>(float*);`): libclang has no cursor for them."""
+    out = []
+    for m in _INSTANTIATION_RE.finditer(text):
+        args = _split_template_args(re.findall(r"\w+|::|[^\s\w]", m.group(2)) + [">"])
+        if args:
+            out.append((m.group(1), args))
+    return tuple(out)
+
+
+def _fold_macro(toks: list[str], macros: dict[str, int]) -> int | None:
+    """Value of an object-like macro whose body is integer arithmetic over literals and other macros."""
+    parts = []
+    for t in toks:
+        if t in macros:
+            parts.append(str(macros[t]))
+        elif re.fullmatch(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*", t):
+            parts.append(str(int(t.rstrip("uUlL"), 0)))
+        elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>"):
+            parts.append("//" if t == "/" else t)
+        else:
+            return None
+    try:
+        value = eval(" ".join(parts), {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
+    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+        return None
+    return int(value) if isinstance(value, int) else None
 
 
 def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
@@ -769,7 +827,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     is_kernel = _is_kernel(c)
     return ir.Function(
         name=c.spelling, params=tuple(params), body=lowered, span=span, is_kernel=is_kernel,
-        template_params=tuple(tparams), launch_bounds=_launch_bounds(c) if is_kernel else (),
+        template_params=tuple(tparams), launch_bounds=_launch_bounds(c, lines) if is_kernel and in_main else (),
         parse_errors=errors, unresolved=unresolved,
         annotation=_annotation_above(lines, ext.start.line) if in_main else "", key=_function_key(c),
     )
@@ -808,10 +866,18 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
                     if ref.kind == K.DECL_REF_EXPR:
                         targs = _template_args_from_tokens(ref)
                     block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if len(cargs) > 1 else ""
+                    name = ref.spelling or ch.spelling
+                    if not name:
+                        # A launch inside a host template has a dependent callee with no name.
+                        toks = [t.spelling for t in ch.get_tokens()]
+                        name = toks[0] if toks and toks[0].isidentifier() else ""
+                        if len(toks) > 2 and toks[1] == "<":
+                            targs = _split_template_args(toks[2:])
+                    decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
+                    key = _function_key(decl.get_definition() or decl) if decl is not None else ""
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
                                  for a in kids[2:])
-                    out.append(ir.Launch(ref.spelling or ch.spelling, targs, grid, block, shmem, _span(ch), block_text,
-                                         args))
+                    out.append(ir.Launch(name, targs, grid, block, shmem, _span(ch), block_text, args, key))
             walk(ch, depth + 1)
 
     walk(c, 0)
