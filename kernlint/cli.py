@@ -223,6 +223,10 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         except FrontendError as exc:
             problems.append(InputProblem(name, str(exc)))
             continue
+        except Exception as exc:  # noqa: BLE001 - never a traceback: report, and lint the other files
+            problems.append(InputProblem(name, f"internal error in kernlint ({type(exc).__name__}: {exc}); "
+                                               "please report it with this file"))
+            continue
         results.append(result)
         active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
         kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)

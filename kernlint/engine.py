@@ -109,11 +109,18 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
     all_results: list[KernelResult] = []
     notes: list[str] = []
     for fn in tu.kernels:
-        results = analyse_kernel(tu, fn, options, lines)
+        try:
+            results = analyse_kernel(tu, fn, options, lines)
+            diags.extend(combine(results, rules))
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
+            diags.append(parse_problems.internal_error(tu.path, fn, exc))
+            continue
         all_results.extend(results)
-        diags.extend(combine(results, rules))
         for r in results:
             notes.extend(f"{fn.name}: {n}" for n in r.notes)
+        truncated = [n for r in results for n in r.notes if "budget" in n]
+        if truncated:
+            diags.append(parse_problems.incomplete(tu.path, fn, truncated[0]))
     diags.extend(_occupancy(tu, text, options, all_results))
     diags.sort(key=lambda d: d.sort_key())
     return LintResult(path, tuple(diags), tuple(k.name for k in tu.kernels), tuple(dict.fromkeys(notes)),
@@ -125,7 +132,10 @@ def _occupancy(tu: ir.TranslationUnit, text: str, options: LintOptions,
     """Occupancy findings (KL4xx) per kernel: registers, shared memory, block sizes."""
     from kernlint.checks import occupancy as occ
 
-    return list(occ.check_translation_unit(tu, text, options, results))
+    try:
+        return list(occ.check_translation_unit(tu, text, options, results))
+    except Exception as exc:  # noqa: BLE001 - occupancy trouble must not hide the access findings
+        return [parse_problems.internal_error(tu.path, fn, exc) for fn in tu.kernels[:1]]
 
 
 __all__ = ["ALL_RULES", "FrontendError", "LintOptions", "LintResult", "lint_source"]

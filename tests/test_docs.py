@@ -9,6 +9,7 @@ from kernlint.checks import ALL_RULES
 from kernlint.docs import parse_doc_examples, rule_doc
 from kernlint.engine import LintOptions, lint_with_suppressions
 
+NO_EXAMPLE = {"KL905"}
 SECTIONS = ("## What it does", "## Why it matters", "## How kernlint decides", "## Example", "## When to ignore",
             "## References")
 
@@ -28,6 +29,8 @@ def test_doc_has_sections_and_examples_behave(rule) -> None:  # type: ignore[no-
     assert md.startswith(f"# {rule.name} ({rule.code})")
     for section in SECTIONS:
         assert section in md, f"{rule.code} doc lacks {section}"
+    if rule.code in NO_EXAMPLE:
+        pytest.skip(f"{rule.code} reports kernlint's own bugs: no source can be written to trigger it")
     bad, good = parse_doc_examples(md)
     assert bad and good, f"{rule.code} doc needs an Example and a Use instead block"
     has_nvcc = shutil.which("nvcc") is not None

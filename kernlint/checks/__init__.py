@@ -12,7 +12,7 @@ from kernlint import suppress
 
 ALL_RULES: tuple[Rule, ...] = tuple(sorted(
     (coalescing.KL101, coalescing.KL102, coalescing.KL103, shared_banks.KL201, parse_problems.KL900,
-     parse_problems.KL903)
+     parse_problems.KL903, parse_problems.KL904, parse_problems.KL905)
     + divergence.RULES + occupancy_rules.RULES + suppress.RULES,
     key=lambda r: r.code,
 ))

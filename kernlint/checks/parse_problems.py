@@ -1,4 +1,6 @@
-"""KL900 parse-error and KL903 unresolved-names: what the front end could not read.
+"""KL900 parse-error, KL903 unresolved-names, KL904 analysis-incomplete, KL905 internal-error.
+
+What kernlint could not read or could not finish: silence must never look like a clean bill.
 
 A kernel with a syntax error is still analysed as far as clang recovered it, and gets one KL900
 naming the first error; names clang could not resolve (usually declared by a header that is not
@@ -16,6 +18,29 @@ KL900 = Rule("KL900", "parse-error", "a kernel (or the file) has a syntax error 
              Severity.ERROR, None, "meta")
 KL903 = Rule("KL903", "unresolved-names", "a kernel uses names kernlint could not resolve (a missing header?)",
              Severity.INFO, None, "meta")
+
+
+KL904 = Rule("KL904", "analysis-incomplete", "the evaluator stopped before the end of a kernel (step budget)",
+             Severity.INFO, None, "meta")
+KL905 = Rule("KL905", "internal-error", "kernlint failed while analysing a kernel (a bug: please report it)",
+             Severity.ERROR, None, "meta")
+
+
+def incomplete(path: str, fn: ir.Function, note: str) -> Diagnostic:
+    """KL904 for a kernel whose evaluation stopped early."""
+    return Diagnostic(path=path, line=fn.span.line, column=fn.span.column, code=KL904.code, name=KL904.name,
+                      severity=KL904.severity, message=f"kernel '{fn.name}' was not analysed to the end: {note}",
+                      kernel=fn.name,
+                      notes=("accesses after that point were not evaluated; findings there may be missing",
+                             "passing real sizes with --define often shortens the loops that use the budget"))
+
+
+def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic:
+    """KL905 for a kernel whose analysis raised: the other kernels are still reported."""
+    return Diagnostic(path=path, line=fn.span.line, column=fn.span.column, code=KL905.code, name=KL905.name,
+                      severity=KL905.severity,
+                      message=f"kernlint failed while analysing kernel '{fn.name}': {type(exc).__name__}: {exc}",
+                      kernel=fn.name, notes=("this is a bug in kernlint; the other kernels were analysed",))
 
 
 def check_parse(tu: ir.TranslationUnit) -> Iterator[Diagnostic]:
