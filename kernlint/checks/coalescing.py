@@ -29,6 +29,7 @@ class SiteCost:
     sectors: int  # per request, typical (median over requests)
     ideal: int
     ratio: float  # min over samples of total sectors / total ideal
+    pattern_ratio: float  # the same with every live lane of the warp active (the address pattern itself)
     active_lanes: int
     requests: int
     worst_sectors: int
@@ -52,6 +53,8 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     width = evs[0].width
     per_sample_sectors: dict[int, int] = defaultdict(int)
     per_sample_ideal: dict[int, int] = defaultdict(int)
+    full_sectors: dict[int, int] = defaultdict(int)
+    full_ideal: dict[int, int] = defaultdict(int)
     req_sectors: list[np.ndarray] = []
     req_ideal: list[np.ndarray] = []
     req_lanes: list[np.ndarray] = []
@@ -62,6 +65,14 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
         for s in range(sectors.shape[0]):
             per_sample_sectors[s] += int(sectors[s][live[s]].sum())
             per_sample_ideal[s] += int(ideal[s][live[s]].sum())
+        if e.live is not None:
+            # The same addresses with every live lane active: when only this is coalesced, the
+            # extra sectors come from a divergent branch (KL301's business), not from the layout.
+            fsec, fideal = global_sectors(e.address, e.live, width)
+            flive = e.live.sum(axis=-1) > 0
+            for s in range(fsec.shape[0]):
+                full_sectors[s] += int(fsec[s][flive[s] & live[s]].sum())
+                full_ideal[s] += int(fideal[s][flive[s] & live[s]].sum())
         req_sectors.append(sectors[live])
         req_ideal.append(ideal[live])
         req_lanes.append(lanes[live])
@@ -69,6 +80,8 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     if not samples:
         return None
     ratio = min(per_sample_sectors[s] / per_sample_ideal[s] for s in samples)
+    with_full = [s for s in samples if full_ideal[s] > 0]
+    pattern_ratio = min(full_sectors[s] / full_ideal[s] for s in with_full) if with_full else ratio
     all_sectors = np.concatenate(req_sectors)
     all_ideal = np.concatenate(req_ideal)
     all_lanes = np.concatenate(req_lanes)
@@ -76,7 +89,7 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     full = all_lanes == all_lanes.max()
     order = np.argsort(all_sectors[full], kind="stable")
     pick = order[len(order) // 2]
-    return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio,
+    return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio, pattern_ratio,
                     int(all_lanes[full][pick]), int(all_sectors.size), int(all_sectors.max()))
 
 
@@ -137,9 +150,9 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
     for cost in site_costs(result, kind):
         misaligned = code == "KL103"
         if misaligned:
-            if not (1.0 < cost.ratio < WARN_RATIO):
+            if not (1.0 < cost.ratio < WARN_RATIO) or cost.pattern_ratio <= 1.0:
                 continue
-        elif cost.ratio < WARN_RATIO:
+        elif cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO:
             continue
         e = cost.first
         rel, stride = _lane_offsets(e)

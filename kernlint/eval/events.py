@@ -28,6 +28,7 @@ class MemoryAccess:
     loop_vars: tuple[tuple[str, int | None], ...] = ()  # (name, uniform value) of enclosing loop variables
     vector_elems: int = 1  # lanes move this many elements (float4 = 4)
     text: str = ""  # the source expression, for messages
+    live: np.ndarray | None = None  # lanes still running the kernel (not returned) when it executed
 
 
 @dataclass(frozen=True, slots=True)

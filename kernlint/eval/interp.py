@@ -337,6 +337,17 @@ class Interpreter:
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
 
+    def _loop_over_budget(self, start_cost: int, iterations: int) -> bool:
+        """Stop a costly loop early rather than exhaust the kernel's budget inside it.
+
+        A loop may spend a third of what is left; cheap loops (reduction ladders, tiles) still run
+        every iteration, while a long loop around an unrolled body stops after a few, its later
+        iterations repeating the same access patterns, and what it writes becomes unknown.
+        """
+        per_iteration = (self.cost - start_cost) / iterations
+        remaining = self.budget - self.cost
+        return per_iteration * 3 > remaining
+
     def save_exits(self) -> tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]:
         ret = self.frame.ret_mask.copy() if self.frame.ret_mask is not None else None
         loops = [(ls["break"].copy(), ls["continue"].copy()) for ls in self.loop_stack]  # type: ignore[attr-defined]
@@ -394,6 +405,7 @@ class Interpreter:
         w0 = self.warp_work.copy()
         try:
             k = 0
+            loop_start_cost = self.cost
             while True:
                 self.mask = active
                 if cond is not None and not (do_while and k == 0):
@@ -407,7 +419,8 @@ class Interpreter:
                     active = active & c_lanes
                 if not active.any():
                     break
-                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1):
+                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1) or (
+                        k >= 2 and self._loop_over_budget(loop_start_cost, k)):
                     truncated = True
                     break
                 trips += active
@@ -885,8 +898,10 @@ class Interpreter:
             vec = len(t.fields)
         # A struct field (`p[i].vx`) is marked so rules can tell a record stride from a plain one.
         text = f".{e.field}" if isinstance(e, ir.Member) else ""
+        ret = self.frames[0].ret_mask
+        live = self.entry_mask & ~ret if ret is not None else self.entry_mask
         self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                  addr.deps, iters, lvars, vec, text))
+                                  addr.deps, iters, lvars, vec, text, live.copy()))
 
     def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
         inner = target
