@@ -837,12 +837,15 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
     """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers."""
     out: list[ir.Launch] = []
     local_inits: dict[str, ci.Cursor] = {}
+    reassigned = _reassigned_names(c)
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
             return
         for ch in n.get_children():
-            if ch.kind == K.VAR_DECL:
+            if ch.kind == K.VAR_DECL and ch.spelling not in reassigned:
+                # Only variables never assigned after their declaration fold to their initializer
+                # (`for (int s = 1; ...; s++) k<<<...>>>(s)` must not bind s = 1).
                 inits = [k for k in ch.get_children() if k.kind.is_expression()]
                 if inits:
                     local_inits[ch.spelling] = inits[-1]
@@ -881,6 +884,31 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
             walk(ch, depth + 1)
 
     walk(c, 0)
+    return out
+
+
+def _reassigned_names(fn: ci.Cursor) -> set[str]:
+    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x)."""
+    out: set[str] = set()
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        kids = list(n.get_children())
+        stack.extend(kids)
+        target = None
+        if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
+            op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
+            if op and op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+                target = kids[0]
+        elif n.kind == K.UNARY_OPERATOR and kids:
+            op = _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(n))  # type: ignore[attr-defined]
+            if op in ("pre++", "pre--", "post++", "post--", "&"):
+                target = kids[0]
+        while target is not None and target.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+            sub = [k for k in target.get_children() if k.kind.is_expression()]
+            target = sub[0] if len(sub) == 1 else None
+        if target is not None and target.kind == K.DECL_REF_EXPR:
+            out.add(target.spelling)
     return out
 
 

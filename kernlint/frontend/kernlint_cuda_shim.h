@@ -237,17 +237,55 @@ namespace cooperative_groups {
 struct thread_group { __device__ void sync() const; __device__ unsigned int size() const; __device__ unsigned int thread_rank() const; };
 struct thread_block : thread_group { __device__ dim3 group_index() const; __device__ dim3 thread_index() const; };
 template <unsigned int N> struct thread_block_tile : thread_group {
+  __device__ unsigned int meta_group_size() const; __device__ unsigned int num_threads() const;
+  template <class T> __device__ T shfl_up(T, unsigned int) const;
+  template <class T> __device__ unsigned int match_any(T) const;
   template <class T> __device__ T shfl_down(T, unsigned int) const;
   template <class T> __device__ T shfl_xor(T, unsigned int) const;
   template <class T> __device__ T shfl(T, int) const;
   __device__ unsigned int ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
   __device__ unsigned int meta_group_rank() const;
 };
-struct grid_group : thread_group {};
+struct grid_group : thread_group { __device__ unsigned long long num_threads() const; };
+struct coalesced_group : thread_group {
+  template <class T> __device__ T shfl_down(T, unsigned int) const;
+  template <class T> __device__ T shfl(T, int) const;
+  __device__ unsigned int meta_group_rank() const; __device__ unsigned int meta_group_size() const;
+};
+template <unsigned int N> struct block_tile_memory {};
 __device__ thread_block this_thread_block();
+template <unsigned int N> __device__ thread_block this_thread_block(block_tile_memory<N>&);
 __device__ grid_group this_grid();
+__device__ coalesced_group coalesced_threads();
 template <unsigned int N, class P> __device__ thread_block_tile<N> tiled_partition(const P&);
+__device__ thread_group tiled_partition(const thread_group&, unsigned int);
+template <class G> __device__ void sync(const G&);
+template <class T> struct plus { __device__ T operator()(const T& a, const T& b) const; };
+template <class T> struct less { __device__ T operator()(const T& a, const T& b) const; };
+template <class T> struct greater { __device__ T operator()(const T& a, const T& b) const; };
+template <class G, class T, class Op> __device__ T reduce(const G&, T, Op);
+template <class G, class T, class Op> __device__ T inclusive_scan(const G&, T, Op);
+template <class G, class T, class Op> __device__ T exclusive_scan(const G&, T, Op);
+namespace details {}
 }  // namespace cooperative_groups
+
+/* Textures and surfaces (the data they return is unknown to kernlint anyway). */
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);
+template <class T> __device__ T tex1D(cudaTextureObject_t, float);
+template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);
+template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);
+template <class T> __device__ void surf2Dwrite(T, cudaSurfaceObject_t, int, int);
+__device__ unsigned int __cvta_generic_to_shared(const void*);
+__device__ void __pipeline_commit();
+__device__ void __pipeline_wait_prior(int);
+__device__ void __pipeline_memcpy_async(void*, const void*, size_t, size_t = 0);
+__device__ float __shfl_sync(unsigned int, float, int, int);
+__device__ __half __hadd(__half, __half); __device__ __half __hmul(__half, __half);
+__device__ __half2 __hadd2(__half2, __half2); __device__ __half2 __hmul2(__half2, __half2);
+__device__ __half2 __float2half2_rn(float); __device__ float2 __half22float2(__half2);
+__device__ __half2 __floats2half2_rn(float, float); __device__ float __low2float(__half2); __device__ float __high2float(__half2);
 
 namespace std {
 template <class T> __host__ __device__ T min(T a, T b);
