@@ -57,19 +57,22 @@ def test_device_only_keeps_types_constants_and_device_code() -> None:
 #include <cuda_fp16.h>
 #include "mine.h"
 struct P { float x; };
+struct Host { std::vector<float> v; void fill() { v.push_back(1.0f); } };
 constexpr int N = 4;
+constexpr int UNUSED = 5;
 static float* host_ptr;
 namespace ns {
 __device__ float twice(float v) { return 2 * v; }
 void host_helper() { printf("x"); }
 }
-extern "C" __global__ void k(float* a) { a[threadIdx.x] = ns::twice(a[threadIdx.x]); }
+extern "C" __global__ void k(P* a) { a[threadIdx.x % N].x = ns::twice(a[threadIdx.x].x); }
 void launch(float* a) { k<<<1, 32>>>(a); }
 int main() { return 0; }
 """
     out, _ = ins.device_only(text)
     assert "#include <cstdio>" not in out and "#include <cuda_fp16.h>" in out and '#include "mine.h"' in out
     assert "struct P" in out and "constexpr int N" in out and "host_ptr" not in out
+    assert "struct Host" not in out and "UNUSED" not in out
     assert "__device__ float twice" in out and "host_helper" not in out
     assert 'extern "C" __global__ void k' in out and "launch" not in out and "main" not in out
 
@@ -431,3 +434,83 @@ def test_gpu_fault_and_hang_are_notes_and_the_rest_still_runs(tmp_path: Path, mo
     out = confirm.apply_results(list(result.diagnostics), [plan], [result], notes)
     kl102 = [d for d in out if d.code == "KL102" and d.kernel == "fine"]
     assert all(d.confirmation == "confirmed" for d in kl102)
+
+
+TRICKY = r"""#include <cstdio>
+#include <vector>
+#include <cuda_runtime.h>
+// kernlint: block=(128,1,1)
+#define AT(p, i) p[i]
+#define TILE 32
+
+namespace util {
+__device__ __forceinline__ float load_strided(const float* a, int i, int ld) { return a[i * ld]; }
+}
+
+struct Host {
+    std::vector<float> v;
+    void fill() { for (auto& x : v) x = 1.0f; printf("{ not a block }\n"); }
+};
+
+extern "C" __global__ void __launch_bounds__(128) via_helper(const float* a, float* out, int ld) {
+    int t = threadIdx.x;
+    out[t] = util::load_strided(a, t, ld);
+}
+
+__global__ void via_macro(const float* a, float* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    AT(out, t) = AT(a, t * 4);
+}
+
+__global__ void multi_line(const float* a,
+                           float* out, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) {
+        out[t] = a[
+            t * 2
+        ];
+    }
+}
+
+struct Pair { float* lo; float* hi; int n; };
+
+template <typename T, int STRIDE>
+__global__ void tmpl(Pair p, const T* src) {
+    __shared__ T tile[TILE][TILE + 1];
+    int t = threadIdx.x;
+    tile[t % TILE][t / TILE] = src[t * STRIDE];
+    __syncthreads();
+    p.lo[t] = tile[t / TILE][t % TILE];
+}
+
+int main() {
+    Host h;
+    h.fill();
+    float *a, *out;
+    cudaMalloc(&a, 1 << 20);
+    via_helper<<<1, 128>>>(a, out, 64);
+    tmpl<float, 2><<<1, 128>>>(Pair{out, out, 0}, a);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_tricky_source_helpers_macros_templates_host_types(tmp_path: Path) -> None:
+    """Host-only types and includes go, helper and macro accesses are traced, and nvcc compiles it."""
+    path = tmp_path / "tricky.cu"
+    path.write_text(TRICKY)
+    plan = _plan(path)
+    assert plan.instrumented is not None
+    assert not plan.instrumented.skipped, plan.instrumented.skipped
+    code = plan.instrumented.code
+    assert "std::vector" not in code and "{ return (*__kl_rec(" in code and "(*__kl_rec(0u, &(a[i * ld])))" in code
+    assert "&(AT(out, t))" in code
+    src = tmp_path / "k.cu"
+    src.write_text(code + _explicit_instantiations(plan) + "\n")
+    proc = subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-std=c++17", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out, _ = _confirm_with_fake_gpu(path, tmp_path)
+    assert all(d.confirmation == "confirmed" for d in out if d.code.startswith("KL1")), [
+        (d.line, d.code, d.confirmation, d.notes[-1]) for d in out]

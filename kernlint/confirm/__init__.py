@@ -376,6 +376,33 @@ def _switch_arms(sw: ir.Switch) -> tuple[dict[int, int], int] | None:
     return values, default
 
 
+def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict[str, ir.Function]) -> list[Site]:
+    """Move access sites that the evaluator reports at a helper's call into the helper's body.
+
+    An access inside an inlined `__device__` function is reported at the call (`col(a, t, ld)`),
+    which is not an lvalue. When the helper has exactly one memory access and is called from one
+    place in the file, that access is traced under the call's site id; otherwise the site stays
+    where it is and is reported as not traced.
+    """
+    calls: dict[tuple[int, int], str] = {}
+    call_count: dict[str, int] = defaultdict(int)
+    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
+    for f in unique.values():
+        for n in walk(f.body):
+            if isinstance(n, ir.Call) and n.target in functions:
+                calls[(n.span.line, n.span.column)] = n.target
+                call_count[n.target] += 1
+    out = []
+    for site in sites:
+        target = calls.get((site.span.line, site.span.column)) if site.kind == "access" else None
+        if target is not None and call_count[target] == 1:
+            accesses = [n for n in walk(functions[target].body) if _is_access(n)]
+            if len(accesses) == 1:
+                site = Site(site.id, site.kind, accesses[0].span)  # type: ignore[attr-defined]
+        out.append(site)
+    return out
+
+
 def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     """Choose the sites and launches for one file and build the instrumented source."""
     path = lint_result.path
@@ -432,6 +459,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                 if key not in site_of_span and stmt is not None:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
+    sites = _sites_in_helpers(sites, tu, functions)
     inst = instrument_source(text, sites, frozenset(keep_lines), filename=os.path.basename(path))
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}

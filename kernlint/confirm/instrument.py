@@ -325,13 +325,31 @@ def _blank(chars: list[str], start: int, end: int) -> None:
             chars[k] = " "
 
 
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _declared_names(code: str) -> set[str]:
+    """Names a type or constant declaration introduces (struct S, typedef ... T;, using T =, int N = ...)."""
+    names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:__align__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)",
+                           code))
+    names |= set(re.findall(r"\busing\s+([A-Za-z_]\w*)\s*=", code))
+    m = re.search(r"\btypedef\b.*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", code, re.S)
+    if m:
+        names.add(m.group(1))
+    for m in re.finditer(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=|\{)", code.split("{")[0] if "struct" not in code else ""):
+        names.add(m.group(1))
+    return names
+
+
 def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[str, list[tuple[int, int]]]:
     """Blank host code (same length, same newlines) so that only device code remains.
 
     A function definition stays when its header says `__global__`/`__device__` or when it covers a
     line in `keep_lines` (the kernels and device functions the front end found, which also catches
-    qualifiers hidden behind macros). Declarations ending in `;` stay when they look like types,
-    constants or device variables. `#include <...>` of host headers is blanked.
+    qualifiers hidden behind macros). `__device__`/`__constant__` variables stay. Types, typedefs
+    and constants stay when code that stays names them (to a fixed point), so a host-only
+    `struct Host { std::vector<float> v; }` goes while the `struct Particle` a kernel reads stays.
+    `#include <...>` of host headers is blanked.
     """
     mask = _code_mask(text)
     chars = list(text)
@@ -348,10 +366,16 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[st
                 hi = mid - 1
         return lo + 1
 
+    def code_of(start: int, end: int) -> str:
+        return "".join(c if m else " " for c, m in zip(text[start:end], mask[start:end]))
+
+    kept: list[_Chunk] = []
+    candidates: list[_Chunk] = []  # types and constants: kept only when kept code names them
+    dropped: list[_Chunk] = []
+
     def visit(start: int, end: int) -> None:
         for ch in _top_level_chunks(text, mask, start, end):
-            header = "".join(ch_ if m else " " for ch_, m in zip(text[ch.start:ch.header_end],
-                                                                     mask[ch.start:ch.header_end]))
+            header = code_of(ch.start, ch.header_end)
             first, last = line_of(ch.start), line_of(max(ch.start, ch.end - 1))
             covers_kept = any(first <= ln <= last for ln in keep_lines)
             if ch.braced and re.search(r"^\s*(inline\s+)?namespace\b[^=]*$", header) or \
@@ -359,17 +383,37 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[st
                 visit(ch.header_end + 1, ch.end - 1)
                 continue
             if "<<<" in text[ch.start:ch.end]:
-                keep = False
+                dropped.append(ch)
             elif ch.braced and "(" in header and not re.search(r"\b(struct|class|union|enum)\b",
                                                                header.split("(")[0]):
-                keep = bool(_DEVICE_WORDS.search(header)) or covers_kept
+                (kept if _DEVICE_WORDS.search(header) or covers_kept else dropped).append(ch)
+            elif covers_kept or _DEVICE_WORDS.search(header) or re.search(r"\b__shared__\b", header):
+                kept.append(ch)
+            elif _KEEP_DECL_WORDS.search(header):
+                candidates.append(ch)
             else:
-                keep = covers_kept or bool(_KEEP_DECL_WORDS.search(header))
-            if not keep:
-                _blank(chars, ch.start, ch.end)
-                removed.append((first, last))
+                dropped.append(ch)
 
     visit(0, len(text))
+    used: set[str] = set()
+    for ch in kept:
+        used |= set(_IDENT.findall(code_of(ch.start, ch.end)))
+    changed = True
+    while changed:
+        changed = False
+        for ch in list(candidates):
+            body = code_of(ch.start, ch.end)
+            names = _declared_names(body)
+            if names & used or not names:
+                # A declaration whose name cannot be told (static_assert, an anonymous enum) stays.
+                candidates.remove(ch)
+                kept.append(ch)
+                used |= set(_IDENT.findall(body))
+                changed = True
+    for ch in dropped + candidates:
+        _blank(chars, ch.start, ch.end)
+        removed.append((line_of(ch.start), line_of(max(ch.start, ch.end - 1))))
+    removed.sort()
     # Host-only includes: NVRTC has no host headers.
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>]+)>.*$", text):
         if not DEVICE_HEADERS.match(m.group(1).strip()):
@@ -399,7 +443,9 @@ def _check_site_text(kind: str, s: str) -> str | None:
         return "source range spans statements (macro expansion?)"
     if not _balanced(s):
         return "source range is not a complete expression (macro expansion?)"
-    if kind == "access" and not re.search(r"[\[\]*]|->|\.", s):
+    # A function-like macro such as `AT(p, i)` may expand to an lvalue: it is tried as one.
+    macro_call = re.fullmatch(r"\s*[A-Za-z_]\w*\s*\(.*\)\s*", s, re.S)
+    if kind == "access" and not re.search(r"[\[\]*]|->|\.", s) and not macro_call:
         return "source range does not look like a memory access (macro expansion?)"
     return None
 
