@@ -333,7 +333,7 @@ def _declared_names(code: str) -> set[str]:
     names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:__align__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)",
                            code))
     names |= set(re.findall(r"\busing\s+([A-Za-z_]\w*)\s*=", code))
-    m = re.search(r"\btypedef\b.*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", code, re.S)
+    m = re.search(r"\btypedef\b.*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", code, re.DOTALL)
     if m:
         names.add(m.group(1))
     for m in re.finditer(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=|\{)", code.split("{")[0] if "struct" not in code else ""):
@@ -444,7 +444,7 @@ def _check_site_text(kind: str, s: str) -> str | None:
     if not _balanced(s):
         return "source range is not a complete expression (macro expansion?)"
     # A function-like macro such as `AT(p, i)` may expand to an lvalue: it is tried as one.
-    macro_call = re.fullmatch(r"\s*[A-Za-z_]\w*\s*\(.*\)\s*", s, re.S)
+    macro_call = re.fullmatch(r"\s*[A-Za-z_]\w*\s*\(.*\)\s*", s, re.DOTALL)
     if kind == "access" and not re.search(r"[\[\]*]|->|\.", s) and not macro_call:
         return "source range does not look like a memory access (macro expansion?)"
     return None
