@@ -281,3 +281,19 @@ def test_array_of_structs_suggests_structure_of_arrays() -> None:
     diags = kl201(Path("aos.cu"), src)
     assert [(d.line, d.metrics["ways"]) for d in diags] == [(7, 4)]
     assert "structure of arrays" in " ".join(diags[0].notes)
+
+
+def test_a_block_scoped_declaration_hides_the_outer_variable_only_inside_the_block() -> None:
+    src = ("// kernlint: block=(256)\n"
+           "__global__ void k(float* out, const float* in) {\n"
+           "    __shared__ float temp[512];\n"
+           "    int ai = threadIdx.x;\n"
+           "    temp[ai] = in[ai];\n"
+           "    if (threadIdx.x < 128) {\n"
+           "        int ai = 2 * threadIdx.x;\n"
+           "        temp[ai] += 1.0f;\n"
+           "    }\n"
+           "    out[ai] = temp[ai];\n"
+           "}\n")
+    diags = lint_with_suppressions(src, "shadow.cu", OPTIONS).diagnostics
+    assert [(d.line, d.code) for d in diags] == [(8, "KL201")]

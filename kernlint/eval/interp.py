@@ -237,10 +237,24 @@ class Interpreter:
     # --- statements ------------------------------------------------------------------------------
 
     def exec_block(self, block: ir.Block) -> None:
-        for s in block.body:
-            if not self.mask.any():
-                return
-            self.exec(s)
+        # C scoping: a declaration in this block hides an outer variable of the same name only until
+        # the block ends (GPU Gems' scan redeclares `ai`/`bi` inside its loops).
+        env = self.frame.env
+        hidden: dict[str, tuple[Val, np.ndarray | None, ir.CType | None]] = {}
+        try:
+            for s in block.body:
+                if not self.mask.any():
+                    return
+                if isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
+                    hidden[s.name] = (env[s.name], self.frame.decl_mask.get(s.name), self.frame.ctype_of.get(s.name))
+                self.exec(s)
+        finally:
+            for name, (v, dm, t) in hidden.items():
+                env[name] = v
+                if dm is not None:
+                    self.frame.decl_mask[name] = dm
+                if t is not None:
+                    self.frame.ctype_of[name] = t
 
     def exec(self, s: ir.Stmt) -> None:
         self.tick()
