@@ -23,32 +23,43 @@ if TYPE_CHECKING:
 _GUESSED_SOURCES = ("default",)
 
 
-def _walk(node: object) -> Iterator[object]:
+def _decls(node: object) -> Iterator[ir.VarDecl]:
+    """Every variable declaration in a statement tree (declarations live only in statements)."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
-            continue
-        if isinstance(n, tuple):
-            stack.extend(n)
-            continue
-        yield n
-        for s in getattr(n, "__slots__", ()):
-            stack.append(getattr(n, s, None))
+        if isinstance(n, ir.VarDecl):
+            yield n
+        elif isinstance(n, ir.Block):
+            stack.extend(n.body)
+        elif isinstance(n, ir.If):
+            stack.extend((n.then, n.other))
+        elif isinstance(n, ir.For):
+            stack.extend((n.init, n.body))
+        elif isinstance(n, ir.While):
+            stack.append(n.body)
+        elif isinstance(n, ir.Switch):
+            for _labels, body in n.cases:
+                stack.extend(body)
 
 
-def static_shared_bytes(fn: ir.Function, tu: ir.TranslationUnit) -> int:
-    """Bytes of the kernel's static `__shared__` arrays (extern arrays are dynamic: 0 here)."""
+def static_shared_bytes(fn: ir.Function, tu: ir.TranslationUnit, results: list[KernelResult]) -> int:
+    """Bytes of the kernel's static `__shared__` arrays (extern arrays are dynamic: 0 here).
+
+    Local declarations are read from the IR; file-scope `__shared__` arrays count when the
+    evaluation reached them.
+    """
     total = 0
     seen: set[str] = set()
-    for n in _walk(fn.body):
-        if isinstance(n, ir.VarDecl) and n.shared and not n.extern and n.name not in seen:
-            seen.add(n.name)
-            total += max(n.ctype.size, 0)
-        elif isinstance(n, ir.Ref) and n.kind == "shared" and n.name not in seen:
-            decl = tu.globals.get(n.name)
-            if decl is not None and not decl.extern:
-                seen.add(n.name)
+    for d in _decls(fn.body):
+        if d.shared and not d.extern and d.name not in seen:
+            seen.add(d.name)
+            total += max(d.ctype.size, 0)
+    for r in results[:1]:
+        for name, _base, _t in r.shared_layout:
+            decl = tu.globals.get(name)
+            if decl is not None and decl.shared and not decl.extern and name not in seen:
+                seen.add(name)
                 total += max(decl.ctype.size, 0)
     return total
 
@@ -59,8 +70,8 @@ def estimated_resources(fn: ir.Function, static_shared: int) -> KernelResources:
     arrays = 0
     for p in fn.params:
         live += 2 if p.ctype.size == 8 else 1
-    for n in _walk(fn.body):
-        if isinstance(n, ir.VarDecl) and not n.shared:
+    for n in _decls(fn.body):
+        if not n.shared:
             t = n.ctype
             if t.kind == "array":
                 words = t.size // 4 if t.size > 0 else 0
@@ -101,7 +112,7 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
     for fn in tu.kernels:
         kres = by_kernel.get(fn.key, [])
         first = kres[0] if kres else None
-        shared = static_shared_bytes(fn, tu)
+        shared = static_shared_bytes(fn, tu, kres)
         resources = _pick(exact.get(fn.name, []), first) or estimated_resources(fn, shared)
         if resources.source == "estimated" and note:
             resources = KernelResources(**{**_fields(resources), "note": note})

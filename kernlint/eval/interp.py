@@ -1175,7 +1175,30 @@ def _target_name(e: ir.Expr) -> str | None:
     return None
 
 
-def _assigned_names_expr(e: object) -> set[str]:
+def _memo_by_identity(fn):  # type: ignore[no-untyped-def]
+    """Cache a pure function of an IR node by the node's identity.
+
+    IR nodes are immutable, and the cache holds a reference to each node it keys, so an id is
+    never reused while cached; the static questions asked at every branch and loop iteration
+    (what does this body assign, how costly is it) are then answered once per node.
+    """
+    cache: dict[int, tuple[object, object]] = {}
+
+    def wrapper(node):  # type: ignore[no-untyped-def]
+        hit = cache.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        value = fn(node)
+        if len(cache) > 20000:
+            cache.clear()
+        cache[id(node)] = (node, value)
+        return value
+
+    return wrapper
+
+
+@_memo_by_identity
+def _assigned_names_expr(e: object) -> frozenset[str]:
     out: set[str] = set()
     for n in _walk(e):
         if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
@@ -1186,13 +1209,14 @@ def _assigned_names_expr(e: object) -> set[str]:
             t = _target_name(n.operand)
             if t:
                 out.add(t)
-    return out
+    return frozenset(out)
 
 
-def _assigned_names(s: object) -> set[str]:
+def _assigned_names(s: object) -> frozenset[str]:
     return _assigned_names_expr(s)
 
 
+@_memo_by_identity
 def _stmt_cost(s: object) -> int:
     """A rough instruction proxy: expression nodes in the statement, loops weighted by 8."""
     if s is None:
@@ -1218,6 +1242,7 @@ def _has_side_effects(e: object) -> bool:
     return False
 
 
+@_memo_by_identity
 def _has_loop(s: object) -> bool:
     return any(isinstance(n, (ir.For, ir.While)) for n in _walk(s))
 
