@@ -6,7 +6,7 @@ Every node carries a `Span` so a finding can point at the source.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Iterator, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +252,27 @@ class OpaqueStmt:
 
 
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]
+
+
+def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
+    """Every statement in a statement tree, outermost first (expressions are not entered)."""
+    stack: list[object] = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        yield n  # type: ignore[misc]
+        if isinstance(n, Block):
+            stack.extend(reversed(n.body))
+        elif isinstance(n, If):
+            stack.extend((n.other, n.then))
+        elif isinstance(n, For):
+            stack.extend((n.body, n.init))
+        elif isinstance(n, While):
+            stack.append(n.body)
+        elif isinstance(n, Switch):
+            for _labels, body in reversed(n.cases):
+                stack.extend(reversed(body))
 
 
 # --- declarations ------------------------------------------------------------------------------

@@ -376,25 +376,16 @@ _KIND_WORDS = {"if": "branch", "ternary": "conditional expression with side effe
                "return": "early return"}
 
 
-def _break_only_ifs(body: object) -> set[tuple[int, int]]:
+def _break_only_ifs(body: ir.Block | None) -> set[tuple[int, int]]:
     """Spans of `if (c) break;` statements: their divergence is the loop's, reported by KL302."""
     out: set[tuple[int, int]] = set()
-    stack = [body]
-    while stack:
-        n = stack.pop()
-        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
-            continue
-        if isinstance(n, (tuple, list)):
-            stack.extend(n)
-            continue
+    for n in ir.iter_statements(body):
         if isinstance(n, ir.If) and n.other is None:
             then = n.then
             while isinstance(then, ir.Block) and len(then.body) == 1:
                 then = then.body[0]
             if isinstance(then, ir.Break):
                 out.add((n.span.line, n.span.column))
-        for slot in getattr(n, "__slots__", ()):
-            stack.append(getattr(n, slot, None))
     return out
 
 

@@ -23,24 +23,9 @@ if TYPE_CHECKING:
 _GUESSED_SOURCES = ("default",)
 
 
-def _decls(node: object) -> Iterator[ir.VarDecl]:
-    """Every variable declaration in a statement tree (declarations live only in statements)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ir.VarDecl):
-            yield n
-        elif isinstance(n, ir.Block):
-            stack.extend(n.body)
-        elif isinstance(n, ir.If):
-            stack.extend((n.then, n.other))
-        elif isinstance(n, ir.For):
-            stack.extend((n.init, n.body))
-        elif isinstance(n, ir.While):
-            stack.append(n.body)
-        elif isinstance(n, ir.Switch):
-            for _labels, body in n.cases:
-                stack.extend(body)
+def _decls(body: ir.Block | None) -> Iterator[ir.VarDecl]:
+    """Every variable declaration of a kernel body (declarations live only in statements)."""
+    return (n for n in ir.iter_statements(body) if isinstance(n, ir.VarDecl))
 
 
 def static_shared_bytes(fn: ir.Function, tu: ir.TranslationUnit, results: list[KernelResult]) -> int:
