@@ -81,7 +81,8 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     sample_worst = np.zeros(samples, dtype=np.int64)
     sample_live = np.zeros(samples, dtype=bool)
     all_ways: list[np.ndarray] = []
-    best: tuple[int, int, int, int, int, int, int] | None = None  # ways, lanes, -order, event, s, w, ...
+    # The worst request: most ways, then most active lanes, then the earliest event.
+    best: tuple[tuple[int, int, int], int, int, int, int, int] | None = None  # key, event, s, w, wf, ideal
     total_wf = total_ideal = 0
     step_worst: dict[str, int] = {}
     step_order: list[str] = []
@@ -100,9 +101,9 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
         total_wf += int(wf[live].sum())
         total_ideal += int(ideal[live].sum())
         s, w = np.unravel_index(np.argmax(np.where(live, ways * 64 + lanes, -1)), ways.shape)
-        cand = (int(ways[s, w]), int(lanes[s, w]), -n, n, int(s), int(w), int(wf[s, w]) * 1000 + int(ideal[s, w]))
-        if best is None or cand[:3] > best[:3]:
-            best = cand
+        key = (int(ways[s, w]), int(lanes[s, w]), -n)
+        if best is None or key > best[0]:
+            best = (key, n, int(s), int(w), int(wf[s, w]), int(ideal[s, w]))
         label = _step_label(e, varying)
         if label:
             if label not in step_worst:
@@ -112,12 +113,12 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     if best is None:
         return None
     flat = np.sort(np.concatenate(all_ways))
-    worst_ev = evs[best[3]]
+    (worst_ways, worst_lanes, _order), n, s_at, w_at, worst_wf, worst_ideal = best
     steps = tuple(Step(lbl, step_worst[lbl]) for lbl in step_order)
     return SiteBanks(
         first=evs[0], root=evs[0].root, kinds=tuple(sorted({e.kind for e in evs})), width=width,
-        ways=best[0], wavefronts=best[6] // 1000, ideal=best[6] % 1000, active_lanes=best[1],
-        worst=worst_ev, worst_at=(best[4], best[5]), typical_ways=int(flat[len(flat) // 2]),
+        ways=worst_ways, wavefronts=worst_wf, ideal=worst_ideal, active_lanes=worst_lanes,
+        worst=evs[n], worst_at=(s_at, w_at), typical_ways=int(flat[len(flat) // 2]),
         requests=int(flat.size), conflicting=int((flat >= 2).sum()),
         always=bool(sample_live.any() and np.all(sample_worst[sample_live] >= 2)),
         total_wavefronts=total_wf, total_ideal=total_ideal, steps=steps, deps=deps,
@@ -131,9 +132,13 @@ def _varying_loops(evs: list[MemoryAccess]) -> tuple[int, ...]:
 
 
 def _step_label(e: MemoryAccess, varying: tuple[int, ...]) -> str:
+    """'s = 4' for the loop variables that vary at this site ('iteration 3' where one is unknown)."""
     parts = []
+    # loop_vars lists only loops with a recognised variable; it lines up with loop_iter only when
+    # every enclosing loop has one.
+    aligned = len(e.loop_vars) == len(e.loop_iter)
     for i in varying:
-        name, value = e.loop_vars[i] if i < len(e.loop_vars) else ("", None)
+        name, value = e.loop_vars[i] if aligned else ("", None)
         parts.append(f"{name} = {value}" if name and value is not None else f"iteration {e.loop_iter[i]}")
     return ", ".join(parts)
 
