@@ -404,8 +404,9 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[st
         for ch in list(candidates):
             body = code_of(ch.start, ch.end)
             names = _declared_names(body)
-            if names & used or not names:
-                # A declaration whose name cannot be told (static_assert, an anonymous enum) stays.
+            if names & used or (not names and re.search(r"\b(static_assert|enum)\b", body)):
+                # A static_assert or an anonymous enum (whose names cannot be told) stays; explicit
+                # instantiations of host templates (`template void f<int>(...);`) do not.
                 candidates.remove(ch)
                 kept.append(ch)
                 used |= set(_IDENT.findall(body))
