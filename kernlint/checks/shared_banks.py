@@ -357,11 +357,13 @@ def _padding_fix(result: KernelResult, root: str, decl: ir.VarDecl | None, dims:
         text = f"declare {declaration}: {tradeoff}"
         headline = (f"an XOR swizzle of the column ({root}[r][c ^ r]) removes it" if swizzle
                     else f"declare {declaration} to reduce it")
+    layout = {name: t for name, _b, t in result.shared_layout}
+    extra = padded_type(layout[root], pad).size - layout[root].size if root in layout else 0
+    if extra > 0:
+        text += f" (the padding costs {extra} bytes of shared memory per block)"
     if swizzle:
         text += f"; alternatively {swizzle}"
     edit = _dimension_edit(result, root, decl, dims, pad)
-    layout = {name: t for name, _b, t in result.shared_layout}
-    extra = padded_type(layout[root], pad).size - layout[root].size if root in layout else 0
     return Fix(text, padded_dim=dims[-1] + pad, padding=pad, declaration=declaration, edit=edit,
                complete=complete, swizzle=swizzle, headline=headline, extra_bytes=extra)
 
