@@ -38,9 +38,15 @@ class KernelResult:
             else:
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
-        for name, value in self.defines:
-            if deps is None or name in deps:
-                out.append(f"{name} = {value} (defined)")
+        launch_args = dict(self.shape.arg_values)
+        if launch_args:
+            shown = ", ".join(f"{k} = {v}" for k, v in launch_args.items())
+            out.append(f"kernel arguments {shown} (from the {self.shape.source})")
+        # Defined values are constants to the evaluator (no deps), so they are always listed.
+        names = {p.name for p in self.kernel.params} | {t.name for t in self.kernel.template_params}
+        defined = [f"{k} = {v}" for k, v in self.defines if k in names and launch_args.get(k) != v]
+        if defined:
+            out.append(f"{', '.join(defined)} (--define, annotation or config)")
         return tuple(out)
 
     def line_text(self, line: int) -> str:
