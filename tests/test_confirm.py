@@ -52,7 +52,7 @@ def test_device_only_blanks_host_code_and_keeps_lines() -> None:
     assert removed and removed[0][0] == text.splitlines().index("int main() {") + 1
 
 
-def test_device_only_keeps_types_constants_and_device_code() -> None:
+def test_device_only_keeps_types_constants_and_device_code(tmp_path: Path) -> None:
     text = """#include <cstdio>
 #include <cuda_fp16.h>
 #include "mine.h"
@@ -71,6 +71,15 @@ int main() { return 0; }
 """
     out, _ = ins.device_only(text)
     assert "#include <cstdio>" not in out and "#include <cuda_fp16.h>" in out and '#include "mine.h"' in out
+    # A header is inlined with its host code removed, keeping what the device code names.
+    (tmp_path / "mine.h").write_text('#include <cublas_v2.h>\nstruct Used { int v; };\nstruct Unused { int w; };\n'
+                                     'void cublasCheck(int s) { if (s) exit(1); }\n'
+                                     '__device__ inline int used_twice(Used u) { return 2 * u.v; }\n')
+    inlined = ins.inline_user_headers(out + "__global__ void k2(Used* u) { u->v = used_twice(*u); }\n",
+                                      str(tmp_path), (), "/x/main.cu")
+    assert "cublas" not in inlined and "struct Used" in inlined and "Unused" not in inlined
+    assert "used_twice(Used u)" in inlined and f'#line 1 "{tmp_path / "mine.h"}"' in inlined
+    assert '#line 4 "/x/main.cu"' in inlined
     assert "struct P" in out and "constexpr int N" in out and "host_ptr" not in out
     assert "struct Host" not in out and "UNUSED" not in out
     assert "__device__ float twice" in out and "host_helper" not in out
@@ -84,7 +93,7 @@ def test_rewrite_wraps_accesses_branches_and_loops() -> None:
     assert "float vx = (*__kl_rec(" in code and "&(particles[i].vx)));" in code
     assert "if (__kl_br(" in code and "(i < n)))" in code
     # The user's file starts at line 1 again after the prelude.
-    body = code.split('#line 1 "KL101_aos.cu"\n', 1)[1]
+    body = code.split(f'#line 1 "{FIXTURES / "KL101_aos.cu"}"\n', 1)[1]
     assert body.count("\n") == (FIXTURES / "KL101_aos.cu").read_text().count("\n")
     loops = _plan(FIXTURES / "KL101_transpose.cu").instrumented
     assert loops is not None and "__kl_br(" in loops.code.split("for (int j = 0;", 1)[1].split(";", 1)[0]

@@ -98,6 +98,7 @@ class FilePlan:
     sites: list[Site] = field(default_factory=list)
     keep_lines: frozenset[int] = frozenset()
     kernel_fns: tuple[ir.Function, ...] = ()
+    lint_options: Any = None
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -418,13 +419,17 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
     functions = dict(tu.functions)
+    src_lines = text.splitlines()
     ifs: dict[tuple[int, int], ir.If] = {}
     switches: dict[tuple[int, int], ir.Switch] = {}
     keep_lines: set[int] = set()
     for f in list(tu.kernels) + list(functions.values()):
         if f.body is None:
             continue
-        keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
+        # Functions from included headers carry their header's line numbers: only a function whose
+        # name is on its line in this file protects those lines from host-code removal.
+        if 0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]:
+            keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
         for n in walk(f.body):
             if isinstance(n, ir.If):
                 ifs[(n.span.line, n.span.column)] = n
@@ -460,7 +465,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
     sites = _sites_in_helpers(sites, tu, functions)
-    inst = instrument_source(text, sites, frozenset(keep_lines), filename=os.path.basename(path))
+    inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path)),
+                         path, options)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
@@ -468,7 +474,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
-                    kernel_fns=tuple(tu.kernels))
+                    kernel_fns=tuple(tu.kernels), lint_options=options)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.kernel
@@ -555,7 +561,19 @@ def isolate_kernel(plan: FilePlan, name: str) -> Instrumented:
         for k in range(a + 1, b - 1):
             if chars[k] != "\n":
                 chars[k] = " "
-    return instrument_source("".join(chars), plan.sites, plan.keep_lines, filename=os.path.basename(plan.path))
+    return _with_headers(instrument_source("".join(chars), plan.sites, plan.keep_lines,
+                                           filename=os.path.abspath(plan.path)), plan.path, plan.lint_options)
+
+
+def _with_headers(inst: Instrumented, path: str, options: Any) -> Instrumented:
+    """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`)."""
+    dirs = tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
+    base = os.path.dirname(os.path.abspath(path))
+    name = os.path.abspath(path)
+    code = instrument_module.inline_user_headers(inst.code, base, dirs, name)
+    plain = instrument_module.inline_user_headers(inst.device_code, base, dirs, name)
+    return dataclasses.replace(inst, code=instrument_module.with_half_headers(code, name),
+                               device_code=instrument_module.with_half_headers(plain, name))
 
 
 def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], workdir: str,

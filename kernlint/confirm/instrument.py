@@ -28,12 +28,17 @@ trace is small and measured requests line up with predicted ones.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from kernlint import ir
 
 SHARED_FLAG = 1 << 63
+
+# NVRTC has no implicit cuda_fp16.h / cuda_bf16.h (nvcc gets them through cuda_runtime.h).
+HALF_TYPES = re.compile(r"\b(__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__float2half\w*|__half2float|"
+                         r"__float2bfloat16\w*|__bfloat162float)\b")
 
 PRELUDE = r"""// ---- kernlint --confirm instrumentation (generated) ----
 struct __kl_ctl_t {
@@ -341,7 +346,8 @@ def _declared_names(code: str) -> set[str]:
     return names
 
 
-def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[str, list[tuple[int, int]]]:
+def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
+                used_elsewhere: frozenset[str] = frozenset()) -> tuple[str, list[tuple[int, int]]]:
     """Blank host code (same length, same newlines) so that only device code remains.
 
     A function definition stays when its header says `__global__`/`__device__` or when it covers a
@@ -395,7 +401,7 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset()) -> tuple[st
                 dropped.append(ch)
 
     visit(0, len(text))
-    used: set[str] = set()
+    used: set[str] = set(used_elsewhere)  # names the including file's device code uses (for headers)
     for ch in kept:
         used |= set(_IDENT.findall(code_of(ch.start, ch.end)))
     changed = True
@@ -436,7 +442,7 @@ def _balanced(s: str) -> bool:
     return not stack
 
 
-def _check_site_text(kind: str, s: str) -> str | None:
+def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) -> str | None:
     """Why `s` cannot be rewritten as a site of `kind`, or None when it can."""
     if not s.strip():
         return "empty source range"
@@ -444,8 +450,12 @@ def _check_site_text(kind: str, s: str) -> str | None:
         return "source range spans statements (macro expansion?)"
     if not _balanced(s):
         return "source range is not a complete expression (macro expansion?)"
-    # A function-like macro such as `AT(p, i)` may expand to an lvalue: it is tried as one.
-    macro_call = re.fullmatch(r"\s*[A-Za-z_]\w*\s*\(.*\)\s*", s, re.DOTALL)
+    # A function-like macro of the file such as `AT(p, i)` may expand to an lvalue: it is tried as
+    # one. A call of a function (an inlined helper reported at its call) is not an lvalue.
+    call = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*\(.*\)\s*", s, re.DOTALL)
+    macro_call = call is not None and call.group(1) in macros
+    if call is not None and not macro_call and kind == "access":
+        return "the access is inside a function called here (a helper used in several places)"
     if kind == "access" and not re.search(r"[\[\]*]|->|\.", s) and not macro_call:
         return "source range does not look like a memory access (macro expansion?)"
     return None
@@ -459,6 +469,7 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
     line_offsets = _line_offsets(text)
     placed: list[tuple[int, int, Site]] = []
     skipped: list[tuple[Site, str]] = []
+    macros = frozenset(re.findall(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(", text))
     for site in sites:
         sp = site.span
         a = offset_of(text, line_offsets, sp.line, sp.column)
@@ -492,7 +503,12 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
         if device[a:b] != text[a:b]:
             skipped.append((site, "source range is in removed host code"))
             continue
-        why = _check_site_text(site.kind, text[a:b])
+        pointer_arg = _intrinsic_pointer_arg(text, mask, a, b) if site.kind == "access" else None
+        if pointer_arg is not None:
+            # `__ldg(p)` / `__stcs(p, v)`: the access is through the first argument, a pointer.
+            a, b = pointer_arg
+            site = Site(site.id, "pointer", site.span)
+        why = _check_site_text(site.kind, text[a:b], macros)
         if why:
             skipped.append((site, why))
             continue
@@ -511,6 +527,33 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
     header = PRELUDE + f'#line 1 "{_escape(filename)}"\n'
     return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted), tuple(skipped),
                         tuple(removed))
+
+
+# Intrinsics the evaluator models as a memory access through their first (pointer) argument.
+POINTER_INTRINSICS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv",
+                                "__stcg", "__stcs", "__stwt", "__stwb"})
+
+
+def _intrinsic_pointer_arg(text: str, mask: list[bool], a: int, b: int) -> tuple[int, int] | None:
+    """The range of the first argument when text[a:b] is a call of a pointer intrinsic."""
+    m = re.match(r"\s*([A-Za-z_]\w*)\s*\(", text[a:b])
+    if not m or m.group(1) not in POINTER_INTRINSICS:
+        return None
+    start = a + m.end()
+    depth = 0
+    for i in range(start, b):
+        if not mask[i]:
+            continue
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return (start, i) if text[start:i].strip() else None
+            depth -= 1
+        elif c == "," and depth == 0:
+            return (start, i) if text[start:i].strip() else None
+    return None
 
 
 def _if_condition(text: str, mask: list[bool], a: int, b: int) -> tuple[int, int] | str:
@@ -588,6 +631,8 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
         body = _render(text, nested, a, b)
         if site.kind == "access":
             out.append(f"(*__kl_rec({site.id}u, &({body})))")
+        elif site.kind == "pointer":
+            out.append(f"__kl_rec({site.id}u, ({body}))")
         elif site.kind == "loop":
             out.append(f" __kl_br({site.id}u, ({body}))")
         elif site.kind == "switch":
@@ -628,3 +673,69 @@ def walk(node: object) -> list[object]:
         out.append(n)
         stack.extend(reversed([getattr(n, name, None) for name in slots]))
     return out
+
+
+_USER_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$')
+
+
+_LINE_DIRECTIVE = re.compile(r'(?m)^#line (\d+)[^\n]*\n')
+
+
+def _logical_line(code: str, pos: int) -> int:
+    """The line number the compiler gives offset `pos`, honouring the last `#line` before it."""
+    last = None
+    for m in _LINE_DIRECTIVE.finditer(code, 0, pos):
+        last = m
+    if last is None:
+        return code.count("\n", 0, pos) + 1
+    return int(last.group(1)) + code.count("\n", last.end(), pos)
+
+
+def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str,
+                        _seen: set[str] | None = None, _depth: int = 0) -> str:
+    """Replace each `#include "x.h"` that resolves by the header's device-only text.
+
+    Project headers often mix device helpers with host code (`cublas_v2.h`, error-check
+    functions); NVRTC cannot compile the host half, so each header goes through `device_only`
+    too, keeping the types the including file's device code names. `#line` directives keep
+    compiler messages and `-lineinfo` pointing at the right file and line. A header is inlined
+    once (include guards and `#pragma once` then have nothing left to guard); an include that
+    does not resolve stays as written, and NVRTC reports it.
+    """
+    seen = set() if _seen is None else _seen
+    used = frozenset(_IDENT.findall(code))
+    out: list[str] = []
+    pos = 0
+    for m in _USER_INCLUDE.finditer(code):
+        name = m.group(1)
+        path = next((os.path.join(d, name) for d in (base_dir, *include_dirs)
+                     if os.path.isfile(os.path.join(d, name))), None)
+        if path is None or _depth > 8:
+            continue
+        line_no = _logical_line(code, m.start())
+        out.append(code[pos:m.start()])
+        real = os.path.realpath(path)
+        if real in seen:
+            out.append(f"// (already inlined: {name})")
+        else:
+            seen.add(real)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    header = fh.read()
+            except OSError:
+                out.append(m.group(0))
+                pos = m.end()
+                continue
+            filtered, _ = device_only(header, used_elsewhere=used)
+            filtered = inline_user_headers(filtered, os.path.dirname(path), include_dirs, real, seen, _depth + 1)
+            out.append(f'#line 1 "{_escape(real)}"\n{filtered}\n#line {line_no + 1} "{_escape(filename)}"')
+        pos = m.end()
+    out.append(code[pos:])
+    return "".join(out)
+
+
+def with_half_headers(code: str, filename: str) -> str:
+    """Prepend cuda_fp16.h/cuda_bf16.h when the code uses their types and does not include them."""
+    if not HALF_TYPES.search(code) or re.search(r"#\s*include\s*<cuda_bf16\.h>", code):
+        return code
+    return f'#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#line 1 "{_escape(filename)}"\n' + code
