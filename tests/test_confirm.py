@@ -481,6 +481,11 @@ __global__ void multi_line(const float* a,
     }
 }
 
+__global__ void streaming(const float* a, float* out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    __stcs(out + t * 2, __ldg(a + t));
+}
+
 struct Pair { float* lo; float* hi; int n; };
 
 template <typename T, int STRIDE>
@@ -515,6 +520,7 @@ def test_tricky_source_helpers_macros_templates_host_types(tmp_path: Path) -> No
     code = plan.instrumented.code
     assert "std::vector" not in code and "{ return (*__kl_rec(" in code and "(*__kl_rec(0u, &(a[i * ld])))" in code
     assert "&(AT(out, t))" in code
+    assert "__stcs(__kl_rec(" in code and "__ldg(__kl_rec(" in code
     src = tmp_path / "k.cu"
     src.write_text(code + _explicit_instantiations(plan) + "\n")
     proc = subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-std=c++17", "-o", str(tmp_path / "k.cubin"), str(src)],
