@@ -93,7 +93,7 @@ def test_rewrite_wraps_accesses_branches_and_loops() -> None:
     assert "float vx = (*__kl_rec(" in code and "&(particles[i].vx)));" in code
     assert "if (__kl_br(" in code and "(i < n)))" in code
     # The user's file starts at line 1 again after the prelude.
-    body = code.split(f'#line 1 "{FIXTURES / "KL101_aos.cu"}"\n', 1)[1]
+    body = code.rsplit(f'#line 1 "{FIXTURES / "KL101_aos.cu"}"\n', 1)[1]
     assert body.count("\n") == (FIXTURES / "KL101_aos.cu").read_text().count("\n")
     loops = _plan(FIXTURES / "KL101_transpose.cu").instrumented
     assert loops is not None and "__kl_br(" in loops.code.split("for (int j = 0;", 1)[1].split(";", 1)[0]

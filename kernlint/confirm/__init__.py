@@ -911,7 +911,7 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                 key = (plan.path, md.line, md.column, md.code)
                 if key in static_all or key in added or (md.line, md.column) not in run.traced_spans:
                     continue
-                if any(s.covers(md) for s in sup):
+                if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
                 added.add(key)
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
@@ -932,6 +932,23 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
             elif run.status in ("not-run", "error"):
                 notes.append(f"{plan.path}: {run.name_expr}: not run on the GPU: {run.reason[:300]}")
     return out
+
+
+def _agrees_across_guesses(plan: FilePlan, run: KernelRun, md: Diagnostic) -> bool:
+    """The engine's rule for guessed launch shapes, applied to measurements.
+
+    When every shape of a kernel is a guess (the default 2-D shapes), the static analysis keeps a
+    finding only if all shapes produce it (`engine.combine`); a measured finding is held to the
+    same standard, so a guess can never be the only reason for a found-by-confirm either.
+    """
+    from kernlint.engine import _guessed
+
+    runs = [r for r in plan.runs if r.result.kernel.name == run.result.kernel.name]
+    if len(runs) < 2 or not all(_guessed(r.result.shape) for r in runs):
+        return True
+    key = (md.line, md.column, md.code)
+    return all(r.status == "ok" and any((m.line, m.column, m.code) == key for m in r.measured_diags)
+               for r in runs)
 
 
 def _numeric(v: Any) -> bool:

@@ -710,6 +710,12 @@ def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...],
         name = m.group(1)
         path = next((os.path.join(d, name) for d in (base_dir, *include_dirs)
                      if os.path.isfile(os.path.join(d, name))), None)
+        if path is None and not DEVICE_HEADERS.match(name):
+            # Not the project's: a host or CUDA runtime header (`#include "cuda.h"`), which NVRTC
+            # would find in the toolkit and then fail on its host includes.
+            out.append(code[pos:m.start()] + f"// (host header left out: {name})")
+            pos = m.end()
+            continue
         if path is None or _depth > 8:
             continue
         line_no = _logical_line(code, m.start())
@@ -734,8 +740,45 @@ def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...],
     return "".join(out)
 
 
+# What nvcc's implicit host headers (math.h, float.h, sys/types.h, cstddef) give device code and
+# NVRTC does not: defined only when missing.
+_COMPAT_MACROS = """#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef FLT_MAX
+#define FLT_MAX 3.402823466e+38F
+#endif
+#ifndef FLT_MIN
+#define FLT_MIN 1.175494351e-38F
+#endif
+#ifndef FLT_EPSILON
+#define FLT_EPSILON 1.192092896e-07F
+#endif
+#ifndef DBL_MAX
+#define DBL_MAX 1.7976931348623158e+308
+#endif
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+"""
+
+
 def with_half_headers(code: str, filename: str) -> str:
-    """Prepend cuda_fp16.h/cuda_bf16.h when the code uses their types and does not include them."""
-    if not HALF_TYPES.search(code) or re.search(r"#\s*include\s*<cuda_bf16\.h>", code):
-        return code
-    return f'#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#line 1 "{_escape(filename)}"\n' + code
+    """Prepend what NVRTC lacks and nvcc gets from host headers (see `_COMPAT_MACROS`).
+
+    cuda_fp16.h/cuda_bf16.h when their types are used, `uint`-style typedefs, `std::size_t`, and
+    the float limits; a `#line` directive after them keeps the user's line numbers.
+    """
+    extra = ""
+    if HALF_TYPES.search(code) and not re.search(r"#\s*include\s*<cuda_bf16\.h>", code):
+        extra += "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+    for name, real in (("uint", "unsigned int"), ("ushort", "unsigned short"), ("ulong", "unsigned long")):
+        if re.search(rf"\b{name}\b", code) and not re.search(rf"\btypedef\b[^;]*\b{name}\s*;", code):
+            extra += f"typedef {real} {name};\n"
+    if "std::size_t" in code or "std::ptrdiff_t" in code:
+        extra += "namespace std { using size_t = decltype(sizeof(0)); using ptrdiff_t = decltype((int*)0 - (int*)0); }\n"
+    extra += _COMPAT_MACROS
+    return extra + f'#line 1 "{_escape(filename)}"\n' + code
