@@ -83,6 +83,7 @@ class KernelRun:
     static_keys: set[tuple[int, int, str]] = field(default_factory=set)
     traced_spans: set[tuple[int, int]] = field(default_factory=set)
     rule_errors: dict[str, str] = field(default_factory=dict)
+    redirected: int = 0  # global accesses outside the synthesized buffers, sent to scratch
 
 
 @dataclass
@@ -632,6 +633,7 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
             run.status = msg["status"]
             run.device = msg.get("device", "")
             run.attributes = msg.get("attributes", {})
+            run.redirected = int(msg.get("redirected", 0) or 0)
             if run.status == "ok":
                 try:
                     _measure(plan, run, msg["trace"])
@@ -704,6 +706,8 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     for (line, col, kind), site in plan.site_of_span.items():
         c = count[site.id]  # (2, W)
         n = int(min(c.max(initial=0), MAXSEQ))
+        if n == 0:
+            continue  # never executed in the sampled blocks: nothing measured, so not traced
         if kind == "access":
             statics = static_access.get((line, col))
             if not statics:
@@ -1008,6 +1012,9 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
                       if k in _SHOWN)
     # The reporters list every measured_* number; this note says where and how it was measured.
     note = f"measured on {run.device or 'the GPU'} with {_launch_text(run)}" + (f": {shown}" if shown else "")
+    if run.redirected:
+        note += (f" ({run.redirected} accesses fell outside the synthesized buffers and went to a scratch "
+                 "buffer; their addresses were still traced)")
     return _mark(d, status, measured, note)
 
 

@@ -56,8 +56,14 @@ def _device_name(cupy: Any) -> str:
 def _pointer_arg(cupy: Any, spec: dict[str, Any], keep: list[Any]) -> Any:
     front = int(spec["front"])
     buf = cupy.zeros(front + int(spec["bytes"]), dtype=cupy.uint8)
-    keep.append(buf)
+    keep.append(buf)  # the guard's ranges are read from `keep` (every buffer kernlint allocated)
     return buf[front:]
+
+
+def _guard_ranges(np: Any, keep: list[Any]) -> Any:
+    """[lo, hi) byte ranges of the synthesized buffers, flattened, as uint64."""
+    pairs = [(int(b.data.ptr), int(b.data.ptr) + int(b.nbytes)) for b in keep]
+    return np.array(pairs or [(0, 0)], dtype=np.uint64).ravel()
 
 
 def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any]) -> list[Any]:
@@ -128,7 +134,8 @@ def run_job(job: dict[str, Any]) -> int:
         return _run_plain(cupy, np, job, device)
     names = [k["name_expr"] for k in job["kernels"]]
     try:
-        module = cupy.RawModule(code=job["code"], options=options, name_expressions=names + ["__kl_set_ctl"])
+        module = cupy.RawModule(code=job["code"], options=options,
+                                name_expressions=[*names, "__kl_set_ctl", "__kl_set_guard"])
         module.compile()
     except Exception as exc:  # noqa: BLE001
         msg = str(exc)
@@ -143,6 +150,7 @@ def run_job(job: dict[str, Any]) -> int:
         except Exception:  # noqa: BLE001
             plain = None
     set_ctl = module.get_function("__kl_set_ctl")
+    set_guard = module.get_function("__kl_set_guard")
     for k in job["kernels"]:
         keep: list[Any] = []
         try:
@@ -154,9 +162,13 @@ def run_job(job: dict[str, Any]) -> int:
             ballot = cupy.zeros(slots, dtype=cupy.uint32)
             count = cupy.zeros(max(1, nsites * 2 * wpb), dtype=cupy.uint32)
             s0, s1 = k["samples"]
+            args = _make_args(cupy, np, k["args"], keep)
             set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
                                  *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
-            args = _make_args(cupy, np, k["args"], keep)
+            ranges = cupy.asarray(_guard_ranges(np, keep))
+            scratch = cupy.zeros(4096, dtype=cupy.uint8)
+            redirected = cupy.zeros(1, dtype=cupy.uint64)
+            set_guard((1,), (1,), (ranges, np.uint32(len(keep)), scratch, redirected))
             fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
@@ -175,7 +187,8 @@ def run_job(job: dict[str, Any]) -> int:
                  count=count.get().reshape(nsites, 2, wpb) if nsites else np.zeros((0, 2, wpb)))
         attrs = _attributes(cupy, plain or module, k["name_expr"], int(np.prod(k["block"])), int(k.get("shared", 0))) \
             if plain is not None else {}
-        _emit({"id": k["id"], "status": "ok", "trace": path, "attributes": attrs, "device": device})
+        _emit({"id": k["id"], "status": "ok", "trace": path, "attributes": attrs, "device": device,
+               "redirected": int(redirected.get()[0])})
         del keep
     return 0
 

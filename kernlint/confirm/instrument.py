@@ -48,8 +48,22 @@ struct __kl_ctl_t {
     unsigned int* count;
     unsigned int wpb, maxseq;
     unsigned int b0x, b0y, b0z, b1x, b1y, b1z;
+    const unsigned long long* ranges;  // [lo, hi) of every synthesized buffer, for the guard
+    unsigned int nranges;
+    char* scratch;
+    unsigned long long* redirected;
 };
 __device__ __kl_ctl_t __kl_ctl;
+
+// The guard: a global access outside every buffer kernlint allocated (the evaluator's sizes are
+// estimates: a loop past its iteration cap, a guessed launch shape) goes to a scratch buffer
+// instead of faulting. The trace keeps the address the program computed, so the measurement is
+// the program's; only the value read or written there is not.
+extern "C" __global__ void __kl_set_guard(const unsigned long long* ranges, unsigned int nranges, char* scratch,
+                                          unsigned long long* redirected) {
+    __kl_ctl.ranges = ranges; __kl_ctl.nranges = nranges; __kl_ctl.scratch = scratch;
+    __kl_ctl.redirected = redirected;
+}
 
 extern "C" __global__ void __kl_set_ctl(unsigned long long* addr, unsigned int* mask, unsigned int* ballot,
                                         unsigned int* count, unsigned int wpb, unsigned int maxseq,
@@ -86,14 +100,24 @@ template <typename T>
 __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
     unsigned int m = __activemask();
     unsigned int lane = 0;
+    const void* g = (const void*)p;
     long long slot = __kl_slot(site, m, &lane);
     if (slot >= 0) {
-        const void* g = (const void*)p;
         unsigned long long a = __isShared(g)
             ? (0x8000000000000000ull | (unsigned long long)__cvta_generic_to_shared(g))
             : (unsigned long long)g;
         __kl_ctl.addr[slot * 32 + lane] = a;
         if (lane == __ffs(m) - 1) __kl_ctl.mask[slot] = m;
+    }
+    if (__kl_ctl.nranges != 0 && sizeof(T) <= 4096 && __isGlobal(g)) {
+        unsigned long long a = (unsigned long long)g;
+        bool inside = false;
+        for (unsigned int i = 0; i < __kl_ctl.nranges; ++i)
+            inside |= a >= __kl_ctl.ranges[2 * i] && a + sizeof(T) <= __kl_ctl.ranges[2 * i + 1];
+        if (!inside) {
+            atomicAdd(__kl_ctl.redirected, 1ull);
+            return (T*)(void*)__kl_ctl.scratch;
+        }
     }
     return p;
 }
