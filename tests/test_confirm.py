@@ -529,3 +529,29 @@ def test_tricky_source_helpers_macros_templates_host_types(tmp_path: Path) -> No
     out, _ = _confirm_with_fake_gpu(path, tmp_path)
     assert all(d.confirmation == "confirmed" for d in out if d.code.startswith("KL1")), [
         (d.line, d.code, d.confirmation, d.notes[-1]) for d in out]
+
+
+LONG_LOOP = """// kernlint: block=(128,1,1)
+__global__ void long_loop(const float* a, float* out, int n) {
+    float acc = 0.0f;
+    for (int k = 0; k < n; ++k) acc += a[k * 4096 + threadIdx.x];
+    out[threadIdx.x] = acc;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_gpu_guard_redirects_accesses_past_the_evaluated_iterations(tmp_path: Path) -> None:
+    """The evaluator stops a long loop early, so its buffer is too small; the guard keeps it running."""
+    ready, why = _gpu_ready()
+    if not ready:
+        pytest.skip(why)
+    path = tmp_path / "long_loop.cu"
+    path.write_text(LONG_LOOP)
+    text, result = _lint(path)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    notes: list[str] = []
+    confirm.execute(plan, str(tmp_path), notes)
+    run = plan.runs[0]
+    assert run.status == "ok", (run.status, run.reason, notes)
+    assert run.redirected > 0
