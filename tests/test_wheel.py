@@ -74,7 +74,10 @@ def _venv_with_wheel(wheel: Path, where: Path) -> Path:
     # site-packages, so the freshly installed kernlint is the one imported.
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_kernlint_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n", encoding="utf-8")
-    proc = _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)], cwd=where)
+    # --ignore-installed: the kernlint of the test run is visible through the .pth above, and pip
+    # would otherwise call the requirement satisfied and install nothing.
+    proc = _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel)],
+                cwd=where)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return bindir
 
