@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from kernlint import __version__
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.diagnostics import Diagnostic
 from kernlint.exitcodes import EXIT_OK, EXIT_USAGE, exit_code
 
 CUDA_SUFFIXES = (".cu", ".cuh")

@@ -163,7 +163,7 @@ def test_concise_is_one_line_per_finding() -> None:
     assert out.splitlines() == [
         "src/other.cu:1:1: KL301 [error] __syncthreads() under a divergent branch",
         "src/other.cu:2:5: KL103 [info] store straddles 5 sectors; 4 if aligned",
-        "src/transpose.cu:3:2: KL102 [warning] global store touches 32 sectors per warp; 4 would suffice",
+        "src/transpose.cu:3:2: KL102 [warning] (confirmed) global store touches 32 sectors per warp; 4 would suffice",
         "src/transpose.cu:3:16: KL101 [warning] global load touches 32 sectors per warp; 4 would suffice",
     ]
     assert render("concise", [], make_ctx()) == ""

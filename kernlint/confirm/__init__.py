@@ -860,23 +860,27 @@ def site_summary(measured: KernelResult, line: int, column: int) -> dict[str, An
 
 
 def _shared_summary(accesses: list[ev.MemoryAccess]) -> dict[str, Any]:
-    """Worst bank-conflict degree (distinct 4-byte words per bank) over the measured requests."""
+    """Worst bank-conflict degree and wavefronts over the measured requests.
+
+    The same model as KL201 (`metrics.shared_wavefronts`: 8-byte accesses in two half-warp phases,
+    16-byte in four quarter-warp phases), so measured and predicted numbers compare like for like.
+    """
+    from kernlint.metrics import shared_wavefronts
+
     worst = 0
     total = 0
+    wavefronts = 0
+    ideal = 0
     for e in accesses:
-        words = e.address // 4
-        banks = words % 32
-        for s in range(e.mask.shape[0]):
-            for wi in range(e.mask.shape[1]):
-                m = e.mask[s, wi]
-                if not m.any():
-                    continue
-                total += 1
-                per_bank: dict[int, set[int]] = defaultdict(set)
-                for b, wd in zip(banks[s, wi][m].tolist(), words[s, wi][m].tolist()):
-                    per_bank[b].add(wd)
-                worst = max(worst, max(len(v) for v in per_bank.values()))
-    return {"measured_bank_conflict_degree": worst, "measured_requests": total}
+        ways, wf, idl = shared_wavefronts(e.address, e.mask, e.width)
+        live = e.mask.any(axis=-1)
+        total += int(live.sum())
+        if live.any():
+            worst = max(worst, int(ways[live].max()))
+            wavefronts += int(wf[live].sum())
+            ideal += int(idl[live].sum())
+    return {"measured_bank_conflict_degree": worst, "measured_requests": total,
+            "measured_wavefronts": wavefronts, "measured_ideal_wavefronts": ideal}
 
 
 # --- verdicts ----------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ from kernlint.reporters import ReportContext
 def format_diagnostic(diag: Diagnostic) -> str:
     """Return the single line for `diag`; newlines in the message are flattened to spaces."""
     message = " ".join(diag.message.split("\n"))
-    return f"{diag.path}:{diag.line}:{diag.column}: {diag.code} [{diag.severity.label}] {message}"
+    # `--confirm` results belong on the line too: "confirmed" / "refuted" / "not-run".
+    status = f" ({diag.confirmation})" if diag.confirmation else ""
+    return f"{diag.path}:{diag.line}:{diag.column}: {diag.code} [{diag.severity.label}]{status} {message}"
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
