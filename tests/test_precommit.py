@@ -15,26 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from offline import NETWORK_HINTS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 BAD = "__global__ void k(float* a){ a[threadIdx.x*32] = 0.f; }\n"
 GOOD = "__global__ void k(float* a){ a[blockIdx.x*blockDim.x+threadIdx.x] = 0.f; }\n"
 
-# What pip and pre-commit print when the index cannot be reached.
-NETWORK_HINTS = (
-    "Could not find a version that satisfies",
-    "No matching distribution found",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "Network is unreachable",
-    "Max retries exceeded",
-    "ConnectionError",
-    "ReadTimeoutError",
-    "getaddrinfo failed",
-    "SSLError",
-)
 
 
 def _pre_commit() -> list[str]:

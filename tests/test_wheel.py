@@ -18,22 +18,11 @@ import venv
 from pathlib import Path
 
 import pytest
+from offline import NETWORK_HINTS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "rules" / "KL101-uncoalesced-global-load.md"
 
-NETWORK_HINTS = (
-    "Could not find a version that satisfies",
-    "No matching distribution found",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "Network is unreachable",
-    "Max retries exceeded",
-    "ConnectionError",
-    "ReadTimeoutError",
-    "SSLError",
-)
 SKIP_IN_COPY = shutil.ignore_patterns(
     ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".kernlint_cache"
 )
