@@ -45,7 +45,8 @@ def time_cli(path: Path, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "kernlint.cli", str(path), "--format", "concise", "--no-ptxas"],
+        subprocess.run([sys.executable, "-c", "from kernlint.cli import run; run()", str(path), "--format", "concise",
+                        "--no-ptxas"],
                        capture_output=True, check=False)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
