@@ -122,3 +122,17 @@ def test_console_script_runs_on_the_readme_example() -> None:
     assert proc.returncode == 1, proc.stderr
     assert "KL102 uncoalesced-global-store" in proc.stdout
     assert "\x1b[" not in proc.stdout  # piped: no colour
+
+
+@pytest.mark.parametrize("args,code,needle", [
+    (["examples/transpose.cu", "--no-ptxas", "--format", "concise"], 1, "KL102"),
+    (["--bogus-option"], 2, "No such option"),
+    (["missing.cu"], 2, "no such file"),
+    (["--version"], 0, "kernlint"),
+])
+def test_console_entry_point_exit_codes(args: list[str], code: int, needle: str) -> None:
+    """`kernlint` (cli.run) ends the process itself: its exit status and output must survive that."""
+    proc = subprocess.run([sys.executable, "-c", "from kernlint.cli import run; run()", *args],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert needle in proc.stdout + proc.stderr
