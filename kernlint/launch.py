@@ -128,9 +128,9 @@ def _mentions(node: object, axis: str) -> bool:
     return False
 
 
-def _fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> int | None:
+def fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> int | None:
     """Fold a template argument or `__launch_bounds__` argument: literals, macros, bound parameters."""
-    from kernlint.frontend.clang_frontend import _fold_macro
+    from kernlint.frontend.clang_frontend import fold_tokens
 
     t = text.strip()
     for _ in range(4):
@@ -140,10 +140,10 @@ def _fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> 
     known = dict(macros)
     for name, value in bindings.items():
         if name not in known:
-            folded = _fold_macro(re.findall(r"\w+|<<|>>|\S", value), macros)
+            folded = fold_tokens(re.findall(r"\w+|<<|>>|\S", value), macros)
             if folded is not None:
                 known[name] = folded
-    return _fold_macro(toks, known) if toks else None
+    return fold_tokens(toks, known) if toks else None
 
 
 def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[int, int, int] | None = None,
@@ -196,7 +196,7 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
         return shapes, defines
     if fn.launch_bounds:
         for bindings, bsource in bindings_list:
-            n = _fold_bound(fn.launch_bounds[0], dict(bindings), tu.macros)
+            n = fold_bound(fn.launch_bounds[0], dict(bindings), tu.macros)
             if n and 0 < n <= MAX_THREADS:
                 if _uses_y(fn):
                     out = [LaunchShape(s, f"__launch_bounds__({n}), a common 2-D split", grid_ann, bindings, bsource)

@@ -173,3 +173,28 @@ def test_shared_arrays_are_a_separate_space() -> None:
     assert st.root == "tile"
     assert rel(st, 0, 1)[0] == 0  # warp 1 is row y=1: base of row 1
     assert st.address[0, 1, 0] - st.address[0, 0, 0] == 33 * 4
+
+
+def test_partial_assignment_over_loaded_data_stays_unknown() -> None:
+    # Lanes >= 16 keep a loaded index: the merged address is unknown, so no event is guessed.
+    src = """
+    __global__ void k(const int* idx_arr, float* a) {
+        int idx = idx_arr[threadIdx.x];
+        if (threadIdx.x < 16) idx = threadIdx.x * 32;
+        a[idx] = 0.0f;
+    }"""
+    r = evaluate(src)
+    assert [e.root for e in accesses(r, "store")] == []
+
+
+def test_variable_declared_without_initializer_takes_each_branch_value() -> None:
+    src = """
+    __global__ void k(float* a) {
+        int idx;
+        if (threadIdx.x % 2) idx = threadIdx.x * 2; else idx = threadIdx.x * 4;
+        a[idx] = 0.0f;
+    }"""
+    r = evaluate(src)
+    (e,) = accesses(r, "store")
+    words = (e.address[0, 0] - e.address[0, 0, 0]) // 4
+    assert list(words[:4]) == [0, 2, 8, 6]

@@ -13,7 +13,7 @@ from kernlint import ir
 from kernlint.checks.occupancy_rules import occupancy_diagnostics
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval.result import KernelResult
-from kernlint.launch import _fold_bound
+from kernlint.launch import fold_bound
 from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.resources import KernelResources, estimate_registers, exact_resources
 
@@ -109,8 +109,8 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
             block_source = first.shape.source
             dynamic = first.shape.dynamic_shared or 0
         bindings = dict(first.shape.bindings) if first is not None else {}
-        lb = _fold_bound(fn.launch_bounds[0], bindings, {}) if fn.launch_bounds else None
-        lb_min = _fold_bound(fn.launch_bounds[1], bindings, {}) if len(fn.launch_bounds) > 1 else None
+        lb = fold_bound(fn.launch_bounds[0], bindings, {}) if fn.launch_bounds else None
+        lb_min = fold_bound(fn.launch_bounds[1], bindings, {}) if len(fn.launch_bounds) > 1 else None
         sites = tuple((ln.span.line, ln.span.column, ln.block[0] * ln.block[1] * ln.block[2])
                       for ln in tu.launches if ln.kernel == fn.name and ln.block is not None)
         try:

@@ -20,8 +20,8 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval import events as ev
-from kernlint.eval.values import UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
-from kernlint.launch import LaunchShape, _fold_bound
+from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
+from kernlint.launch import LaunchShape, fold_bound
 
 WARP = 32
 MAX_LOOP_ITERATIONS = 48
@@ -300,7 +300,7 @@ class Interpreter:
             # A per-thread local array: registers or local memory; its contents are not tracked.
             self.declare(d.name, Val(None, space="local", root=d.name), t)
             return
-        v = self.eval(d.init) if d.init is not None else UNKNOWN
+        v = self.eval(d.init) if d.init is not None else UNINIT
         if d.init is not None and t.kind in ("int", "bool", "float"):
             v = self.convert(v, t)
         self.declare(d.name, v, t)
@@ -536,7 +536,7 @@ class Interpreter:
         if e.kind == "template":
             arg = self.bindings.get(e.name)
             if arg is not None:
-                folded = _fold_bound(arg, {}, self.tu.macros)
+                folded = fold_bound(arg, {}, self.tu.macros)
                 if folded is not None:
                     return const(folded)
             if e.name in self.defines:
@@ -952,8 +952,11 @@ class Interpreter:
 
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
         if old.data is None or new.data is None:
-            if old.data is None and new.data is not None and not (self.frame.decl_mask.get("", mask) & ~mask).any():
+            if old.uninit and new.data is not None:
+                # `int x; if (c) x = a; else x = b;`: lanes outside `mask` have no value yet, and
+                # reading one before assigning it is undefined, so the new value stands for all.
                 return new
+            # Loaded data in the other lanes: the merged value is unknown.
             return Val(None, old.deps | new.deps, new.space or old.space, new.root or old.root)
         is_float = old.is_float or new.is_float
         data = np.where(mask, new.data, old.data)
@@ -978,8 +981,8 @@ class Interpreter:
                 member = 0xFFFFFFFF
             self.barrier(e, name, "warp", member, frozenset().union(*[a.deps for a in args]) if args else frozenset())
             return UNKNOWN
-        if name in ("min", "max", "umin", "umax", "fminf", "fmaxf", "fmin", "fmax", "__mul24", "__umul24", "abs",
-                    "llabs") or (name in ("min", "max") and e.receiver is None):
+        if e.receiver is None and name in ("min", "max", "umin", "umax", "fminf", "fmaxf", "fmin", "fmax", "__mul24",
+                                           "__umul24", "abs", "llabs"):
             args = [self.eval(a) for a in e.args]
             if any(a.data is None for a in args):
                 return unknown(*args)

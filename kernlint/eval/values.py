@@ -21,6 +21,7 @@ class Val:
     root: str = ""  # pointers: the parameter or array they point into
     fields: tuple[tuple[str, "Val"], ...] = ()  # struct values whose members are known
     is_float: bool = False
+    uninit: bool = False  # declared without an initializer: lanes never assigned hold no value at all
 
     @property
     def known(self) -> bool:
@@ -34,6 +35,7 @@ class Val:
 
 
 UNKNOWN = Val(None)
+UNINIT = Val(None, uninit=True)
 
 
 def unknown(*vals: Val) -> Val:

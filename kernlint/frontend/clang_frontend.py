@@ -737,7 +737,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
             elif kind == K.MACRO_DEFINITION and f.name == parse_path:
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
-                    value = _fold_macro(toks[1:], macros)
+                    value = fold_tokens(toks[1:], macros)
                     if value is not None:
                         macros[child.spelling] = value
             elif kind == K.CXX_METHOD and child.is_definition() and f.name == parse_path:
@@ -768,7 +768,7 @@ def _text_instantiations(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
-def _fold_macro(toks: list[str], macros: dict[str, int]) -> int | None:
+def fold_tokens(toks: list[str], macros: dict[str, int]) -> int | None:
     """Value of an object-like macro whose body is integer arithmetic over literals and other macros."""
     parts = []
     for t in toks:
