@@ -207,12 +207,14 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
                 shapes.append(LaunchShape((n, 1, 1), f"__launch_bounds__({n})", grid_ann, bindings, bsource))
         if shapes:
             return shapes, defines
+    why = ("the block size at its launch is not a constant kernlint can fold" if launches
+           else "no launch found")
     if _uses_y(fn):
         out = []
         for s in DEFAULT_2D:
-            out.extend(with_bindings(s, "default 2-D shape (no launch found)"))
+            out.extend(with_bindings(s, f"default 2-D shape ({why})"))
         return out, defines
-    return with_bindings(DEFAULT_1D, "default (no launch found)"), defines
+    return with_bindings(DEFAULT_1D, f"default ({why})"), defines
 
 
 def _split_2d(n: int) -> list[tuple[int, int, int]]:
