@@ -92,3 +92,22 @@ def test_regression(title: str, src: str, must: set[str], must_not: set[str]) ->
     codes = {d.code for d in lint_source(src, "case.cu", LintOptions(resources=False)).diagnostics}
     assert must <= codes, f"{title}: expected {sorted(must)}, got {sorted(codes)}"
     assert not (must_not & codes), f"{title}: must not report {sorted(must_not & codes)}"
+
+
+def test_struct_copies_are_one_access_per_field_unless_vector_aligned() -> None:
+    src = """
+struct Particle { float x, y, z, vx, vy, vz; };
+struct __align__(8) P2 { float a, b; };
+__global__ void copy_aos(const Particle* in, Particle* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i];
+}
+__global__ void copy_aligned(const P2* in, P2* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = in[i];
+}"""
+    diags = lint_source(src, "case.cu", LintOptions(resources=False)).diagnostics
+    by_line = {(d.line, d.code): d for d in diags}
+    assert by_line[(6, "KL101")].metrics["sectors"] == 24  # six 4-byte loads, lanes 24 bytes apart
+    assert (6, "KL102") in by_line
+    assert not any(d.line == 10 and d.code in ("KL101", "KL102") for d in diags)  # one 8-byte access each

@@ -142,6 +142,9 @@ def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult
     if ratio < WARN_RATIO:
         return ("align the start of each warp's segment to 32 bytes (for example pad the row pitch or shift the "
                 "offset), or accept the extra sector")
+    if e.text == ".struct" and stride in (8, 16):
+        return (f"declare the {stride}-byte struct __align__({stride}) so each lane copies it with one vector "
+                f"access (the copy is now one {e.width}-byte access per field), or use structure of arrays")
     if stride is not None and stride > e.width and e.text.startswith(".") and stride <= 256:
         return (f"structure of arrays: keep each field in its own array so consecutive lanes read consecutive "
                 f"elements (the lanes are {stride} bytes apart, the size of one record)")

@@ -894,14 +894,21 @@ class Interpreter:
                 return v
         return None
 
-    def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None) -> None:
+    def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None,
+               text: str = "") -> None:
         if not addr.space or addr.space == "local":
             return
         width = t.size
         if t.kind == "struct":
             # Whole-struct copies: vector types (8/16 bytes, naturally aligned) are one access;
-            # larger structs are copied field by field and are not modelled (silence).
+            # other structs are copied field by field (one load or store instruction per scalar
+            # field, as ptxas emits them), each a warp request of its own at the same site.
             if width not in (1, 2, 4, 8, 16) or (t.align and t.align < width):
+                if addr.data is None:
+                    return
+                for offset, ft in _scalar_fields(t):
+                    shifted = Val(addr.data + offset, addr.deps, addr.space, addr.root)
+                    self.access(e, shifted, ft, kind, span, text=".struct")
                 return
         if width <= 0 or addr.data is None:
             return
@@ -911,7 +918,7 @@ class Interpreter:
         if t.kind == "struct" and t.fields:
             vec = len(t.fields)
         # A struct field (`p[i].vx`) is marked so rules can tell a record stride from a plain one.
-        text = f".{e.field}" if isinstance(e, ir.Member) else ""
+        text = text or (f".{e.field}" if isinstance(e, ir.Member) else "")
         ret = self.frames[0].ret_mask
         live = self.entry_mask & ~ret if ret is not None else self.entry_mask
         self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
@@ -1144,6 +1151,25 @@ def _subtype_map(old: ir.CType, new: ir.CType) -> dict[ir.CType, ir.CType]:
     while old.kind == "array" and new.kind == "array" and old.pointee is not None and new.pointee is not None:
         out[old] = new
         old, new = old.pointee, new.pointee
+    return out
+
+
+def _scalar_fields(t: ir.CType, base: int = 0, depth: int = 0) -> list[tuple[int, ir.CType]]:
+    """(offset, type) of every scalar (or naturally aligned vector) field of a struct, flattened."""
+    out: list[tuple[int, ir.CType]] = []
+    if depth > 3:
+        return out
+    for f in t.fields:
+        if f.offset < 0 or f.ctype.size <= 0:
+            continue
+        ft = f.ctype
+        if ft.kind == "struct" and (ft.size not in (1, 2, 4, 8, 16) or (ft.align and ft.align < ft.size)):
+            out.extend(_scalar_fields(ft, base + f.offset, depth + 1))
+        elif ft.kind == "array" and ft.pointee is not None and ft.count and ft.pointee.size > 0:
+            for i in range(min(ft.count, 16)):
+                out.append((base + f.offset + i * ft.pointee.size, ft.pointee))
+        elif ft.kind in ("int", "float", "bool", "pointer", "struct"):
+            out.append((base + f.offset, ft))
     return out
 
 
