@@ -43,6 +43,35 @@ def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic
                       kernel=fn.name, notes=("this is a bug in kernlint; the other kernels were analysed",))
 
 
+def _called_names(node: object) -> set[str]:
+    """Names of the functions a body calls (any depth of expression)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
+            continue
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        if isinstance(n, ir.Call):
+            out.add(n.name)
+        stack.extend(getattr(n, s, None) for s in getattr(n, "__slots__", ()))
+    return out
+
+
+def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
+    """Unresolved names inside the `__device__` helpers a kernel calls (they are inlined into it)."""
+    if not tu.functions:
+        return ()
+    called = _called_names(fn.body)
+    out: list[tuple[int, int, str]] = []
+    for helper in tu.functions.values():
+        if not helper.is_kernel and helper.name in called:
+            out.extend(helper.unresolved)
+    return tuple(out)
+
+
 def check_parse(tu: ir.TranslationUnit) -> Iterator[Diagnostic]:
     """One KL900 per kernel with syntax errors; one for the file when it yielded no kernel at all."""
     for fn in tu.kernels:
@@ -56,13 +85,14 @@ def check_parse(tu: ir.TranslationUnit) -> Iterator[Diagnostic]:
                 kernel=fn.name,
                 notes=("the parts clang recovered were still analysed; findings inside this kernel may be missing",),
             )
-        if fn.unresolved:
+        unresolved = fn.unresolved + _helpers_unresolved(fn, tu)
+        if unresolved:
             names = []
-            for _l, _c, msg in fn.unresolved:
+            for _l, _c, msg in unresolved:
                 if "'" in msg:
                     names.append(msg.split("'")[1])
-            shown = ", ".join(sorted(set(names))[:5]) or fn.unresolved[0][2]
-            line, col, _ = fn.unresolved[0]
+            shown = ", ".join(sorted(set(names))[:5]) or unresolved[0][2]
+            line, col, _ = unresolved[0]
             yield Diagnostic(
                 path=tu.path, line=line, column=col, code=KL903.code, name=KL903.name, severity=KL903.severity,
                 message=f"kernel '{fn.name}' uses names kernlint could not resolve: {shown}",
