@@ -459,7 +459,7 @@ class _Lowering:
 
     def for_stmt(self, c: ci.Cursor, span: ir.Span) -> ir.Stmt:
         kids = list(c.get_children())
-        present = _for_header_parts(c)
+        present = _for_header_parts(c, kids[-1] if kids else None)
         if present is None or sum(present) + 1 != len(kids):
             return ir.OpaqueStmt("for header", span)
         it = iter(kids[:-1])
@@ -508,9 +508,18 @@ def _is_callee_ref(c: ci.Cursor, name: str) -> bool:
     return inner.kind == K.DECL_REF_EXPR and inner.spelling == name
 
 
-def _for_header_parts(c: ci.Cursor) -> tuple[bool, bool, bool] | None:
-    """Which of init; cond; step a `for` header has (libclang omits the missing ones)."""
-    toks = [t.spelling for t in c.get_tokens()]
+def _for_header_parts(c: ci.Cursor, body: ci.Cursor | None = None) -> tuple[bool, bool, bool] | None:
+    """Which of init; cond; step a `for` header has (libclang omits the missing ones).
+
+    Only the header is tokenized (up to the body), not the whole loop: tokenizing long bodies
+    dominated the front end's time.
+    """
+    toks: list[str] = []
+    if body is not None and body.extent.start.file is not None and c.extent.start.file is not None:
+        header = ci.SourceRange.from_locations(c.extent.start, body.extent.start)
+        toks = [t.spelling for t in c.translation_unit.get_tokens(extent=header)]
+    if len(toks) < 4:
+        toks = [t.spelling for t in c.get_tokens()]
     if len(toks) < 4 or toks[0] != "for" or toks[1] != "(":
         return None
     depth = 0
