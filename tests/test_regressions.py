@@ -71,6 +71,23 @@ template <class P> __global__ void k(const P* in, unsigned char* out) {
 }
 void go(const RGBA32* in, unsigned char* out) { k<RGBA32><<<10, 256>>>(in, out); }
 """, {"KL101"}, set()),
+    ("a near-broadcast over two rows is no worse than coalesced: quiet", """
+__global__ void matmul(const float* A, const float* B, float* C, int N, int K) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < N && col < N) {
+        float sum = 0.0f;
+        for (int k = 0; k < K; ++k) sum += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = sum;
+    }
+}
+void go(const float* A, const float* B, float* C, int N) { matmul<<<dim3(N / 16, N / 16), dim3(16, 16)>>>(A, B, C, N, N); }
+""", set(), {"KL101", "KL102", "KL103"}),
+    ("a few strided lanes still cost more than a coalesced request", """
+__global__ void k(const float* a, float* out) {
+    int lane = threadIdx.x % 32;
+    if (lane < 4) out[threadIdx.x] = a[lane * 64 + (threadIdx.x / 32) * 4096];
+}""", {"KL101"}, set()),
     ("cooperative groups parse cleanly", """
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;

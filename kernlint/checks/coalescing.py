@@ -16,7 +16,7 @@ from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.result import KernelResult
-from kernlint.metrics import global_sectors
+from kernlint.metrics import SECTOR_BYTES, global_sectors
 
 WARN_RATIO = 2.0  # the threshold: warn at >= 2x the ideal sectors
 
@@ -30,6 +30,7 @@ class SiteCost:
     ideal: int
     ratio: float  # min over samples of total sectors / total ideal
     pattern_ratio: float  # the same with every live lane of the warp active (the address pattern itself)
+    vs_coalesced: float  # min over samples of sectors / the sectors a unit-stride request of its lanes needs
     active_lanes: int
     requests: int
     worst_sectors: int
@@ -71,6 +72,11 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     live = lanes > 0
     per_sample_sectors = {s: int(sectors[:, s][live[:, s]].sum()) for s in range(sectors.shape[1])}
     per_sample_ideal = {s: int(ideal[:, s][live[:, s]].sum()) for s in range(ideal.shape[1])}
+    # What the same lanes would cost reading consecutive elements: a request that is no worse than
+    # that (a near-broadcast such as A[row * K + k] over two rows) is not worth a finding, even if
+    # its few distinct addresses could in principle share one sector.
+    coalesced = (lanes * width + SECTOR_BYTES - 1) // SECTOR_BYTES
+    per_sample_coalesced = {s: int(coalesced[:, s][live[:, s]].sum()) for s in range(coalesced.shape[1])}
     full_sectors: dict[int, int] = defaultdict(int)
     full_ideal: dict[int, int] = defaultdict(int)
     if all(e.live is not None for e in evs):
@@ -91,6 +97,8 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     ratio = min(per_sample_sectors[s] / per_sample_ideal[s] for s in samples)
     with_full = [s for s in samples if full_ideal[s] > 0]
     pattern_ratio = min(full_sectors[s] / full_ideal[s] for s in with_full) if with_full else ratio
+    vs_coalesced = min(per_sample_sectors[s] / per_sample_coalesced[s] for s in samples
+                       if per_sample_coalesced[s] > 0)
     all_sectors = np.concatenate(req_sectors)
     all_ideal = np.concatenate(req_ideal)
     all_lanes = np.concatenate(req_lanes)
@@ -99,6 +107,7 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     order = np.argsort(all_sectors[full], kind="stable")
     pick = order[len(order) // 2]
     return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio, pattern_ratio,
+                    vs_coalesced,
                     int(all_lanes[full][pick]), int(all_sectors.size), int(all_sectors.max()))
 
 
@@ -162,9 +171,9 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
     for cost in site_costs(result, kind):
         misaligned = code == "KL103"
         if misaligned:
-            if not (1.0 < cost.ratio < WARN_RATIO) or cost.pattern_ratio <= 1.0:
+            if not (1.0 < cost.ratio < WARN_RATIO) or cost.pattern_ratio <= 1.0 or cost.vs_coalesced <= 1.0:
                 continue
-        elif cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO:
+        elif cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO or cost.vs_coalesced <= 1.0:
             continue
         e = cost.first
         rel, stride = _lane_offsets(e)
