@@ -83,11 +83,19 @@ __global__ void matmul(const float* A, const float* B, float* C, int N, int K) {
 }
 void go(const float* A, const float* B, float* C, int N) { matmul<<<dim3(N / 16, N / 16), dim3(16, 16)>>>(A, B, C, N, N); }
 """, set(), {"KL101", "KL102", "KL103"}),
-    ("a few strided lanes still cost more than a coalesced request", """
+    ("eight strided lanes waste more than a line per request: flagged", """
 __global__ void k(const float* a, float* out) {
     int lane = threadIdx.x % 32;
-    if (lane < 4) out[threadIdx.x] = a[lane * 64 + (threadIdx.x / 32) * 4096];
+    if (lane < 8) out[threadIdx.x] = a[lane * 64 + (threadIdx.x / 32) * 4096];
 }""", {"KL101"}, set()),
+    ("a near-broadcast over four rows wastes less than a line per request: quiet", """
+// kernlint: block=(8,32)
+__global__ void k(const float* A, float* out, int K) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    float s = 0.0f;
+    for (int k = 0; k < K; ++k) s += A[row * K + k];
+    out[row * 8 + threadIdx.x] = s;
+}""", set(), {"KL101"}),
     ("cooperative groups parse cleanly", """
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;

@@ -19,6 +19,9 @@ from kernlint.eval.result import KernelResult
 from kernlint.metrics import SECTOR_BYTES, global_sectors
 
 WARN_RATIO = 2.0  # the threshold: warn at >= 2x the ideal sectors
+MIN_EXCESS_SECTORS = 4  # ...and at least one 128-byte line wasted per request: a near-broadcast over
+# two or four rows (A[row * K + k] in a (16,16) or (8,32) warp: 2 or 4 sectors for 1) costs no more
+# than a coalesced request of the same lanes, and is not worth a warning
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,7 @@ class SiteCost:
     ratio: float  # min over samples of total sectors / total ideal
     pattern_ratio: float  # the same with every live lane of the warp active (the address pattern itself)
     vs_coalesced: float  # min over samples of sectors / the sectors a unit-stride request of its lanes needs
+    excess: float  # min over samples of the extra sectors per request (sectors - ideal)
     active_lanes: int
     requests: int
     worst_sectors: int
@@ -99,6 +103,9 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     pattern_ratio = min(full_sectors[s] / full_ideal[s] for s in with_full) if with_full else ratio
     vs_coalesced = min(per_sample_sectors[s] / per_sample_coalesced[s] for s in samples
                        if per_sample_coalesced[s] > 0)
+    requests_per_sample = {s: int(live[:, s].sum()) for s in samples}
+    excess = min((per_sample_sectors[s] - per_sample_ideal[s]) / requests_per_sample[s] for s in samples
+                 if requests_per_sample[s] > 0)
     all_sectors = np.concatenate(req_sectors)
     all_ideal = np.concatenate(req_ideal)
     all_lanes = np.concatenate(req_lanes)
@@ -107,7 +114,7 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     order = np.argsort(all_sectors[full], kind="stable")
     pick = order[len(order) // 2]
     return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio, pattern_ratio,
-                    vs_coalesced,
+                    vs_coalesced, excess,
                     int(all_lanes[full][pick]), int(all_sectors.size), int(all_sectors.max()))
 
 
@@ -173,7 +180,7 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         if misaligned:
             if not (1.0 < cost.ratio < WARN_RATIO) or cost.pattern_ratio <= 1.0 or cost.vs_coalesced <= 1.0:
                 continue
-        elif cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO or cost.vs_coalesced <= 1.0:
+        elif cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO or cost.excess < MIN_EXCESS_SECTORS:
             continue
         e = cost.first
         rel, stride = _lane_offsets(e)
