@@ -200,7 +200,7 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         if sym:
             notes.append(f"consecutive lanes are {sym} bytes apart")
         elif stride is not None and stride != e.width:
-            notes.append(f"consecutive lanes are {stride} bytes apart; each reads {e.width} bytes")
+            notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
         if e.text.startswith("in "):
             notes.append(f"the access is {e.text}, inlined here")
         notes.append(f"{cost.active_lanes} active lanes, {e.width} bytes per lane, "
