@@ -16,7 +16,7 @@ from kernlint.diagnostics import Diagnostic
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source
-from kernlint.launch import LaunchShape, launch_shapes
+from kernlint.launch import launch_shapes
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +62,6 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
     return out
 
 
-def _guessed(shape: LaunchShape) -> bool:
-    return shape.source.startswith("default") or "common 2-D split" in shape.source
-
-
 def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:
     """Run `rules` on each shape's result and merge.
 
@@ -83,7 +79,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         per_shape.append(diags)
     if not per_shape:
         return []
-    if len(per_shape) > 1 and all(_guessed(r.shape) for r in results):
+    if len(per_shape) > 1 and all(r.shape.guess for r in results):
         keys = [{(d.line, d.column, d.code) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
         return [d for d in per_shape[0] if (d.line, d.column, d.code) in common]

@@ -25,6 +25,7 @@ class LaunchShape:
     binding_source: str = ""
     dynamic_shared: int | None = None
     arg_values: tuple[tuple[str, int], ...] = ()  # kernel parameters folded from the launch's arguments
+    guess: str = ""  # "" known; "split": thread count known, its 2-D split guessed; "default": both guessed
 
     @property
     def threads(self) -> int:
@@ -163,9 +164,8 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
     launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
     bindings_list = _template_bindings(fn, tu, launches)
 
-    def with_bindings(block: tuple[int, int, int], source: str, grid: tuple[int, int, int] | None = None,
-                      shmem: int | None = None) -> list[LaunchShape]:
-        return [LaunchShape(block, source, grid or grid_ann, b, bs, shmem) for b, bs in bindings_list]
+    def with_bindings(block: tuple[int, int, int], source: str, guess: str = "") -> list[LaunchShape]:
+        return [LaunchShape(block, source, grid_ann, b, bs, guess=guess) for b, bs in bindings_list]
 
     if cli_block:
         return with_bindings(cli_block, "--block"), defines
@@ -199,7 +199,8 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
             n = fold_bound(fn.launch_bounds[0], dict(bindings), tu.macros)
             if n and 0 < n <= MAX_THREADS:
                 if _uses_y(fn):
-                    out = [LaunchShape(s, f"__launch_bounds__({n}), a common 2-D split", grid_ann, bindings, bsource)
+                    out = [LaunchShape(s, f"__launch_bounds__({n}), a common 2-D split", grid_ann, bindings, bsource,
+                                       guess="split")
                            for s in _split_2d(n)]
                     if out:
                         shapes.extend(out)
@@ -212,9 +213,9 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
     if _uses_y(fn):
         out = []
         for s in DEFAULT_2D:
-            out.extend(with_bindings(s, f"default 2-D shape ({why})"))
+            out.extend(with_bindings(s, f"default 2-D shape ({why})", guess="default"))
         return out, defines
-    return with_bindings(DEFAULT_1D, f"default ({why})"), defines
+    return with_bindings(DEFAULT_1D, f"default ({why})", guess="default"), defines
 
 
 def _split_2d(n: int) -> list[tuple[int, int, int]]:

@@ -20,8 +20,6 @@ from kernlint.resources import KernelResources, estimate_registers, exact_resour
 if TYPE_CHECKING:
     from kernlint.engine import LintOptions
 
-_GUESSED_SOURCES = ("default",)
-
 
 def _decls(body: ir.Block | None) -> Iterator[ir.VarDecl]:
     """Every variable declaration of a kernel body (declarations live only in statements)."""
@@ -104,7 +102,7 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
         block_size = None
         block_source = "unknown"
         dynamic = 0
-        if first is not None and not first.shape.source.startswith(_GUESSED_SOURCES):
+        if first is not None and first.shape.guess != "default":
             block_size = first.shape.threads
             block_source = first.shape.source
             dynamic = first.shape.dynamic_shared or 0

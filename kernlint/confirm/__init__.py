@@ -949,10 +949,9 @@ def _agrees_across_guesses(plan: FilePlan, run: KernelRun, md: Diagnostic) -> bo
     finding only if all shapes produce it (`engine.combine`); a measured finding is held to the
     same standard, so a guess can never be the only reason for a found-by-confirm either.
     """
-    from kernlint.engine import _guessed
 
     runs = [r for r in plan.runs if r.result.kernel.name == run.result.kernel.name]
-    if len(runs) < 2 or not all(_guessed(r.result.shape) for r in runs):
+    if len(runs) < 2 or not all(r.result.shape.guess for r in runs):
         return True
     key = (md.line, md.column, md.code)
     return all(r.status == "ok" and any((m.line, m.column, m.code) == key for m in r.measured_diags)
