@@ -254,6 +254,20 @@ class OpaqueStmt:
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]
 
 
+def walk(node: object) -> "Iterator[object]":
+    """Every IR node under `node` (statements and expressions), `node` first; types and spans are leaves."""
+    stack: list[object] = [node]
+    while stack:
+        n = stack.pop()
+        if n is None or isinstance(n, (str, int, float, bool, CType, Span)):
+            continue
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+            continue
+        yield n
+        stack.extend(getattr(n, s, None) for s in getattr(n, "__slots__", ()))
+
+
 def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
     """Every statement in a statement tree, outermost first (expressions are not entered)."""
     stack: list[object] = [node]

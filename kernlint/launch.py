@@ -112,20 +112,12 @@ def _uses_y(fn: ir.Function) -> bool:
 
 
 def _mentions(node: object, axis: str) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ir.Member) and n.field == axis and isinstance(n.base, (ir.Ref, ir.Cast)):
+    """Whether `threadIdx.<axis>` or `blockDim.<axis>` appears under `node`."""
+    for n in ir.walk(node):
+        if isinstance(n, ir.Member) and n.field == axis:
             base = n.base.operand if isinstance(n.base, ir.Cast) else n.base
             if isinstance(base, ir.Ref) and base.name in ("threadIdx", "blockDim"):
                 return True
-        if isinstance(n, (tuple, list)):
-            stack.extend(n)
-        elif hasattr(n, "__slots__"):
-            for s in n.__slots__:  # type: ignore[attr-defined]
-                v = getattr(n, s, None)
-                if v is not None and not isinstance(v, (str, int, float, ir.CType, ir.Span)):
-                    stack.append(v)
     return False
 
 

@@ -6,6 +6,7 @@ shared bytes (from the declarations), dynamic shared bytes (from the launch) and
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -98,7 +99,7 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
         shared = static_shared_bytes(fn, tu, kres)
         resources = _pick(exact.get(fn.name, []), first) or estimated_resources(fn, shared)
         if resources.source == "estimated" and note:
-            resources = KernelResources(**{**_fields(resources), "note": note})
+            resources = dataclasses.replace(resources, note=note)
         block_size = None
         block_source = "unknown"
         dynamic = 0
@@ -120,7 +121,3 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
             )
         except ValueError:
             return  # an arch the calculator does not know: the CLI validated it, so nothing to add
-
-
-def _fields(r: KernelResources) -> dict[str, object]:
-    return {s: getattr(r, s) for s in r.__slots__}  # type: ignore[attr-defined]

@@ -45,19 +45,7 @@ def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic
 
 def _called_names(node: object) -> set[str]:
     """Names of the functions a body calls (any depth of expression)."""
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is None or isinstance(n, (str, int, float, bool, ir.CType, ir.Span)):
-            continue
-        if isinstance(n, tuple):
-            stack.extend(n)
-            continue
-        if isinstance(n, ir.Call):
-            out.add(n.name)
-        stack.extend(getattr(n, s, None) for s in getattr(n, "__slots__", ()))
-    return out
+    return {n.name for n in ir.walk(node) if isinstance(n, ir.Call)}
 
 
 def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:

@@ -1177,23 +1177,6 @@ def _builtin_type(name: str) -> ir.CType | None:
     return _BUILTIN_TYPES.get(" ".join(name.replace("const", "").split()))
 
 
-def _walk(node: object):  # type: ignore[no-untyped-def]
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        if isinstance(n, tuple):
-            stack.extend(n)
-            continue
-        yield n
-        slots = getattr(n, "__slots__", ())
-        for s in slots:
-            v = getattr(n, s, None)
-            if v is not None and not isinstance(v, (str, int, float, ir.CType, ir.Span, bool)):
-                stack.append(v)
-
-
 def _target_name(e: ir.Expr) -> str | None:
     while isinstance(e, ir.Cast):
         e = e.operand
@@ -1229,7 +1212,7 @@ def _memo_by_identity(fn):  # type: ignore[no-untyped-def]
 @_memo_by_identity
 def _assigned_names_expr(e: object) -> frozenset[str]:
     out: set[str] = set()
-    for n in _walk(e):
+    for n in ir.walk(e):
         if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
             t = _target_name(n.lhs)
             if t:
@@ -1251,7 +1234,7 @@ def _stmt_cost(s: object) -> int:
     if s is None:
         return 0
     total = 0
-    for n in _walk(s):
+    for n in ir.walk(s):
         if isinstance(n, (ir.Binary, ir.Unary, ir.Index, ir.Call, ir.Cond)):
             total += 1
         elif isinstance(n, (ir.For, ir.While)):
@@ -1261,7 +1244,7 @@ def _stmt_cost(s: object) -> int:
 
 def _has_side_effects(e: object) -> bool:
     """Assignments, increments and calls (other than pure math) make a `?:` a real branch."""
-    for n in _walk(e):
+    for n in ir.walk(e):
         if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
             return True
         if isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
@@ -1273,7 +1256,7 @@ def _has_side_effects(e: object) -> bool:
 
 @_memo_by_identity
 def _has_loop(s: object) -> bool:
-    return any(isinstance(n, (ir.For, ir.While)) for n in _walk(s))
+    return any(isinstance(n, (ir.For, ir.While)) for n in ir.walk(s))
 
 
 def _loop_var(s: ir.Stmt) -> str | None:
