@@ -43,3 +43,10 @@ def test_without_nvcc_registers_are_estimated_and_say_so(monkeypatch: pytest.Mon
 def test_no_ptxas_option_estimates_without_running_the_compiler() -> None:
     d = kl401(LintOptions(resources=False))
     assert d.metrics["registers_source"] == "estimated"
+
+
+def test_launch_bounds_given_by_a_macro_is_folded() -> None:
+    src = ("#define THREADS 100\n"
+           "__global__ void __launch_bounds__(THREADS) k(float* a) { a[blockIdx.x * blockDim.x + threadIdx.x] = 0.f; }\n")
+    codes = {d.code for d in lint_source(src, "lb.cu", LintOptions(resources=False)).diagnostics}
+    assert "KL404" in codes

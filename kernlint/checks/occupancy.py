@@ -108,8 +108,8 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
             block_source = first.shape.source
             dynamic = first.shape.dynamic_shared or 0
         bindings = dict(first.shape.bindings) if first is not None else {}
-        lb = fold_bound(fn.launch_bounds[0], bindings, {}) if fn.launch_bounds else None
-        lb_min = fold_bound(fn.launch_bounds[1], bindings, {}) if len(fn.launch_bounds) > 1 else None
+        lb = fold_bound(fn.launch_bounds[0], bindings, tu.macros) if fn.launch_bounds else None
+        lb_min = fold_bound(fn.launch_bounds[1], bindings, tu.macros) if len(fn.launch_bounds) > 1 else None
         sites = tuple((ln.span.line, ln.span.column, ln.block[0] * ln.block[1] * ln.block[2])
                       for ln in tu.launches if ln.kernel == fn.name and ln.block is not None)
         try:
