@@ -7,6 +7,7 @@ parse (frontend) -> per kernel: launch shapes (launch) -> warp evaluation (eval.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from kernlint import ir
@@ -82,7 +83,10 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
     if len(per_shape) > 1 and all(r.shape.guess for r in results):
         keys = [{(d.line, d.column, d.code) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
-        return [d for d in per_shape[0] if (d.line, d.column, d.code) in common]
+        others = ", ".join(str(r.shape.block) for r in results[1:])
+        also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
+        return [dataclasses.replace(d, assumptions=d.assumptions + (also,))
+                for d in per_shape[0] if (d.line, d.column, d.code) in common]
     seen: set[tuple[int, int, str]] = set()
     merged = []
     for ds in per_shape:
