@@ -164,7 +164,8 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
               help="Value of a runtime size (kernel parameter or template argument). Repeatable.")
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add an include directory for parsing.")
 @click.option("-D", "macros", multiple=True, metavar="MACRO[=VALUE]", help="Define a preprocessor macro.")
-@click.option("--arch", default=None, metavar="sm_XX", help="Target architecture for occupancy.  [default: sm_80]")
+@click.option("--arch", default=None, metavar="sm_XX",
+              help="Target architecture: device code is preprocessed for it and occupancy uses it.  [default: sm_80]")
 @click.option("--select", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to enable.")
 @click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to disable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB when searching directories.")
