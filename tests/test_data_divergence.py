@@ -1,0 +1,92 @@
+"""KL305: data-dependent branches and trip counts, weighed by the work under them; and the work model."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernlint.diagnostics import Severity
+from kernlint.engine import LintOptions, lint_source
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+OPTIONS = LintOptions(resources=False)
+
+
+def _lint(text: str, name: str = "t.cu"):  # type: ignore[no-untyped-def]
+    return lint_source(text, name, OPTIONS).diagnostics
+
+
+@pytest.fixture(scope="module")
+def fixture_diags():  # type: ignore[no-untyped-def]
+    path = FIXTURES / "KL305_data_dependent.cu"
+    text = path.read_text()
+    lines = text.splitlines()
+    diags = lint_source(text, str(path), OPTIONS).diagnostics
+
+    def at(snippet: str, code: str = "KL305"):  # type: ignore[no-untyped-def]
+        line = next(i for i, ln in enumerate(lines, 1) if snippet in ln and not ln.strip().startswith("//"))
+        return [d for d in diags if d.line == line and d.code == code]
+
+    return at
+
+
+@pytest.mark.parametrize("snippet,severity", [
+    ("for (int e = rowPtr[row]; e < rowPtr[row + 1]; ++e)", Severity.WARNING),
+    ("if (tid < nodes && frontier[tid])", Severity.WARNING),
+    ("for (int i = edgeStart[tid];", Severity.WARNING),
+    ("for (int k = 0; k < count[v]; ++k)", Severity.WARNING),
+    ("if (!active[i]) return;", Severity.WARNING),
+    ("if (a[i] < 0) a[i] = 0;", Severity.INFO),
+    ("if (!visited[id])", Severity.INFO),
+])
+def test_severity_follows_the_work_under_the_condition(fixture_diags, snippet, severity) -> None:  # type: ignore[no-untyped-def]
+    found = fixture_diags(snippet)
+    assert [d.severity for d in found] == [severity], found
+
+
+def test_message_names_the_deciding_loads_and_remedies(fixture_diags) -> None:  # type: ignore[no-untyped-def]
+    (d,) = fixture_diags("if (tid < nodes && frontier[tid])")
+    assert "`frontier[tid]`" in d.message and "different addresses" in d.message
+    fix = next(n for n in d.notes if n.startswith("fix:"))
+    assert "sort or bin" in fix and "a warp" in fix and "compact" in fix
+    assert d.metrics["deciding_loads"] == ["frontier[tid]"]
+    assert d.metrics["avg_active_lanes_worst"] < 24 <= d.metrics["avg_active_lanes"]
+
+
+def test_uniform_loads_are_quiet(fixture_diags) -> None:  # type: ignore[no-untyped-def]
+    assert fixture_diags("if (flags[blockIdx.x])") == []
+    assert fixture_diags("for (int e = start + lane; e < end; e += 32)") == []
+    assert fixture_diags("if (any)") == []
+
+
+def test_access_behind_a_data_mask_states_the_assumption(fixture_diags) -> None:  # type: ignore[no-untyped-def]
+    (d,) = fixture_diags("out[i] = p[i].vx;", "KL101")
+    assert any("assuming every lane may take the data-dependent branch at line" in a and "alive[i]" in a
+               for a in d.assumptions), d.assumptions
+
+
+def test_a_gather_through_varying_data_is_varying() -> None:
+    src = """// kernlint: block=(128,1,1)
+__global__ void k(const int* idx, const int* deg, float* out, const float* in) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = idx[i];
+    float acc = 0.0f;
+    for (int j = 0; j < deg[v]; ++j) acc += in[j * 128 + i];
+    out[i] = acc;
+}
+"""
+    (d,) = [d for d in _lint(src) if d.code == "KL305"]
+    assert d.line == 6 and d.severity is Severity.WARNING
+    assert "`deg[v]`" in d.message and "`idx[i]`" in d.message
+
+
+def test_uniform_address_through_a_warp_index_is_quiet() -> None:
+    src = """// kernlint: block=(128,1,1)
+__global__ void k(const int* deg, float* out, const float* in) {
+    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    float acc = 0.0f;
+    for (int j = 0; j < deg[w]; ++j) acc += in[j * 128 + threadIdx.x];
+    out[threadIdx.x] = acc;
+}
+"""
+    assert [d for d in _lint(src) if d.code == "KL305"] == []
