@@ -90,3 +90,21 @@ __global__ void k(const int* deg, float* out, const float* in) {
 }
 """
     assert [d for d in _lint(src) if d.code == "KL305"] == []
+
+
+def test_kl301_weighs_operations_not_statements() -> None:
+    path = FIXTURES / "KL301_work.cu"
+    text = path.read_text()
+    diags = [d for d in lint_source(text, str(path), OPTIONS).diagnostics if d.code == "KL301"]
+    lines = text.splitlines()
+    by_line = {d.line: d for d in diags}
+    ring = next(i for i, ln in enumerate(lines, 1) if "tx > 0 && tx < 15" in ln)
+    even = next(i for i, ln in enumerate(lines, 1) if "if (ty % 2 == 0) {" in ln)
+    assign = next(i for i, ln in enumerate(lines, 1) if "if (ty % 2 == 0) v = 0.0f;" in ln)
+    assert by_line[ring].severity is Severity.WARNING
+    assert by_line[even].severity is Severity.WARNING
+    assert by_line[assign].severity is Severity.INFO
+    # The kernel-wide prediction ncu's rule checks: every finding carries it, below 32 when lanes idle.
+    for d in diags:
+        assert 0 < d.metrics["avg_active_lanes"] < 32
+    assert by_line[even].metrics["avg_active_lanes"] < 24 < by_line[assign].metrics["avg_active_lanes"]
