@@ -108,3 +108,31 @@ def test_kl301_weighs_operations_not_statements() -> None:
     for d in diags:
         assert 0 < d.metrics["avg_active_lanes"] < 32
     assert by_line[even].metrics["avg_active_lanes"] < 24 < by_line[assign].metrics["avg_active_lanes"]
+
+
+def test_worst_launch_wins_and_is_named() -> None:
+    """Several real launch shapes: the worst finding at a site is kept, whichever shape came first."""
+
+    from kernlint.checks.base import Rule
+    from kernlint.diagnostics import Diagnostic
+    from kernlint.engine import analyse_kernel, combine
+    from kernlint.frontend import parse_source
+
+    src = (FIXTURES / "KL301_two_launches.cu").read_text()
+    tu = parse_source(src, "two.cu")
+    results = analyse_kernel(tu, tu.kernels[0], OPTIONS, tuple(src.splitlines()))
+    assert [dict(r.shape.arg_values)["width"] for r in results] == [32, 4]
+
+    def fake(r):  # type: ignore[no-untyped-def]
+        sev = Severity.INFO if dict(r.shape.arg_values)["width"] == 32 else Severity.WARNING
+        yield Diagnostic(path="two.cu", line=8, column=5, code="KL301", name="divergent-branch", severity=sev,
+                         message=f"width {dict(r.shape.arg_values)['width']}", kernel="k")
+
+    rule = Rule("KL301", "divergent-branch", "", Severity.WARNING, fake)
+    (d,) = combine(results, (rule,))
+    assert d.severity is Severity.WARNING and d.message == "width 4"
+    note = next(n for n in d.notes if n.startswith("the worst of 2"))
+    assert "width = 4" in note and "info with the launch at line 15" in note
+    # Reversed order: the same answer.
+    (d2,) = combine(list(reversed(results)), (rule,))
+    assert d2.message == "width 4"
