@@ -239,10 +239,6 @@ def check_misaligned(result: KernelResult) -> Iterator[Diagnostic]:
     """KL103: a global access touches more sectors than ideal, but less than twice as many."""
     yield from _diagnostics(result, "load", "KL103", "misaligned-global-access")
     yield from _diagnostics(result, "store", "KL103", "misaligned-global-access")
-    # Additive offsets sampled odd: "misaligned unless `s` is a multiple of 8" (eval/samples.py).
-    from kernlint.eval.samples import misaligned_unless
-
-    yield from misaligned_unless(result, _diagnostics)  # type: ignore[misc]
 
 
 KL101 = Rule("KL101", "uncoalesced-global-load", "global load touches at least 2x the sectors it needs",

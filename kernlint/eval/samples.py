@@ -4,9 +4,10 @@ iteration counts (small values, as host loops pass them).
 Runtime sizes are sampled large and 1024-aligned (eval/interp.py), which keeps tail guards quiet but
 hides two things:
 - `a[i + s]` with `s` a runtime parameter is misaligned unless `s` is a multiple of the elements in a
-  32-byte sector; aligned samples never show it. `misaligned_unless` evaluates the kernel once more
-  with each such offset set to a small odd value and reports what becomes misaligned as a
-  conditional KL103 ("misaligned unless `s` is a multiple of 8"), stating the value it used.
+  32-byte sector; aligned samples never show it. `odd_offset_results` evaluates the kernel once more
+  with each such offset set to a small odd value (a result of its own, so `--confirm` runs it with
+  that value), and `conditional_findings` reports what becomes misaligned as a conditional KL103
+  ("misaligned unless `s` is a multiple of 8"), stating the value it used.
 - a parameter that only bounds a loop whose variable never reaches an address (`for (i = 0; i <
   iteration; i++)`, a time-step count) is an iteration count: sampled as thousands, the loop runs
   to the evaluator's cap and conditions on its variable (`i + 1 < BLOCK - i - 2`) turn uniformly
@@ -16,11 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kernlint import ir
+
+if TYPE_CHECKING:
+    from kernlint.checks.base import Rule
+    from kernlint.diagnostics import Diagnostic
+    from kernlint.eval.result import KernelResult
 
 # The odd value an additive offset takes in the extra evaluation: one element past alignment.
 ODD_OFFSET = 1
@@ -148,59 +155,56 @@ def _for_var(s: ir.For) -> str | None:
     return None
 
 
-Diagnose = Callable[..., Iterable["object"]]
-
-
-def misaligned_unless(result: "object", diagnose: Diagnose) -> Iterator["object"]:
-    """Conditional KL103 findings: accesses that an odd value of an additive offset parameter misaligns.
-
-    `diagnose(result, kind, code, name)` is KL103's own measurement (checks/coalescing.py), run on the
-    kernel evaluated again with the offset set to `ODD_OFFSET`; sites already misaligned with the
-    large aligned samples are left to it.
-    """
-    from kernlint.eval.events import MemoryAccess
+def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
+    """Each result evaluated again with each additive-offset parameter set to `ODD_OFFSET` (marked
+    `odd_offset`); `conditional_findings` turns what that misaligns into conditional KL103s."""
     from kernlint.eval.interp import Interpreter
-    from kernlint.eval.result import KernelResult
 
-    assert isinstance(result, KernelResult)
-    if result.unit is None:
-        return
-    defined = {k for k, _v in result.defines}
-    params = sorted(offset_parameters(result.kernel) - defined)
-    if not params:
-        return
-    kinds = ("load", "store")
-    name = "misaligned-global-access"
-    already = {(d.line, d.column) for k in kinds for d in diagnose(result, k, "KL103", name)}  # type: ignore[attr-defined]
-    main_sites: dict[tuple[int, int, str], MemoryAccess] = {}
-    for e in result.events:
-        if isinstance(e, MemoryAccess) and e.space == "global":
-            main_sites.setdefault((e.span.line, e.span.column, e.kind), e)
-    seen: set[tuple[int, int]] = set()
-    for p in params:
-        defines = dict(result.defines)
-        defines[p] = ODD_OFFSET
-        run = Interpreter(result.unit, result.kernel, result.shape, defines).run()
-        again = dataclasses.replace(result, events=tuple(run.events), assumed=tuple(sorted(run.assumed.items())),
-                                    defines=tuple(sorted(defines.items())))
-        odd_sites: dict[tuple[int, int, str], MemoryAccess] = {}
-        for e in again.events:
-            if isinstance(e, MemoryAccess) and e.space == "global":
-                odd_sites.setdefault((e.span.line, e.span.column, e.kind), e)
-        for kind in kinds:
-            for d in diagnose(again, kind, "KL103", name):
-                key = (d.line, d.column)  # type: ignore[attr-defined]
-                if key in already or key in seen:
+    out = []
+    for r in results:
+        if r.unit is None:
+            continue
+        for p in sorted(offset_parameters(r.kernel) - {k for k, _v in r.defines}):
+            defines = dict(r.defines)
+            defines[p] = ODD_OFFSET
+            run = Interpreter(r.unit, r.kernel, r.shape, defines).run()
+            if run.truncated:
+                continue
+            out.append(dataclasses.replace(r, events=tuple(run.events), assumed=tuple(sorted(run.assumed.items())),
+                                           defines=tuple(sorted(defines.items())), notes=(), odd_offset=(p, ODD_OFFSET)))
+    return out
+
+
+def conditional_findings(odd: list["KernelResult"], main: list["KernelResult"], rules: Iterable["Rule"],
+                         reported: set[tuple[int, int, str]]) -> list["Diagnostic"]:
+    """KL103 findings that only the odd offset shows, worded "misaligned unless `s` is a multiple of 8"."""
+    from kernlint.eval.events import MemoryAccess
+
+    out = []
+    kl103 = [rule for rule in rules if rule.code == "KL103" and rule.check is not None]
+    for r in odd:
+        p = r.odd_offset[0]
+        base = next((m for m in main if m.shape == r.shape), None)
+        if base is None:
+            continue
+        main_sites = {(e.span.line, e.span.column): e for e in base.events
+                      if isinstance(e, MemoryAccess) and e.space == "global"}
+        odd_sites = {(e.span.line, e.span.column): e for e in r.events
+                     if isinstance(e, MemoryAccess) and e.space == "global"}
+        for rule in kl103:
+            for d in rule.check(r):  # type: ignore[misc]
+                key = (d.line, d.column, d.code)
+                if key in reported:
                     continue
-                main = main_sites.get((key[0], key[1], kind))
-                odd = odd_sites.get((key[0], key[1], kind))
-                if main is None or odd is None or p not in main.deps:
+                m, o = main_sites.get(key[:2]), odd_sites.get(key[:2])
+                if m is None or o is None or p not in m.deps:
                     continue
-                multiple = _aligning_multiple(main, odd, dict(result.assumed).get(p, ()), p)
+                multiple = _aligning_multiple(m, o, dict(base.assumed).get(p, ()), p)
                 if multiple is None or multiple <= 1:
                     continue
-                seen.add(key)
-                yield _conditional(d, p, multiple, result)
+                reported.add(key)
+                out.append(_conditional(d, p, multiple, r))
+    return out
 
 
 def _aligning_multiple(main: "object", odd: "object", samples: tuple[int, ...], p: str) -> int | None:
