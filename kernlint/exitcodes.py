@@ -3,19 +3,20 @@
     0  EXIT_OK        nothing at or above --fail-on was found (findings below it may be printed)
     1  EXIT_FINDINGS  at least one finding at or above --fail-on (default: warning)
     2  EXIT_USAGE     the run itself went wrong: bad flags or config, a missing path, a directory
-                      with no CUDA files, unreadable, binary or non-UTF-8 input. The other paths
+                      with no CUDA files, unreadable or binary input. The other paths
                       are still linted and reported, but a gate must not pass on a partial run,
                       so 2 wins over 1.
 
-A kernel that fails to parse gets a KL900 finding and the rest of the file is still analysed
-and reported; the run then also counts as an error (2), since part of the input was not checked
-(STYLE.md: "2 usage/config/parse error").
+A kernel that fails to parse gets an error-severity KL900 finding and the rest of the file is still
+analysed and reported; the run then also counts as an error (2), since part of the input was not
+checked (STYLE.md: "2 usage/config/parse error"). A KL900 below error severity is host code that
+did not parse: no kernel was left unread, so it does not change the status.
 
 The unexpected (a bug in kernlint) follows the same rule: part of the input went unchecked, so 2,
 never 1, which a CI gate would read as "findings". A crash while analysing one kernel is a KL905
 finding (the other kernels and files are still reported); a crash anywhere else ends the run with
-one line naming the file being processed and the error (`internal_error_line`), exit status 2. The traceback is
-printed only with `--verbose` or the environment variable `KERNLINT_TRACEBACK=1`.
+one line naming the file being processed and the error (`internal_error_line`), exit status 2. The
+traceback is printed only with `--verbose` or the environment variable `KERNLINT_TRACEBACK=1`.
 """
 from __future__ import annotations
 
@@ -38,11 +39,11 @@ TRACEBACK_ENV = "KERNLINT_TRACEBACK"
 def exit_code(diagnostics: Iterable[Diagnostic], fail_on: Severity, had_errors: bool) -> int:
     """Return the process exit status for a run that reported `diagnostics`.
 
-    `had_errors` is true when any usage or input error was reported during the run; a KL900 or
-    KL905 among `diagnostics` counts as one too.
+    `had_errors` is true when any usage or input error was reported during the run; an
+    error-severity KL900 or KL905 among `diagnostics` counts as one too.
     """
     diagnostics = list(diagnostics)
-    if had_errors or any(d.code in UNCHECKED_CODES for d in diagnostics):
+    if had_errors or any(d.code in UNCHECKED_CODES and d.severity >= Severity.ERROR for d in diagnostics):
         return EXIT_USAGE
     if any(d.severity >= fail_on for d in diagnostics):
         return EXIT_FINDINGS

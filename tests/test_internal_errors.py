@@ -144,3 +144,17 @@ def test_python_dash_m_kernlint() -> None:
                            "concise"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert "KL102" in proc.stdout
+
+
+def test_exit_code_counts_unchecked_input_as_an_error() -> None:
+    from kernlint.diagnostics import Diagnostic, Severity
+    from kernlint.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, exit_code
+
+    def diag(code: str, severity: Severity) -> Diagnostic:
+        return Diagnostic(path="k.cu", line=1, column=1, code=code, name=code, severity=severity, message="m")
+
+    assert exit_code([diag("KL905", Severity.ERROR)], Severity.WARNING, had_errors=False) == EXIT_USAGE
+    assert exit_code([diag("KL900", Severity.ERROR)], Severity.WARNING, had_errors=False) == EXIT_USAGE
+    # Host code that did not parse (an info KL900) left no kernel unread.
+    assert exit_code([diag("KL900", Severity.INFO)], Severity.WARNING, had_errors=False) == EXIT_OK
+    assert exit_code([diag("KL405", Severity.ERROR)], Severity.WARNING, had_errors=False) == EXIT_FINDINGS
