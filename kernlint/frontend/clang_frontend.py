@@ -646,8 +646,14 @@ def _classify(diag: ci.Diagnostic) -> bool:
 
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-                 arch: str = "sm_70") -> ir.TranslationUnit:
-    """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit."""
+                 arch: str = "sm_70", target: str | None = None, target_text: str | None = None,
+                 ) -> ir.TranslationUnit:
+    """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
+
+    With `target` (a file `text` includes, e.g. a fragment parsed in its includer's context), only the
+    kernels, launches and problems located in `target` are lowered, and the unit is named after it;
+    `target_text` is then that file's content (the disk copy is not read).
+    """
     path = path or "<stdin>"
     parse_path = os.path.abspath(path) if path != "<stdin>" else "/__kernlint_stdin__.cu"
     args = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
@@ -660,6 +666,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     tu = None
     for _round in range(4):
         unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{name}", "") for name in sorted(stubs)]
+        if target is not None and target_text is not None:
+            unsaved.append((os.path.abspath(target), target_text))
         try:
             tu = index.parse(parse_path, args=args, unsaved_files=unsaved,
                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
@@ -675,6 +683,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
             break
         stubs |= more
     assert tu is not None
+    if target is not None:
+        tpath = os.path.abspath(target)
+        ttext = target_text if target_text is not None else open(tpath, encoding="utf-8", errors="replace").read()
+        return _lower(tu, ttext, target, tpath, context=parse_path)
     return _lower(tu, text, path, parse_path)
 
 
@@ -685,7 +697,9 @@ def _clang_arch(arch: str) -> str:
     return f"sm_{min(max(n, 50), 90)}"
 
 
-def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.TranslationUnit:
+def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "") -> ir.TranslationUnit:
+    """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
+    (its own errors are not this file's problems; its macros and globals are visible here)."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
@@ -695,7 +709,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
             continue
         loc = d.location
         if loc.file is None or loc.file.name != parse_path:
-            if "file not found" in d.spelling:
+            if "file not found" in d.spelling or (context and loc.file is not None and loc.file.name == context):
                 continue
             # An error inside a real header the user pointed at: report it on line 1.
             problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
@@ -733,7 +747,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
                         kernels.append(fn)
                 if f.name == parse_path and not _is_kernel(child):
                     launches.extend(_launches(child))
-            elif kind == K.VAR_DECL and f.name == parse_path:
+            elif kind == K.VAR_DECL and (f.name == parse_path or f.name == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
                 if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
@@ -743,7 +757,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
                 under = types.convert(child.underlying_typedef_type)
                 if under.kind == "struct":
                     structs[child.spelling] = under
-            elif kind == K.MACRO_DEFINITION and f.name == parse_path:
+            elif kind == K.MACRO_DEFINITION and (f.name == parse_path or f.name == context):
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
                     value = fold_tokens(toks[1:], macros)
