@@ -19,6 +19,7 @@ from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
 from kernlint.launch import launch_shapes
+from kernlint.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
     from kernlint.project.units import Unit
@@ -145,7 +146,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
 
     tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
     lines = tuple(text.splitlines())
-    diags: list[Diagnostic] = list(parse_problems.check_parse(tu))
+    diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
     notes: list[str] = list(unit.notes)
     for fn in tu.kernels:

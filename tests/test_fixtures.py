@@ -140,10 +140,12 @@ def test_project_file_by_file_equals_whole(project: Path, tmp_path: Path, monkey
     monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path))
     root = project.resolve()
     whole = _cli_findings([str(root)], root)
+    from kernlint.cli import collect_paths
+
     one_by_one: set = set()
-    for f in project_files(root):
-        if f.suffix in (".cu", ".cuh"):
-            one_by_one |= _cli_findings([str(f)], root)
+    files, _problems = collect_paths((str(root),), ())
+    for f in files:
+        one_by_one |= _cli_findings([f], root)
     assert whole == one_by_one
     expected = any(parse_markers(f.read_text())[0] for f in project_files(root))
     assert bool(whole) == expected  # the comparison is not vacuous where findings are expected

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from kernlint import ir
 from kernlint.frontend import FrontendError, parse_source
 from kernlint.frontend.instantiate import instantiate_text
+from kernlint.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
     from kernlint.engine import LintOptions
@@ -37,10 +38,10 @@ class Unit:
     def parse(self, text: str | None = None) -> ir.TranslationUnit:
         text = self.text if text is None else text
         o = self.options
-        arch = o.arch or "sm_70"
+        arch = o.arch or DEFAULT_ARCH
         if self.includer:
             return parse_source(self.includer_text, self.includer, include_dirs=o.include_dirs, defines=o.macros,
-                                arch=arch, target=self.path, target_text=text)
+                                arch=arch, fragment=self.path, fragment_text=text)
         return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch)
 
     def instance(self, fn: ir.Function, binding: tuple[tuple[str, str], ...]) -> tuple[ir.TranslationUnit, ir.Function] | None:
