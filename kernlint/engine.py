@@ -88,22 +88,6 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
     return out
 
 
-def _severity_score(d: Diagnostic) -> tuple[int, float]:
-    """How bad a finding is, to keep the worst of one site's findings under several bindings."""
-    m = d.metrics or {}
-    ratio = 0.0
-    try:
-        if "ways" in m:
-            ratio = float(m["ways"])
-        elif m.get("ideal_sectors"):
-            ratio = float(m["sectors"]) / float(m["ideal_sectors"])
-        elif m.get("ideal_wavefronts"):
-            ratio = float(m["wavefronts"]) / float(m["ideal_wavefronts"])
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        ratio = 0.0
-    return (int(d.severity), ratio)
-
-
 def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:
     """Run `rules` on each shape's result and merge.
 
@@ -128,14 +112,72 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
         return [dataclasses.replace(d, assumptions=d.assumptions + (also,))
                 for d in per_shape[0] if (d.line, d.column, d.code) in common]
-    # Real shapes (launches, bindings) each report; at one site the worst finding is kept.
-    merged: dict[tuple[int, int, str], Diagnostic] = {}
-    for ds in per_shape:
+    # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
+    # which shape produced it when the others disagree.
+    found: dict[tuple[int, int, str], list[tuple[int, Diagnostic]]] = {}
+    for i, ds in enumerate(per_shape):
         for d in ds:
-            k = (d.line, d.column, d.code)
-            if k not in merged or _severity_score(d) > _severity_score(merged[k]):
-                merged[k] = d
-    return list(merged.values())
+            found.setdefault((d.line, d.column, d.code), []).append((i, d))
+    merged = []
+    for k, lst in found.items():
+        best_i, best = lst[0]
+        for i, d in lst[1:]:
+            if _severity_score(d) > _severity_score(best):
+                best_i, best = i, d
+        if len(results) > 1:
+            best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
+        merged.append(best)
+    return merged
+
+
+def _severity_score(d: Diagnostic) -> tuple[int, float]:
+    """How bad a finding is, to keep the worst of one site's findings under several shapes or bindings."""
+    m = d.metrics or {}
+    ratio = 0.0
+    try:
+        if "ways" in m:
+            ratio = float(m["ways"])
+        elif m.get("ideal_sectors"):
+            ratio = float(m["sectors"]) / float(m["ideal_sectors"])
+        elif m.get("ideal_wavefronts"):
+            ratio = float(m["wavefronts"]) / float(m["ideal_wavefronts"])
+        elif "idle_fraction" in m:
+            ratio = float(m["idle_fraction"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        ratio = 0.0
+    return (int(d.severity), ratio)
+
+
+def _shape_label(r: KernelResult) -> str:
+    """'the launch at line 16 (blockDim = (64, 1, 1); j = 4)': what distinguishes one evaluated shape."""
+    b = r.shape.block
+    parts = [f"blockDim = ({b[0]}, {b[1]}, {b[2]})"]
+    parts += [f"{k} = {v}" for k, v in r.shape.bindings]
+    parts += [f"{k} = {v}" for k, v in r.shape.arg_values]
+    source = r.shape.source
+    return f"{'the ' if source.startswith('launch') else ''}{source} ({'; '.join(parts)})"
+
+
+def _name_worst(d: Diagnostic, best_i: int, by_shape: dict[int, Diagnostic],
+                results: list[KernelResult]) -> Diagnostic:
+    """Say which of several shapes produced the kept (worst) finding, and what the others gave."""
+    labels = [_shape_label(r) for r in results]
+    if len(set(labels)) < 2:
+        return d
+    others = []
+    for i, r in enumerate(results):
+        if i == best_i or labels[i] == labels[best_i]:
+            continue
+        o = by_shape.get(i)
+        if o is None:
+            others.append(f"nothing with {labels[i]}")
+        elif o.severity != d.severity:
+            others.append(f"{o.severity.label} with {labels[i]}")
+    if not others:
+        return d
+    note = (f"the worst of {len(results)} evaluated launch shapes: this finding comes from {labels[best_i]}; "
+            f"{'; '.join(others)}")
+    return dataclasses.replace(d, notes=d.notes + (note,))
 
 
 def lint_source(text: str, path: str, options: LintOptions | None = None,
