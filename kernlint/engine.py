@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kernlint import ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
@@ -17,9 +18,12 @@ from kernlint.diagnostics import Diagnostic
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
-from kernlint.frontend import FrontendError, parse_source
+from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
 from kernlint.launch import launch_shapes
 from kernlint.occupancy import DEFAULT_ARCH
+
+if TYPE_CHECKING:
+    from kernlint.project.units import Unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,7 @@ class LintOptions:
     arch: str | None = None
     occupancy_threshold: float = 0.5
     resources: bool = True  # ask nvcc/ptxas for exact register counts when present
+    project: object = field(default=None, compare=False)  # kernlint.project.ProjectIndex of the file's project
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +51,40 @@ class LintResult:
 
 
 def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions,
-                   source_lines: tuple[str, ...]) -> list[KernelResult]:
-    """Evaluate `fn` under each of its launch shapes."""
-    shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block)
+                   source_lines: tuple[str, ...], unit: "Unit | None" = None) -> list[KernelResult]:
+    """Evaluate `fn` under each of its launch shapes.
+
+    A template kernel with a binding from a launch or instantiation (in this file or, with a project
+    index, anywhere in the project) is evaluated as that instance (`Unit.instance`: the text made
+    concrete and parsed again), so dependent sizes, types and `sizeof` are exact.
+    """
+    index = options.project
+    plaunches = pinsts = ()
+    if index is not None and fn.is_kernel:
+        from kernlint.project.units import project_instantiations, project_launches
+
+        plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
+        pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
+    shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block,
+                                        project_launches=plaunches, project_instantiations=pinsts)
     out = []
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.
         defines = dict(shape.arg_values)
         defines.update(ann_defines)
         defines.update(dict(options.defines))
-        res = Interpreter(tu, fn, shape, defines).run()
+        run_tu, run_fn = tu, fn
+        if unit is not None and fn.template_params and shape.bindings and "assumed" not in shape.binding_source \
+                and "unknown" not in shape.binding_source:
+            inst = unit.instance(fn, shape.bindings)
+            if inst is not None:
+                run_tu, run_fn = inst
+        res = Interpreter(run_tu, run_fn, shape, defines).run()
         out.append(KernelResult(
-            path=tu.path, kernel=fn, shape=shape, events=tuple(res.events),
+            path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
-            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=tu,
+            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
         ))
     return out + samples.odd_offset_results(out)
 
@@ -164,15 +188,16 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
                 rules: tuple[Rule, ...] = KERNEL_RULES) -> LintResult:
     """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
     options = options or LintOptions()
-    tu = parse_source(text, path, include_dirs=options.include_dirs,
-                      defines=options.macros, arch=options.arch or DEFAULT_ARCH)
+    from kernlint.project.units import parse_in_project
+
+    tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
-    notes: list[str] = []
+    notes: list[str] = list(unit.notes)
     for fn in tu.kernels:
         try:
-            results = analyse_kernel(tu, fn, options, lines)
+            results = analyse_kernel(tu, fn, options, lines, unit)
             diags.extend(combine(results, rules))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
