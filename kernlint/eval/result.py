@@ -22,6 +22,9 @@ class KernelResult:
     # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
     # padding search); None when a result is built by hand.
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
+    # An extra evaluation with one additive-offset parameter set odd (eval/samples.py): only the
+    # conditional KL103 findings it adds are reported.
+    odd_offset: tuple[str, int] | None = None
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
@@ -38,6 +41,11 @@ class KernelResult:
             else:
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
+        if deps is not None:
+            # Accesses under a condition decided by lane-varying data were evaluated for every lane.
+            for line in sorted({int(d.split(":")[1]) for d in deps if d.startswith("?data:")}):
+                out.append(f"assuming every lane may take the data-dependent branch at line {line} "
+                           f"(`{self.line_text(line)}`)")
         launch_args = dict(self.shape.arg_values)
         if launch_args:
             shown = ", ".join(f"{k} = {v}" for k, v in launch_args.items())
