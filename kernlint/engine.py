@@ -81,21 +81,26 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
     if not per_shape:
         return []
     if len(per_shape) > 1 and all(r.shape.guess for r in results):
-        keys = [{(d.line, d.column, d.code) for d in ds} for ds in per_shape]
+        keys = [{_site_key(d) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
         others = ", ".join(str(r.shape.block) for r in results[1:])
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
         return [dataclasses.replace(d, assumptions=d.assumptions + (also,))
-                for d in per_shape[0] if (d.line, d.column, d.code) in common]
-    seen: set[tuple[int, int, str]] = set()
+                for d in per_shape[0] if _site_key(d) in common]
+    seen: set[tuple[object, ...]] = set()
     merged = []
     for ds in per_shape:
         for d in ds:
-            k = (d.line, d.column, d.code)
+            k = _site_key(d)
             if k not in seen:
                 seen.add(k)
                 merged.append(d)
     return merged
+
+
+def _site_key(d: Diagnostic) -> tuple[object, ...]:
+    """A finding's site: its place and code, and the calls that inlined it (one site per call chain)."""
+    return (d.line, d.column, d.code, tuple(d.metrics.get("called_from", ())))
 
 
 def lint_source(text: str, path: str, options: LintOptions | None = None,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
-from kernlint.checks.base import Rule
+from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
 from kernlint.eval.result import KernelResult
@@ -219,7 +219,7 @@ def branch_sites(result: KernelResult) -> list[BranchSite]:
         if e.kind == "return":
             returns.append(e)
             continue
-        key = (e.span.line, e.span.column, e.kind)
+        key = (e.span.line, e.span.column, e.kind, e.via)
         site = sites.setdefault(key, BranchSite(e))
         site.events.append(e)
     for r in returns:
@@ -230,7 +230,7 @@ def branch_sites(result: KernelResult) -> list[BranchSite]:
                     best is None or _contains(best.first.span, sp)):
                 best = site
         if best is None:
-            key = (r.span.line, r.span.column, "return")
+            key = (r.span.line, r.span.column, "return", r.via)
             best = sites.setdefault(key, BranchSite(r))
         best.returns.append(r)
     return list(sites.values())
@@ -467,10 +467,10 @@ def _branch_fix(site: BranchSite, v: BranchVerdict) -> str:
 
 def check_loop(result: KernelResult) -> Iterator[Diagnostic]:
     """KL302: a loop whose trip count differs between lanes of a warp."""
-    groups: dict[tuple[int, int], list[Loop]] = defaultdict(list)
+    groups: dict[tuple[int, int, tuple[int, ...]], list[Loop]] = defaultdict(list)
     for e in result.events:
         if isinstance(e, Loop):
-            groups[(e.span.line, e.span.column)].append(e)
+            groups[(e.span.line, e.span.column, e.via)].append(e)
     lane_work = _block_lane_work(result)
     for evs in groups.values():
         first = evs[0]
@@ -549,10 +549,10 @@ def _is_barrier(e: Barrier) -> bool:
 
 def _collective_findings(result: KernelResult, want_barrier: bool) -> Iterator[tuple[Barrier, np.ndarray, np.ndarray, int, bool]]:
     """Sites where live lanes named by the collective do not reach it: (event, missing, reached, iteration, all samples)."""
-    groups: dict[tuple[int, int], list[Barrier]] = defaultdict(list)
+    groups: dict[tuple[int, int, tuple[int, ...]], list[Barrier]] = defaultdict(list)
     for e in result.events:
         if isinstance(e, Barrier) and _is_barrier(e) == want_barrier:
-            groups[(e.span.line, e.span.column)].append(e)
+            groups[(e.span.line, e.span.column, e.via)].append(e)
     for evs in groups.values():
         for e in evs:
             if e.scope == "block":
@@ -607,7 +607,10 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
             notes.append(f"first seen at iteration {it} of the enclosing loop")
         if not everywhere:
             notes.append("shown for one of the sampled blocks/sizes only")
+        notes.extend(call_chain_notes(e.via))
         notes.append("fix: " + fix)
+        if e.via:
+            metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL303.code, name=KL303.name,
             severity=KL303.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
@@ -639,6 +642,9 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
         metrics = {"warps_split": len(warps), "warps_evaluated": int(got.any(axis=-1).sum()),
                    "lanes_taken": [int(got[w].sum()), int(miss[s, w].sum())],
                    "member_mask": _hex(e.member_mask)}
+        notes.extend(call_chain_notes(e.via))
+        if e.via:
+            metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL304.code, name=KL304.name,
             severity=KL304.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
