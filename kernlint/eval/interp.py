@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
+from kernlint.eval import atomics, builtins_math
 from kernlint.eval import events as ev
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
@@ -565,14 +566,25 @@ class Interpreter:
             return const(WARP)
         for frame in reversed(self.frames[-1:]):
             if e.name in frame.env:
-                return frame.env[e.name]
+                v = frame.env[e.name]
+                if self.shared_scalar(e.name, v):
+                    # A `__shared__` scalar holds what some thread stored: shared data, unknown here
+                    # (one thread's `flag = 1` must not make `flag` differ between threads).
+                    return Val(None, v.deps)
+                return v
         if e.kind == "shared" or (e.name in self.shared_bases):
-            base = self.allocate_shared(e.name, self.resolve(e.ctype))
+            t = self.resolve(e.ctype)
+            base = self.allocate_shared(e.name, t)
+            if t.kind in ("int", "float", "bool"):
+                return UNKNOWN  # a file-scope `__shared__` scalar: shared data
             return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
         if e.kind in ("global", "constant"):
             decl = self.tu.globals.get(e.name)
             if decl is not None and decl.shared:
-                base = self.allocate_shared(e.name, self.resolve(decl.ctype))
+                t = self.resolve(decl.ctype)
+                base = self.allocate_shared(e.name, t)
+                if t.kind in ("int", "float", "bool"):
+                    return UNKNOWN
                 return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
             t = self.resolve(e.ctype)
             if t.kind == "array":
@@ -584,6 +596,13 @@ class Interpreter:
         if e.name in self.defines:
             return const(int(self.defines[e.name]))
         return UNKNOWN
+
+    def shared_scalar(self, name: str, v: Val) -> bool:
+        """Whether local `name` (bound to `v`) is a `__shared__` scalar: `v` is then its address."""
+        if v.space != "shared" or v.data is None or v.root != name:
+            return False
+        t = self.frame.ctype_of.get(name)
+        return t is not None and t.kind in ("int", "float", "bool", "struct")
 
     def builtin_member(self, base: ir.Expr, fieldname: str) -> Val | None:
         inner = base.operand if isinstance(base, ir.Cast) else base
@@ -857,6 +876,9 @@ class Interpreter:
             return (Val(addr.data + offset, addr.deps, addr.space, addr.root), t)
         if isinstance(e, ir.Ref):
             t = self.resolve(e.ctype)
+            sv = self.frame.env.get(e.name)
+            if sv is not None and self.shared_scalar(e.name, sv):
+                return (sv, self.resolve(self.frame.ctype_of[e.name]))
             if t.kind == "array":
                 v = self.eval_ref(e)
                 if v.space and v.space != "local":
@@ -946,6 +968,10 @@ class Interpreter:
         while isinstance(inner, ir.Cast) and not inner.explicit:
             inner = inner.operand
         if isinstance(inner, ir.Ref) and inner.kind in ("local", "param"):
+            old = self.frame.env.get(inner.name)
+            if old is not None and self.shared_scalar(inner.name, old):
+                self.access(target, old, self.resolve(self.frame.ctype_of[inner.name]), "store", span=span)
+                return
             self.assign_var(inner.name, v)
             return
         if isinstance(inner, ir.Member) and not inner.arrow:
@@ -1043,6 +1069,11 @@ class Interpreter:
         callee = self.find_callee(e)
         if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
             return self.inline(callee, e)
+        if callee is None and e.receiver is None:
+            if atomics.is_atomic(name) and e.args:
+                return atomics.eval_atomic(self, e)
+            if builtins_math.is_pure(name):
+                return builtins_math.fold(name, [self.eval(a) for a in e.args]) or UNKNOWN
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
