@@ -544,7 +544,7 @@ def _max_trips(evs: list[Loop]) -> int:
 
 
 def _is_barrier(e: Barrier) -> bool:
-    return e.scope == "block" or e.name == "__syncwarp"
+    return e.scope == "block" or e.name in ("__syncwarp", "tile.sync")
 
 
 def _collective_findings(result: KernelResult, want_barrier: bool) -> Iterator[tuple[Barrier, np.ndarray, np.ndarray, int, bool]]:
@@ -594,7 +594,7 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
         else:
             warps = np.nonzero(miss[s].any(axis=-1))[0]
             w = int(warps[0])
-            message = (f"{e.name}() with mask {_hex(e.member_mask)} in divergent code: in {len(warps)} warp(s) "
+            message = (f"{_call_name(e)} with mask {_hex(e.member_mask)} in divergent code: in {len(warps)} warp(s) "
                        f"only {int(got[w].sum())} of {int((live[w] & _bits(e.member_mask)).sum())} named live "
                        f"lanes reach it (undefined behaviour)")
             notes.append(f"warps: {lane_ranges(warps)}; in warp {w} lanes {lane_ranges(np.nonzero(miss[s, w])[0])} "
@@ -654,6 +654,8 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
 
 
 def _call_name(e: Barrier) -> str:
+    if e.name == "tile.sync":
+        return "cooperative-groups tile sync()"
     return "cooperative-groups sync()" if e.name == "sync" else f"{e.name}()"
 
 

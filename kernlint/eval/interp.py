@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
-from kernlint.eval import atomics, builtins_math
+from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
@@ -925,6 +925,9 @@ class Interpreter:
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
+        if isinstance(inner, ir.Call):
+            v = self.eval(inner)  # `block.group_index().x`, `make_int2(a, b).y`
+            return v if v.fields else None
         if isinstance(inner, ir.Ref) and inner.kind in ("param", "local"):
             v = self.frame.env.get(inner.name)
             if v is not None and v.fields:
@@ -1017,6 +1020,9 @@ class Interpreter:
 
     def eval_call(self, e: ir.Call) -> Val:
         name = e.name
+        cg = coop_groups.eval_call(self, e)
+        if cg is not None:
+            return cg
         if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
             for a in e.args:
                 self.eval(a)
@@ -1126,8 +1132,8 @@ class Interpreter:
             t = self.resolve(p.ctype)
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)
-            if t.kind == "reference":
-                v = UNKNOWN
+            if t.kind == "reference" and not v.field("__cg"):
+                v = UNKNOWN  # (a cooperative group's handle is immutable: passed by reference it is the same group)
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask.copy()
             frame.ctype_of[p.name] = t

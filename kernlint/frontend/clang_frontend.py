@@ -401,6 +401,11 @@ class _Lowering:
                     # overloaded-declaration reference inside; the name is its spelling.
                     over = [k for k in inner.get_children() if k.kind == K.OVERLOADED_DECL_REF]
                     name = over[0].spelling if over else ""
+                if name and not template_args:
+                    # A qualified callee (`cg::tiled_partition<32>(block)`): the arguments follow the name.
+                    toks = [t.spelling for t in inner.get_tokens()]
+                    if name in toks and toks.index(name) + 1 < len(toks) and toks[toks.index(name) + 1] == "<":
+                        template_args = _split_template_args(toks[toks.index(name) + 2:])
             elif inner.kind == K.OVERLOADED_DECL_REF:
                 name = inner.spelling
             else:
