@@ -14,6 +14,7 @@ import numpy as np
 
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.result import KernelResult
 from kernlint.metrics import SECTOR_BYTES, global_sectors
@@ -204,6 +205,8 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         if e.text.startswith("in ") and " at line " in e.text:
             notes.append(f"the access is {e.text}, inlined here")
         notes.extend(call_chain_notes(e.via))
+        if e.text.startswith("atomic"):
+            notes.append(atomic_note(e.text, contention([e])))
         notes.append(f"{cost.active_lanes} active lanes, {e.width} bytes per lane, "
                      f"{cost.requests} warp requests evaluated (worst {cost.worst_sectors} sectors)")
         notes.append(f"fix: {_fix(e, stride, cost.ratio, result)}")

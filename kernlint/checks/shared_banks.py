@@ -21,6 +21,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Edit, Severity
+from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -562,6 +563,8 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
         if e.text.startswith("in ") and " at line " in e.text:
             notes.append(f"the access is {e.text}, inlined here")
         notes.extend(call_chain_notes(e.via))
+        if e.text.startswith("atomic"):
+            notes.append(atomic_note(e.text, contention([e])))
         if fix.text:
             notes.append(f"fix: {fix.text}")
         metrics: dict[str, object] = {

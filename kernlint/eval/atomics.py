@@ -35,6 +35,15 @@ def eval_atomic(interp: "Interpreter", e: ir.Call) -> Val:
     return unknown(p, *rest)
 
 
+def atomic_note(name: str, lanes_per_address: int) -> str:
+    """What a finding on an atomic says: it is a read-modify-write, and whether lanes contend."""
+    text = f"{name}: an atomic read-modify-write, counted as one access of its width per lane"
+    if lanes_per_address > 1:
+        text += (f"; up to {lanes_per_address} lanes of one request update the same address: those "
+                 f"serialize (contention), which is not a bank conflict and is not counted in the figures above")
+    return text
+
+
 def contention(evs: "list[MemoryAccess]") -> int:
     """The most active lanes of one warp request that update the same address (1: none share one)."""
     worst = 1

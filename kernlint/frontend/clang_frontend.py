@@ -348,7 +348,7 @@ class _Lowering:
                 return ir.Cast(self.expr(args[0]), ctype, False, span)
             # A constructor with a body kernlint can run (`Acc a(0.f)`): the call's value is the object.
             defn = ref.get_definition()
-            target = _function_key(defn) if defn is not None and _is_device(defn) else ""
+            target = _function_key(defn if defn is not None else ref) if _is_device(defn or ref) else ""
             return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target,
                            _split_type_args(ctype.name))
         if ref is not None and ref.kind == K.CONVERSION_FUNCTION and kids:
@@ -358,7 +358,9 @@ class _Lowering:
             receiver = self.expr(base[0]) if base else None
             defn = ref.get_definition()
             rtype = self.types.convert(base[0].type) if base else ir.UNKNOWN_TYPE
-            return ir.Call(name, (), ctype, span, receiver, _function_key(defn) if defn is not None else "",
+            # (a member of a class template specialization may have no definition of its own: its
+            # place is the pattern's, which the evaluator finds by location)
+            return ir.Call(name, (), ctype, span, receiver, _function_key(defn if defn is not None else ref),
                            _split_type_args(rtype.name))
         if name.startswith("operator") and ref is not None and ref.kind in (K.CXX_METHOD, K.FUNCTION_DECL):
             return self.operator_call(c, name, kids, ctype, span)
@@ -416,6 +418,8 @@ class _Lowering:
             defn = ref.get_definition()
             if defn is not None:
                 target = _function_key(defn)
+            elif ref.kind == K.CXX_METHOD:
+                target = _function_key(ref)  # a class template's member: found by its place
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
 
     def converted(self, init: ci.Cursor, lowered: ir.Expr, to: ir.CType) -> ir.Expr:
@@ -869,6 +873,8 @@ def fold_tokens(toks: list[str], macros: dict[str, int]) -> int | None:
             parts.append(str(macros[t]))
         elif re.fullmatch(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*", t):
             parts.append(str(int(t.rstrip("uUlL"), 0)))
+        elif t in ("true", "false"):  # bool template arguments (`loadChunk<true>`)
+            parts.append("1" if t == "true" else "0")
         elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>"):
             parts.append("//" if t == "/" else t)
         else:
