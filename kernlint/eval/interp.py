@@ -21,6 +21,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
+from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
@@ -105,6 +106,8 @@ class Interpreter:
         # (float[32] of float[32][32]) to the padded one, for the Index nodes that carry it.
         self.shared_types = dict(shared_types or {})
         self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
+        # `__shared__` scalars hold one value per block (eval/shared_scalars.py), not one per lane.
+        self.shared_scalars = SharedScalars(self.S)
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -118,6 +121,8 @@ class Interpreter:
         for name, decl in self.tu.globals.items():
             if decl.shared:
                 self.allocate_shared(name, decl.ctype)
+                if is_shared_scalar_type(self.resolve(decl.ctype)):
+                    self.shared_scalars.declare(name, self.resolve(decl.ctype))
         try:
             if self.fn.body is not None:
                 self.exec_block(self.fn.body)
@@ -310,6 +315,11 @@ class Interpreter:
 
     def exec_decl(self, d: ir.VarDecl) -> None:
         t = self.resolve(d.ctype)
+        if d.shared and is_shared_scalar_type(t):
+            self.allocate_shared(d.name, t)
+            self.shared_scalars.declare(d.name, t)
+            self.frame.env.pop(d.name, None)
+            return
         if d.shared or (d.static and t.kind == "array" and d.name in self.shared_bases):
             base = self.allocate_shared(d.name, t)
             self.declare(d.name, Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=d.name), t)
@@ -348,6 +358,7 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c)
+            self.shared_scalars.forget(written)
             return
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
@@ -472,6 +483,7 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name])
+            self.shared_scalars.forget(written)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
         self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
@@ -519,6 +531,7 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name])
+            self.shared_scalars.forget(written)
 
     # --- expressions ------------------------------------------------------------------------------
 
@@ -566,25 +579,16 @@ class Interpreter:
             return const(WARP)
         for frame in reversed(self.frames[-1:]):
             if e.name in frame.env:
-                v = frame.env[e.name]
-                if self.shared_scalar(e.name, v):
-                    # A `__shared__` scalar holds what some thread stored: shared data, unknown here
-                    # (one thread's `flag = 1` must not make `flag` differ between threads).
-                    return Val(None, v.deps)
-                return v
+                return frame.env[e.name]
+        if e.name in self.shared_scalars:
+            return self.shared_scalars.read(e.name)
         if e.kind == "shared" or (e.name in self.shared_bases):
-            t = self.resolve(e.ctype)
-            base = self.allocate_shared(e.name, t)
-            if t.kind in ("int", "float", "bool"):
-                return UNKNOWN  # a file-scope `__shared__` scalar: shared data
+            base = self.allocate_shared(e.name, self.resolve(e.ctype))
             return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
         if e.kind in ("global", "constant"):
             decl = self.tu.globals.get(e.name)
             if decl is not None and decl.shared:
-                t = self.resolve(decl.ctype)
-                base = self.allocate_shared(e.name, t)
-                if t.kind in ("int", "float", "bool"):
-                    return UNKNOWN
+                base = self.allocate_shared(e.name, self.resolve(decl.ctype))
                 return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
             t = self.resolve(e.ctype)
             if t.kind == "array":
@@ -596,13 +600,6 @@ class Interpreter:
         if e.name in self.defines:
             return const(int(self.defines[e.name]))
         return UNKNOWN
-
-    def shared_scalar(self, name: str, v: Val) -> bool:
-        """Whether local `name` (bound to `v`) is a `__shared__` scalar: `v` is then its address."""
-        if v.space != "shared" or v.data is None or v.root != name:
-            return False
-        t = self.frame.ctype_of.get(name)
-        return t is not None and t.kind in ("int", "float", "bool", "struct")
 
     def builtin_member(self, base: ir.Expr, fieldname: str) -> Val | None:
         inner = base.operand if isinstance(base, ir.Cast) else base
@@ -683,6 +680,12 @@ class Interpreter:
         if op == "*":
             return self.eval_memory_read(e)
         if op == "&":
+            target = _target_name(e.operand)
+            if target in self.shared_scalars and target not in self.frame.env:
+                # The address escapes (an atomic, a helper): the block's value is no longer known.
+                self.shared_scalars.forget([target])
+                base = self.allocate_shared(target, self.shared_scalars.types[target])
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=target)
             lv = self.lvalue(e.operand)
             return lv[0] if lv is not None else UNKNOWN
         if op in ("pre++", "pre--", "post++", "post--"):
@@ -876,9 +879,6 @@ class Interpreter:
             return (Val(addr.data + offset, addr.deps, addr.space, addr.root), t)
         if isinstance(e, ir.Ref):
             t = self.resolve(e.ctype)
-            sv = self.frame.env.get(e.name)
-            if sv is not None and self.shared_scalar(e.name, sv):
-                return (sv, self.resolve(self.frame.ctype_of[e.name]))
             if t.kind == "array":
                 v = self.eval_ref(e)
                 if v.space and v.space != "local":
@@ -970,11 +970,10 @@ class Interpreter:
         inner = target
         while isinstance(inner, ir.Cast) and not inner.explicit:
             inner = inner.operand
+        if isinstance(inner, ir.Ref) and inner.name in self.shared_scalars and inner.name not in self.frame.env:
+            self.shared_scalars.write(inner.name, v, self.mask)
+            return
         if isinstance(inner, ir.Ref) and inner.kind in ("local", "param"):
-            old = self.frame.env.get(inner.name)
-            if old is not None and self.shared_scalar(inner.name, old):
-                self.access(target, old, self.resolve(self.frame.ctype_of[inner.name]), "store", span=span)
-                return
             self.assign_var(inner.name, v)
             return
         if isinstance(inner, ir.Member) and not inner.arrow:
