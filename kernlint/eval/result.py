@@ -22,6 +22,9 @@ class KernelResult:
     # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
     # padding search); None when a result is built by hand.
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
+    # An extra evaluation with one additive-offset parameter set odd (eval/samples.py): only the
+    # conditional KL103 findings it adds are reported.
+    odd_offset: tuple[str, int] | None = None
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
