@@ -26,6 +26,8 @@ class LaunchShape:
     dynamic_shared: int | None = None
     arg_values: tuple[tuple[str, int], ...] = ()  # kernel parameters folded from the launch's arguments
     guess: str = ""  # "" known; "split": thread count known, its 2-D split guessed; "default": both guessed
+    # Kernel parameters sampled jointly from the host code around the launch (frontend/host_samples.py).
+    arg_samples: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def threads(self) -> int:
@@ -194,13 +196,14 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
             continue  # unknown, or a shape the launch itself would reject (KL404/launch error territory)
         assert ln.block is not None
         binding, bsource = _launch_binding(fn, ln)
-        key = (ln.block, binding, ln.args)
+        key = (ln.block, binding, ln.args, ln.arg_samples)
         if key in seen:
             continue
         seen.add(key)
         argv = tuple((p.name, v) for p, v in zip(fn.params, ln.args) if v is not None)
+        argsamples = tuple((p.name, v) for p, v in zip(fn.params, ln.arg_samples) if v is not None)
         shapes.append(LaunchShape(ln.block, f"launch at {where(ln)}", ln.grid or grid_ann, binding,
-                                  bsource, ln.shared_bytes, argv))
+                                  bsource, ln.shared_bytes, argv, arg_samples=argsamples))
         if len(shapes) >= (MAX_BINDINGS if fn.template_params else MAX_SHAPES):
             break
     if shapes:

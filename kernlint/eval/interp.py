@@ -159,6 +159,9 @@ class Interpreter:
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
             if name in self.iteration_params:
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
+            host = dict(self.shape.arg_samples).get(name)
+            if host is not None and len(host) == self.S:
+                samples = host  # values the host code gives at the launch, jointly (frontend/host_samples.py)
             self.result.assumed[name] = samples
             return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
         if t.kind == "struct" and t.fields and not prefix:

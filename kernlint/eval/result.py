@@ -38,6 +38,10 @@ class KernelResult:
             if name.startswith("blockIdx") or name.startswith("gridDim"):
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} sampled as {shown}")
+            elif name in dict(self.shape.arg_samples):
+                shown = " and ".join(str(v) for v in values)
+                out.append(f"{name} = {shown} (values the host code passes at the {self.shape.source}: the loops "
+                           f"and conditions around it)")
             else:
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
