@@ -739,7 +739,15 @@ class Interpreter:
             return Val(((a.data != 0) | (b.data != 0)).astype(np.int64), a.deps | b.deps)
         a = self.eval(e.lhs)
         b = self.eval(e.rhs)
-        return self.arith(op, a, b, self.resolve(e.ctype), e.lhs.ctype, e.rhs.ctype)
+        ltype, btype = e.lhs.ctype, e.rhs.ctype
+        if op in ("+", "-") and (a.space or b.space):
+            # `out + a + b` in a template: clang types the inner sum as a dependent type, so the
+            # pointer's element type is taken from the pointer the chain starts at.
+            if a.space and self.resolve(ltype).kind not in ("pointer", "array"):
+                ltype = _pointer_chain_type(e.lhs, self.resolve) or ltype
+            elif b.space and self.resolve(btype).kind not in ("pointer", "array"):
+                btype = _pointer_chain_type(e.rhs, self.resolve) or btype
+        return self.arith(op, a, b, self.resolve(e.ctype), ltype, btype)
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         if a.data is None or b.data is None:
@@ -1195,6 +1203,24 @@ def _scalar_fields(t: ir.CType, base: int = 0, depth: int = 0) -> list[tuple[int
         elif ft.kind in ("int", "float", "bool", "pointer", "struct"):
             out.append((base + f.offset, ft))
     return out
+
+
+def _pointer_chain_type(e: ir.Expr, resolve) -> ir.CType | None:  # type: ignore[no-untyped-def]
+    """The pointer type a `p + a + b` chain starts from, when clang left the sums dependent."""
+    for _ in range(16):
+        while isinstance(e, ir.Cast) and not e.explicit:
+            e = e.operand
+        t = resolve(e.ctype)
+        if t.kind in ("pointer", "array") and t.pointee is not None and resolve(t.pointee).size > 0:
+            return t
+        if not (isinstance(e, ir.Binary) and e.op in ("+", "-")):
+            return None
+        rt = resolve(e.rhs.ctype)
+        if e.op == "+" and rt.kind in ("pointer", "array") and rt.pointee is not None:
+            e = e.rhs
+        else:
+            e = e.lhs
+    return None
 
 
 def _builtin_type(name: str) -> ir.CType | None:
