@@ -203,6 +203,11 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
         if e.text.startswith("in "):
             notes.append(f"the access is {e.text}, inlined here")
+        if len(e.merged) > 1:
+            fields = " and ".join("." + f for f in e.merged)
+            notes.append(f"the loads of {fields} of one element are counted as one {e.width}-byte vector access, "
+                         f"as nvcc emits them (ld.global.v{e.width // 4} for fields of a naturally aligned element "
+                         f"read in straight-line code)")
         notes.append(f"{cost.active_lanes} active lanes, {e.width} bytes per lane, "
                      f"{cost.requests} warp requests evaluated (worst {cost.worst_sectors} sectors)")
         notes.append(f"fix: {_fix(e, stride, cost.ratio, result)}")

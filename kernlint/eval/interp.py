@@ -20,6 +20,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval import events as ev
+from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
@@ -106,6 +107,8 @@ class Interpreter:
         self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
         # `__shared__` scalars hold one value per block (eval/shared_scalars.py), not one per lane.
         self.shared_scalars = SharedScalars(self.S)
+        # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
+        self.recent_loads = RecentLoads()
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -925,6 +928,8 @@ class Interpreter:
 
     def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None,
                text: str = "") -> None:
+        if kind != "load" and addr.space != "local":
+            self.recent_loads.forget()  # a store may alias anything loaded before it
         if not addr.space or addr.space == "local":
             return
         width = t.size
@@ -950,8 +955,33 @@ class Interpreter:
         text = text or (f".{e.field}" if isinstance(e, ir.Member) else "")
         ret = self.frames[0].ret_mask
         live = self.entry_mask & ~ret if ret is not None else self.entry_mask
-        self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                  addr.deps, iters, lvars, vec, text, live.copy()))
+        event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
+                                addr.deps, iters, lvars, vec, text, live.copy())
+        if self.recent_loads.seen(event):
+            return  # the compiler reuses the register of the same load earlier in this straight-line run
+        element, align, offset = self.vector_element(e, address, kind)
+        if element is not None and self.recent_loads.merge(event, element, align, offset, e.field,  # type: ignore[attr-defined]
+                                                           self.result.events):
+            return
+        n = len(self.result.events)
+        self.emit(event)
+        if len(self.result.events) > n:
+            self.recent_loads.record(n, self.result.events[n], element, align, offset,
+                                     e.field if element is not None else "")  # type: ignore[attr-defined]
+
+    def vector_element(self, e: ir.Expr, address: np.ndarray, kind: str
+                       ) -> tuple[np.ndarray | None, int, int]:
+        """For a global load of a field of a naturally aligned 8/16-byte element (`p[i].x` on float2*):
+        the element's address per lane, its alignment and the field's offset; (None, 0, 0) otherwise."""
+        if kind != "load" or not isinstance(e, ir.Member):
+            return None, 0, 0
+        bt = self.resolve(e.base.ctype)
+        if e.arrow:
+            bt = self.resolve(bt.pointee) if bt.kind == "pointer" and bt.pointee is not None else bt
+        offset = self.field_offset(e, bt)
+        if bt.kind != "struct" or offset < 0 or bt.size not in (8, 16) or bt.align != bt.size:
+            return None, 0, 0
+        return address - offset, bt.align, offset
 
     def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
         inner = target
@@ -1061,6 +1091,8 @@ class Interpreter:
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
+        if not _PURE_CALL.match(name):
+            self.recent_loads.forget()  # a call the evaluator does not see into may write memory
         return unknown(*args)
 
     def find_callee(self, e: ir.Call) -> ir.Function | None:
@@ -1085,6 +1117,7 @@ class Interpreter:
                 deps: frozenset[str] = frozenset()) -> None:
         live = self.entry_mask & ~self.frames[0].ret_mask if self.frames[0].ret_mask is not None else self.entry_mask
         iters, _ = self.loop_context()
+        self.recent_loads.forget()
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
 
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
@@ -1133,6 +1166,12 @@ class Interpreter:
         rv = frame.ret_val
         return rv if rv is not None else UNKNOWN
 
+
+# Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
+_PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"
+                        r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
+                        r"fdiv|fadd|fmul|fsub|saturate|expf|logf|powf)\w*$|make_\w+$|__(float|half|int|uint|"
+                        r"double|bfloat|ll|ull)\w*$|__(float2half|half2float|shfl)\w*$")
 
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 
