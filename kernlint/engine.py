@@ -14,6 +14,7 @@ from kernlint import ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
+from kernlint.eval import resample
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source
@@ -60,6 +61,17 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=tu,
         ))
+        if res.dead_regions and not res.truncated:
+            # Guards the sampled sizes made dead: evaluate again with those parameters small.
+            again = Interpreter(tu, fn, shape, defines,
+                                sample_overrides=resample.overrides_for(res.dead_regions)).run()
+            out.append(KernelResult(
+                path=tu.path, kernel=fn, shape=shape, events=tuple(again.events),
+                assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+                notes=(), source_lines=source_lines,
+                shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=tu,
+                regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed),
+            ))
     return out
 
 
@@ -70,6 +82,8 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
     site and code). Shapes that are guesses (the default 2-D shapes) must agree: a finding is kept
     only when every guessed shape produces it, so a guess can never be the only reason to warn.
     """
+    resampled = [r for r in results if r.regions]
+    results = [r for r in results if not r.regions]
     per_shape: list[list[Diagnostic]] = []
     for r in results:
         diags: list[Diagnostic] = []
@@ -95,7 +109,25 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
             if k not in seen:
                 seen.add(k)
                 merged.append(d)
-    return merged
+    return merged + _resampled_findings(resampled, rules, seen)
+
+
+def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],
+                        seen: set[tuple[int, int, str]]) -> list[Diagnostic]:
+    """Findings inside regions the first samples made dead, from their re-sampled evaluation."""
+    out = []
+    for r in results:
+        dead = {key: frozenset() for key in r.regions}
+        for rule in rules:
+            if rule.check is None:
+                continue
+            for d in rule.check(r):
+                k = (d.line, d.column, d.code)
+                if k in seen or not resample.in_regions(d.line, dead):  # type: ignore[arg-type]
+                    continue
+                seen.add(k)
+                out.append(dataclasses.replace(d, assumptions=d.assumptions + (r.resampled,)))
+    return out
 
 
 def lint_source(text: str, path: str, options: LintOptions | None = None,
@@ -115,6 +147,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             continue
+        results = [r for r in results if not r.regions]  # re-sampled evaluations only add findings
         all_results.extend(results)
         for r in results:
             notes.extend(f"{fn.name}: {n}" for n in r.notes)

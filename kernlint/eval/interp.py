@@ -20,6 +20,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval import events as ev
+from kernlint.eval import resample
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
@@ -55,6 +56,9 @@ class EvalResult:
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
     truncated: bool = False
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
+    # `if`s with memory accesses that never ran under any sample because of sampled parameters:
+    # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
+    dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
 
 
 class Interpreter:
@@ -62,7 +66,8 @@ class Interpreter:
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
-                 shared_types: dict[str, ir.CType] | None = None) -> None:
+                 shared_types: dict[str, ir.CType] | None = None,
+                 sample_overrides: dict[str, tuple[int, ...]] | None = None) -> None:
         self.tu = tu
         self.fn = fn
         self.shape = shape
@@ -109,6 +114,9 @@ class Interpreter:
         self.shared_scalars = SharedScalars(self.S)
         # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
         self.recent_loads = RecentLoads()
+        self.sample_overrides = dict(sample_overrides or {})
+        self.ifs_taken: set[tuple[int, int, int, int]] = set()
+        self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -132,6 +140,7 @@ class Interpreter:
             self.result.notes.append(
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy()))
+        self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -149,6 +158,8 @@ class Interpreter:
             k = self.sampled_params
             self.sampled_params += 1
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
+            if name in self.sample_overrides:
+                samples = self.sample_overrides[name]
             self.result.assumed[name] = samples
             return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
         if t.kind == "struct" and t.fields and not prefix:
@@ -348,6 +359,8 @@ class Interpreter:
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
+        if not self.call_sites and c.deps:
+            self.note_guard(s, c.deps, bool(taken.any()))
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
@@ -364,6 +377,17 @@ class Interpreter:
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+
+    def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
+        """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
+        then_span = getattr(s.then, "span", s.span)
+        key = (s.span.line, s.span.column, then_span.line, max(then_span.end_line, then_span.line))
+        if ran:
+            self.ifs_taken.add(key)
+            return
+        params = resample.sampled_parameters(deps, self.result.assumed)
+        if params and key not in self.ifs_dead and resample.has_memory_access(s.then):
+            self.ifs_dead[key] = params
 
     def _loop_over_budget(self, start_cost: int, iterations: int) -> bool:
         """Stop a costly loop early rather than exhaust the kernel's budget inside it.
