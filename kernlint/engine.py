@@ -148,7 +148,6 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             continue
-        results = [r for r in results if not r.regions]  # re-sampled evaluations only add findings
         all_results.extend(results)
         for r in results:
             notes.extend(f"{fn.name}: {n}" for n in r.notes)
