@@ -102,9 +102,15 @@ class Interpreter:
         self.cost = 0
         self.sampled_params = 0
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
-        # Statements each warp executed (a warp pays for a statement when any of its lanes runs it):
-        # the divergence rules weigh idle lanes against this.
+        # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
+        # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
+        # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
         self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self.lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
+        # KernelResult.assumptions states on the accesses beneath them).
+        self.data_guards: list[str] = []
         # Declared types to use instead of the source's for named shared arrays (KL201 re-evaluates
         # a kernel with a padded declaration); `shared_subtypes` maps each original sub-array type
         # (float[32] of float[32][32]) to the padded one, for the Index nodes that carry it.
@@ -139,7 +145,8 @@ class Interpreter:
             self.result.truncated = True
             self.result.notes.append(
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
-        self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy()))
+        self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
+                                          self.mem_work.copy()))
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         return self.result
 
@@ -275,10 +282,15 @@ class Interpreter:
                 if t is not None:
                     self.frame.ctype_of[name] = t
 
+    def count_work(self, ops: int) -> None:
+        """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
+        self.warp_work += self.mask.any(axis=-1) * ops
+        self.lane_work += self.mask.sum(axis=-1) * ops
+
     def exec(self, s: ir.Stmt) -> None:
         self.tick()
         if not isinstance(s, ir.Block):
-            self.warp_work += self.mask.any(axis=-1)
+            self.count_work(_own_ops(s))
         if isinstance(s, ir.Block):
             self.exec_block(s)
         elif isinstance(s, ir.ExprStmt):
@@ -344,12 +356,17 @@ class Interpreter:
             # lanes are assumed to go on (exits are restored), so what follows is still evaluated.
             written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
             exits = self.save_exits()
-            self.exec(s.then)
-            self.restore_exits(exits)
-            self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
-            if s.other is not None:
-                self.exec(s.other)
+            start = self.data_region_start(s, c)
+            try:
+                self.exec(s.then)
                 self.restore_exits(exits)
+                self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+                if s.other is not None:
+                    self.exec(s.other)
+                    self.restore_exits(exits)
+            finally:
+                self.data_region_end(start, s, "if", c, parent, _has_loop(s.then) or _has_loop(s.other),
+                                     _exit_kind(s.then) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
@@ -455,6 +472,9 @@ class Interpreter:
         deps: frozenset[str] = frozenset()
         data_dependent = False
         w0 = self.warp_work.copy()
+        per_iteration_ops = max(1, _ops(cond) + _ops(step))
+        region: tuple[object, ...] | None = None
+        data_cond: Val | None = None
         try:
             k = 0
             loop_start_cost = self.cost
@@ -466,6 +486,10 @@ class Interpreter:
                     if c.data is None:
                         data_dependent = True
                         c_lanes = np.ones_like(active)
+                        if region is None and c.loads:
+                            # The trip count is data: the body is evaluated once for every lane.
+                            data_cond = c
+                            region = self.data_region_start(s, c, before=(w0, entry))
                     else:
                         c_lanes = np.broadcast_to(c.data != 0, active.shape)
                     active = active & c_lanes
@@ -476,7 +500,7 @@ class Interpreter:
                     truncated = True
                     break
                 trips += active
-                self.warp_work += active.any(axis=-1)  # the condition and step of this iteration
+                self.count_work(per_iteration_ops)  # the condition and step of this iteration
                 ls["iter"] = k
                 ls["continue"] = np.zeros_like(entry)
                 self.mask = active
@@ -488,10 +512,14 @@ class Interpreter:
                 k += 1
         finally:
             self.loop_stack.pop()
+            if region is not None and data_cond is not None:
+                self.mask = entry
+                self.data_region_end(region, s, "loop", data_cond, entry, True, "")
         if truncated:
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = unknown(self.frame.env[name])
+                    self.frame.env[name] = (unknown(self.frame.env[name], data_cond) if data_cond is not None
+                                            else unknown(self.frame.env[name]))
             self.shared_scalars.forget(written)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
@@ -505,6 +533,7 @@ class Interpreter:
         written: set[str] = set()
         arms = np.full(parent.shape, -1, dtype=np.int64)  # the case each lane runs; -1: none
         w0 = self.warp_work.copy()
+        region = self.data_region_start(s, c) if c.data is None else None
         for arm, (labels, body) in enumerate(s.cases):
             if c.data is None:
                 lane_sel = parent
@@ -530,6 +559,9 @@ class Interpreter:
                         break
                     self.exec(st)
                     written |= _assigned_names(st)
+        if region is not None:
+            self.mask = parent
+            self.data_region_end(region, s, "switch", c, parent, _has_loop(s.cases), "")
         if c.data is not None:
             iters, lvars = self.loop_context()
             self.emit(ev.Branch(s.span, "switch", arms >= 0, parent.copy(), c.deps, iters, lvars,
@@ -866,9 +898,9 @@ class Interpreter:
             if base.data is None or not base.space:
                 return (unknown(base, idx), t)
             if idx.data is None or t.size <= 0:
-                return (Val(None, base.deps | idx.deps, base.space, base.root), t)
+                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads), t)
             if idx.is_float:
-                return (Val(None, base.deps | idx.deps, base.space, base.root), t)
+                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads), t)
             return (Val(base.data + idx.data * t.size, base.deps | idx.deps, base.space, base.root), t)
         if isinstance(e, ir.Unary) and e.op == "*":
             p = self.eval(e.operand)
@@ -882,7 +914,7 @@ class Interpreter:
                 if t.kind == "template" and offset >= 0 and pt.pointee is not None:
                     t = self.field_type(e, pt.pointee) or t
                 if p.data is None or offset < 0 or not p.space:
-                    return (Val(None, p.deps, p.space, p.root), t)
+                    return (Val(None, p.deps, p.space, p.root, loads=p.loads), t)
                 return (Val(p.data + offset, p.deps, p.space, p.root), t)
             inner = self.lvalue(e.base)
             if inner is None:
@@ -892,7 +924,7 @@ class Interpreter:
             if t.kind == "template":
                 t = self.field_type(e, bt) or t
             if addr.data is None or offset < 0:
-                return (Val(None, addr.deps, addr.space, addr.root), t)
+                return (Val(None, addr.deps, addr.space, addr.root, loads=addr.loads), t)
             return (Val(addr.data + offset, addr.deps, addr.space, addr.root), t)
         if isinstance(e, ir.Ref):
             t = self.resolve(e.ctype)
@@ -938,7 +970,7 @@ class Interpreter:
         if t.kind == "array":
             return addr  # an array lvalue decays to its address: no access
         self.access(e, addr, t, "load")
-        return unknown(addr) if addr.deps else UNKNOWN
+        return self.loaded(e, addr)
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
@@ -979,8 +1011,10 @@ class Interpreter:
         text = text or (f".{e.field}" if isinstance(e, ir.Member) else "")
         ret = self.frames[0].ret_mask
         live = self.entry_mask & ~ret if ret is not None else self.entry_mask
+        self.mem_work += self.mask.any(axis=-1)
+        deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
         event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                addr.deps, iters, lvars, vec, text, live.copy())
+                                deps, iters, lvars, vec, text, live.copy())
         if self.recent_loads.seen(event):
             return  # the compiler reuses the register of the same load earlier in this straight-line run
         element, align, offset = self.vector_element(e, address, kind)
@@ -1043,6 +1077,48 @@ class Interpreter:
             return
         env[name] = self.merge(old, v, self.mask)
 
+    def loaded(self, e: ir.Expr, addr: Val) -> Val:
+        """The value a load returns: unknown, tagged with the load when lanes of a warp read it at
+        different addresses (or through addresses computed from such data) — KL305 follows the tag."""
+        loads = addr.loads
+        if addr.space in ("global", "shared", "constant") and (loads or self.lane_varying(addr)):
+            sp = e.span
+            loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
+        return Val(None, addr.deps, loads=loads)
+
+    def lane_varying(self, v: Val) -> bool:
+        """Whether the active lanes of some warp hold different values of `v` (known values only)."""
+        if v.data is None or v.data.shape[-1] == 1:
+            return False
+        d = np.broadcast_to(v.data, self.mask.shape)
+        m = self.mask
+        big = np.iinfo(np.int64).max
+        lo = np.where(m, d, big).min(axis=-1)
+        hi = np.where(m, d, -big).max(axis=-1)
+        return bool(np.any((hi > lo) & m.any(axis=-1)))
+
+    def data_region_start(self, s: ir.Stmt, c: Val,
+                          before: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[object, ...] | None:
+        """Enter code under a condition decided by lane-varying data: its accesses are evaluated for
+        every lane that reaches it, and say so (KernelResult.assumptions renders the guard)."""
+        if not c.loads:
+            return None
+        self.data_guards.append(f"?data:{s.span.line}")
+        w0 = before[0] if before is not None else self.warp_work.copy()
+        return (w0, self.lane_work.copy(), self.mem_work.copy(), self.loop_context())
+
+    def data_region_end(self, start: tuple[object, ...] | None, s: ir.Stmt, kind: str, c: Val,
+                        reached: np.ndarray, has_loop: bool, exit_kind: str) -> None:
+        if start is None:
+            return
+        self.data_guards.pop()
+        w0, _l0, m0, (iters, lvars) = start
+        self.emit(ev.DataBranch(
+            s.span, kind, reached.copy(), tuple(sorted(c.loads)), c.deps, iters, lvars,  # type: ignore[arg-type]
+            work=self.warp_work - w0, memory=self.mem_work - m0, has_loop=has_loop,  # type: ignore[operator]
+            exit=exit_kind, work_before=self.warp_work.copy() if exit_kind else None,
+            memory_before=self.mem_work.copy() if exit_kind else None))
+
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
         if old.data is None or new.data is None:
             if old.uninit and new.data is not None:
@@ -1050,7 +1126,8 @@ class Interpreter:
                 # reading one before assigning it is undefined, so the new value stands for all.
                 return new
             # Loaded data in the other lanes: the merged value is unknown.
-            return Val(None, old.deps | new.deps, new.space or old.space, new.root or old.root)
+            return Val(None, old.deps | new.deps, new.space or old.space, new.root or old.root,
+                       loads=old.loads | new.loads)
         is_float = old.is_float or new.is_float
         data = np.where(mask, new.data, old.data)
         root = new.root if new.root == old.root else ""
@@ -1095,7 +1172,7 @@ class Interpreter:
             pt = self.resolve(e.args[0].ctype)
             if pt.kind == "pointer" and pt.pointee is not None:
                 self.access(e, p, self.resolve(pt.pointee), "load")
-            return unknown(p)
+            return self.loaded(e, p)
         if name in ("__stcg", "__stcs", "__stwt", "__stwb") and len(e.args) >= 2:
             p = self.eval(e.args[0])
             self.eval(e.args[1])
@@ -1339,6 +1416,58 @@ def _assigned_names_expr(e: object) -> frozenset[str]:
 
 def _assigned_names(s: object) -> frozenset[str]:
     return _assigned_names_expr(s)
+
+
+def _ops(e: object) -> int:
+    """Operations in an expression (the instruction proxy the divergence rules weigh work by): each
+    arithmetic or logical operator, memory access, call and `?:` counts one; plain assignments,
+    casts, names and literals count nothing."""
+    if e is None:
+        return 0
+    return _expr_ops(e)
+
+
+@_memo_by_identity
+def _expr_ops(e: object) -> int:
+    total = 0
+    for n in ir.walk(e):
+        if isinstance(n, ir.Binary):
+            total += n.op not in ("=", ",")
+        elif isinstance(n, ir.Unary):
+            total += n.op != "&"
+        elif isinstance(n, ir.Member):
+            total += bool(n.arrow)
+        elif isinstance(n, (ir.Index, ir.Call, ir.Cond)):
+            total += 1
+    return total
+
+
+@_memo_by_identity
+def _own_ops(s: object) -> int:
+    """Operations a statement issues itself (at least one); nested statements are charged when they run,
+    a loop's condition and step once per iteration (exec_loop)."""
+    if isinstance(s, (ir.ExprStmt,)):
+        return max(1, _ops(s.expr))
+    if isinstance(s, ir.VarDecl):
+        return max(1, _ops(s.init))
+    if isinstance(s, ir.Return):
+        return max(1, _ops(s.value))
+    if isinstance(s, (ir.If, ir.Switch)):
+        return max(1, _ops(s.cond))
+    return 1
+
+
+def _exit_kind(s: object) -> str:
+    """'return', 'break' or 'continue' when a branch side does nothing but leave; '' otherwise."""
+    while isinstance(s, ir.Block) and len(s.body) == 1:
+        s = s.body[0]
+    if isinstance(s, ir.Return):
+        return "return"
+    if isinstance(s, ir.Break):
+        return "break"
+    if isinstance(s, ir.Continue):
+        return "continue"
+    return ""
 
 
 @_memo_by_identity

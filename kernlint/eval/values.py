@@ -22,6 +22,9 @@ class Val:
     fields: tuple[tuple[str, "Val"], ...] = ()  # struct values whose members are known
     is_float: bool = False
     uninit: bool = False  # declared without an initializer: lanes never assigned hold no value at all
+    # Unknown values computed from memory that lanes of a warp read at different addresses (KL305):
+    # each load as (line, column, end_line, end_column, root). Empty for warp-uniform or opaque values.
+    loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
 
     @property
     def known(self) -> bool:
@@ -40,9 +43,11 @@ UNINIT = Val(None, uninit=True)
 
 def unknown(*vals: Val) -> Val:
     deps: frozenset[str] = frozenset()
+    loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
     for v in vals:
         deps |= v.deps
-    return Val(None, deps)
+        loads |= v.loads
+    return Val(None, deps, loads=loads)
 
 
 def const(value: int | float) -> Val:
