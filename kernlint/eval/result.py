@@ -26,6 +26,9 @@ class KernelResult:
     # only its findings inside `regions` count, and each carries `resampled` as an assumption.
     regions: tuple[tuple[int, int, int, int], ...] = ()
     resampled: str = ""
+    # An extra evaluation with one additive-offset parameter set odd (eval/samples.py): only the
+    # conditional KL103 findings it adds are reported.
+    odd_offset: tuple[str, int] | None = None
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
