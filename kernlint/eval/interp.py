@@ -171,9 +171,6 @@ class Interpreter:
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
             if name in self.iteration_params:
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
-            host = dict(self.shape.arg_samples).get(name)
-            if host is not None and len(host) == self.S:
-                samples = host  # values the host code gives at the launch, jointly (frontend/host_samples.py)
             if name in self.sample_overrides:
                 samples = self.sample_overrides[name]
             self.result.assumed[name] = samples

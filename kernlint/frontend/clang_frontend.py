@@ -1091,7 +1091,7 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
                                  for a in kids[2:])
                     out.append(ir.Launch(name, targs, grid, block, shmem, _span(ch), block_text, args, key,
-                                         _host_samples(ch, ancestors, kids[2:], args, local_inits)))
+                                         arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits)))
             scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
             if scoped:
                 ancestors.append(ch)

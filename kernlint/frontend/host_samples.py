@@ -6,8 +6,9 @@ stride < size; sampling the two kernel parameters independently as large sizes b
 relation. Here the enclosing `for` loops are enumerated (bounded), enclosing `if` conditions filter
 the combinations (or bound a variable the code leaves unknown: `if (arrayLength <= 1024)`), locals
 computed from them are folded, and two combinations become joint samples of the arguments that
-depend on them: sample k of every argument comes from the same host iteration, so relations between
-parameters hold. Arguments that depend on values nothing bounds get no samples (None).
+depend on them: value k of every argument comes from the same host iteration, so relations between
+parameters hold (launch.py evaluates one shape per picked iteration, and the worst is reported).
+Arguments that depend on values nothing bounds get none (None).
 """
 from __future__ import annotations
 
