@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
+from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
+from kernlint.eval import resample
+from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
@@ -55,6 +58,9 @@ class EvalResult:
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
     truncated: bool = False
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
+    # `if`s with memory accesses that never ran under any sample because of sampled parameters:
+    # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
+    dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
 
 
 class Interpreter:
@@ -62,7 +68,8 @@ class Interpreter:
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
-                 shared_types: dict[str, ir.CType] | None = None) -> None:
+                 shared_types: dict[str, ir.CType] | None = None,
+                 sample_overrides: dict[str, tuple[int, ...]] | None = None) -> None:
         self.tu = tu
         self.fn = fn
         self.shape = shape
@@ -88,7 +95,8 @@ class Interpreter:
         self.grid_dim = g
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
-        self.call_sites: list[tuple[ir.Span, str, ir.Span]] = []  # (call span, helper, helper span)
+        # (call span, helper, helper span, helper in the kernel's file)
+        self.call_sites: list[tuple[ir.Span, str, ir.Span, bool]] = []
         self.loop_stack: list[dict[str, object]] = []
         self.site_counts: dict[tuple[int, int, str], int] = {}
         self.shared_next = 0
@@ -114,6 +122,11 @@ class Interpreter:
         self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
         # `__shared__` scalars hold one value per block (eval/shared_scalars.py), not one per lane.
         self.shared_scalars = SharedScalars(self.S)
+        # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
+        self.recent_loads = RecentLoads()
+        self.sample_overrides = dict(sample_overrides or {})
+        self.ifs_taken: set[tuple[int, int, int, int]] = set()
+        self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -138,6 +151,7 @@ class Interpreter:
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy()))
+        self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -157,6 +171,8 @@ class Interpreter:
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
             if name in self.iteration_params:
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
+            if name in self.sample_overrides:
+                samples = self.sample_overrides[name]
             self.result.assumed[name] = samples
             return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
         if t.kind == "struct" and t.fields and not prefix:
@@ -236,19 +252,35 @@ class Interpreter:
 
     def emit(self, event: ev.Event) -> None:
         if self.call_sites:
-            # Code of an inlined helper is reported where the kernel calls it: each call site is its
-            # own site (a helper called once strided and eight times unit-stride is not averaged).
-            site, helper, inner = self.call_sites[0]
-            changes: dict[str, object] = {"span": site}
-            if hasattr(event, "text"):
-                changes["text"] = f"in {helper}() at line {inner.line}"
-            event = dataclasses.replace(event, **changes)  # type: ignore[arg-type]
-        key = (event.span.line, event.span.column, type(event).__name__ + getattr(event, "kind", ""))
+            event = self.attribute(event)
+        key = (event.span.line, event.span.column, type(event).__name__ + getattr(event, "kind", ""),
+               getattr(event, "via", ()))
         n = self.site_counts.get(key, 0)
         if n >= MAX_EVENTS_PER_SITE:
             return
         self.site_counts[key] = n + 1
         self.result.events.append(event)
+
+    def attribute(self, event: ev.Event) -> ev.Event:
+        """Place an event of inlined code at its own line in the helper, with the call lines in `via`:
+        each (helper line, call site) is its own site (a helper called once strided and eight times
+        unit-stride is not averaged). A helper from another file (a header) is reported at the
+        innermost call in the kernel's file instead: a finding must point into the linted file."""
+        k = len(self.call_sites)
+        while k > 0 and not self.call_sites[k - 1][3]:
+            k -= 1  # call_sites[k-1] calls a helper that lives in another file
+        calls = self.call_sites[:k]
+        changes: dict[str, object] = {"via": tuple(c[0].line for c in calls)}
+        if k < len(self.call_sites):
+            site, helper, inner, _same = self.call_sites[k]
+            changes["span"] = site
+            if getattr(event, "text", None) == "":
+                changes["text"] = f"in {helper}() at line {inner.line}"
+        elif getattr(event, "text", None) == "":
+            changes["text"] = f"in {self.call_sites[-1][1]}() called from line {self.call_sites[-1][0].line}"
+        if not hasattr(event, "via"):
+            changes.pop("via")
+        return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
 
     # --- statements ------------------------------------------------------------------------------
 
@@ -355,7 +387,7 @@ class Interpreter:
                     self.exec(s.other)
                     self.restore_exits(exits)
             finally:
-                self.data_region_end(start, s, "if", c, parent, _has_loop(s.then) or _has_loop(s.other),
+                self.data_region_end(start, s, "if", c, parent, _has_real_loop(s.then) or _has_real_loop(s.other),
                                      _exit_kind(s.then) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
@@ -366,6 +398,8 @@ class Interpreter:
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
+        if not self.call_sites and c.deps:
+            self.note_guard(s, c.deps, bool(taken.any()))
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
@@ -382,6 +416,17 @@ class Interpreter:
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+
+    def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
+        """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
+        then_span = getattr(s.then, "span", s.span)
+        key = (s.span.line, s.span.column, then_span.line, max(then_span.end_line, then_span.line))
+        if ran:
+            self.ifs_taken.add(key)
+            return
+        params = resample.sampled_parameters(deps, self.result.assumed)
+        if params and key not in self.ifs_dead and resample.has_memory_access(s.then):
+            self.ifs_dead[key] = params
 
     def _loop_over_budget(self, start_cost: int, iterations: int) -> bool:
         """Stop a costly loop early rather than exhaust the kernel's budget inside it.
@@ -538,7 +583,7 @@ class Interpreter:
                     written |= _assigned_names(st)
         if region is not None:
             self.mask = parent
-            self.data_region_end(region, s, "switch", c, parent, _has_loop(s.cases), "")
+            self.data_region_end(region, s, "switch", c, parent, _has_real_loop(s.cases), "")
         if c.data is not None:
             iters, lvars = self.loop_context()
             self.emit(ev.Branch(s.span, "switch", arms >= 0, parent.copy(), c.deps, iters, lvars,
@@ -775,7 +820,15 @@ class Interpreter:
             return Val(((a.data != 0) | (b.data != 0)).astype(np.int64), a.deps | b.deps)
         a = self.eval(e.lhs)
         b = self.eval(e.rhs)
-        return self.arith(op, a, b, self.resolve(e.ctype), e.lhs.ctype, e.rhs.ctype)
+        ltype, btype = e.lhs.ctype, e.rhs.ctype
+        if op in ("+", "-") and (a.space or b.space):
+            # `out + a + b` in a template: clang types the inner sum as a dependent type, so the
+            # pointer's element type is taken from the pointer the chain starts at.
+            if a.space and self.resolve(ltype).kind not in ("pointer", "array"):
+                ltype = _pointer_chain_type(e.lhs, self.resolve) or ltype
+            elif b.space and self.resolve(btype).kind not in ("pointer", "array"):
+                btype = _pointer_chain_type(e.rhs, self.resolve) or btype
+        return self.arith(op, a, b, self.resolve(e.ctype), ltype, btype)
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         if a.data is None or b.data is None:
@@ -943,6 +996,9 @@ class Interpreter:
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
+        if isinstance(inner, ir.Call):
+            v = self.eval(inner)  # `block.group_index().x`, `make_int2(a, b).y`
+            return v if v.fields else None
         if isinstance(inner, ir.Ref) and inner.kind in ("param", "local"):
             v = self.frame.env.get(inner.name)
             if v is not None and v.fields:
@@ -953,6 +1009,8 @@ class Interpreter:
 
     def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None,
                text: str = "") -> None:
+        if kind != "load" and addr.space != "local":
+            self.recent_loads.forget()  # a store may alias anything loaded before it
         if not addr.space or addr.space == "local":
             return
         width = t.size
@@ -980,8 +1038,33 @@ class Interpreter:
         live = self.entry_mask & ~ret if ret is not None else self.entry_mask
         self.mem_work += self.mask.any(axis=-1)
         deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
-        self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                  deps, iters, lvars, vec, text, live.copy()))
+        event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
+                                deps, iters, lvars, vec, text, live.copy())
+        if self.recent_loads.seen(event):
+            return  # the compiler reuses the register of the same load earlier in this straight-line run
+        element, align, offset = self.vector_element(e, address, kind)
+        if element is not None and self.recent_loads.merge(event, element, align, offset, e.field,  # type: ignore[attr-defined]
+                                                           self.result.events):
+            return
+        n = len(self.result.events)
+        self.emit(event)
+        if len(self.result.events) > n:
+            self.recent_loads.record(n, self.result.events[n], element, align, offset,
+                                     e.field if element is not None else "")  # type: ignore[attr-defined]
+
+    def vector_element(self, e: ir.Expr, address: np.ndarray, kind: str
+                       ) -> tuple[np.ndarray | None, int, int]:
+        """For a global load of a field of a naturally aligned 8/16-byte element (`p[i].x` on float2*):
+        the element's address per lane, its alignment and the field's offset; (None, 0, 0) otherwise."""
+        if kind != "load" or not isinstance(e, ir.Member):
+            return None, 0, 0
+        bt = self.resolve(e.base.ctype)
+        if e.arrow:
+            bt = self.resolve(bt.pointee) if bt.kind == "pointer" and bt.pointee is not None else bt
+        offset = self.field_offset(e, bt)
+        if bt.kind != "struct" or offset < 0 or bt.size not in (8, 16) or bt.align != bt.size:
+            return None, 0, 0
+        return address - offset, bt.align, offset
 
     def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
         inner = target
@@ -1079,6 +1162,9 @@ class Interpreter:
 
     def eval_call(self, e: ir.Call) -> Val:
         name = e.name
+        cg = coop_groups.eval_call(self, e)
+        if cg is not None:
+            return cg
         if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
             for a in e.args:
                 self.eval(a)
@@ -1131,9 +1217,16 @@ class Interpreter:
         callee = self.find_callee(e)
         if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
             return self.inline(callee, e)
+        if callee is None and e.receiver is None:
+            if atomics.is_atomic(name) and e.args:
+                return atomics.eval_atomic(self, e)
+            if builtins_math.is_pure(name):
+                return builtins_math.fold(name, [self.eval(a) for a in e.args]) or UNKNOWN
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
+        if not _PURE_CALL.match(name):
+            self.recent_loads.forget()  # a call the evaluator does not see into may write memory
         return unknown(*args)
 
     def find_callee(self, e: ir.Call) -> ir.Function | None:
@@ -1143,12 +1236,19 @@ class Interpreter:
         (`ld(p, i)` calling `template <class T> T ld(const T*, int)`), so fall back to the one
         device function of that name and parameter count in the file, when it is unambiguous.
         """
-        if e.receiver is not None:
-            return None
         fn = self.tu.functions.get(e.target) if e.target else None
+        if fn is None and e.target:
+            # A member of a class template specialization: clang names the specialization
+            # (`operator float *`), the file holds the pattern (`operator T *`) at the same place.
+            where = e.target[e.target.rfind("@"):]
+            fn = next((f for k, f in self.tu.functions.items() if k.endswith(where)), None)
+        if fn is None and e.receiver is not None:
+            return None
         if fn is None:
             matches = [f for f in self.tu.functions.values()
                        if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
+            if len(matches) > 1 and e.template_args:
+                matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
             fn = matches[0] if len(matches) == 1 else None
         if fn is None or fn.body is None or fn.is_kernel:
             return None
@@ -1158,11 +1258,18 @@ class Interpreter:
                 deps: frozenset[str] = frozenset()) -> None:
         live = self.entry_mask & ~self.frames[0].ret_mask if self.frames[0].ret_mask is not None else self.entry_mask
         iters, _ = self.loop_context()
+        self.recent_loads.forget()
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
 
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
+        method = "::" in callee.name
+        this = self.eval(e.receiver) if e.receiver is not None else Val(None)
         args = [self.eval(a) for a in e.args]
         frame = Frame()
+        if method:
+            # The object a method runs on: its known fields are `this`'s (written back afterwards).
+            frame.env["this"] = this if this.space == "" else Val(None)
+            frame.decl_mask["this"] = self.mask.copy()
         frame.ret_mask = np.zeros_like(self.mask)
         saved_bindings = self.bindings
         for i, p in enumerate(callee.params):
@@ -1170,8 +1277,8 @@ class Interpreter:
             t = self.resolve(p.ctype)
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)
-            if t.kind == "reference":
-                v = UNKNOWN
+            if t.kind == "reference" and not v.field("__cg"):
+                v = UNKNOWN  # (a cooperative group's handle is immutable: passed by reference it is the same group)
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask.copy()
             frame.ctype_of[p.name] = t
@@ -1188,12 +1295,15 @@ class Interpreter:
                     elif pt.kind == "template" and at.kind in ("int", "float"):
                         new_b[pt.name] = at.name
             for tp, targ in zip(callee.template_params, e.template_args):
-                new_b[tp.name] = targ
+                # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
+                new_b[tp.name] = self.bindings.get(targ, targ)
             self.bindings = new_b
         entry = self.mask.copy()
         saved_loops = self.loop_stack
         self.frames.append(frame)
-        self.call_sites.append((e.span, callee.name, callee.span))
+        same_file = callee.key[callee.key.rfind("@"):].rsplit(":", 1)[0] == \
+            self.fn.key[self.fn.key.rfind("@"):].rsplit(":", 1)[0]
+        self.call_sites.append((e.span, callee.name, callee.span, same_file))
         try:
             assert callee.body is not None
             self.exec_block(callee.body)
@@ -1204,8 +1314,23 @@ class Interpreter:
             self.loop_stack = saved_loops
         self.mask = entry
         rv = frame.ret_val
+        if method:
+            obj = frame.env.get("this", UNKNOWN)
+            target = e.receiver
+            while isinstance(target, ir.Cast) and not target.explicit:
+                target = target.operand
+            if isinstance(target, ir.Ref) and target.kind in ("local", "param") and obj.fields:
+                self.assign_var(target.name, obj)  # `acc.add(v)` updated acc's fields
+            if e.receiver is None and rv is None:
+                return obj  # a constructor: the call's value is the object it built
         return rv if rv is not None else UNKNOWN
 
+
+# Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
+_PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"
+                        r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
+                        r"fdiv|fadd|fmul|fsub|saturate|expf|logf|powf)\w*$|make_\w+$|__(float|half|int|uint|"
+                        r"double|bfloat|ll|ull)\w*$|__(float2half|half2float|shfl)\w*$")
 
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 
@@ -1276,6 +1401,24 @@ def _scalar_fields(t: ir.CType, base: int = 0, depth: int = 0) -> list[tuple[int
         elif ft.kind in ("int", "float", "bool", "pointer", "struct"):
             out.append((base + f.offset, ft))
     return out
+
+
+def _pointer_chain_type(e: ir.Expr, resolve) -> ir.CType | None:  # type: ignore[no-untyped-def]
+    """The pointer type a `p + a + b` chain starts from, when clang left the sums dependent."""
+    for _ in range(16):
+        while isinstance(e, ir.Cast) and not e.explicit:
+            e = e.operand
+        t = resolve(e.ctype)
+        if t.kind in ("pointer", "array") and t.pointee is not None and resolve(t.pointee).size > 0:
+            return t
+        if not (isinstance(e, ir.Binary) and e.op in ("+", "-")):
+            return None
+        rt = resolve(e.rhs.ctype)
+        if e.op == "+" and rt.kind in ("pointer", "array") and rt.pointee is not None:
+            e = e.rhs
+        else:
+            e = e.lhs
+    return None
 
 
 def _builtin_type(name: str) -> ir.CType | None:
@@ -1372,10 +1515,23 @@ def _own_ops(s: object) -> int:
     return 1
 
 
+@_memo_by_identity
+def _has_real_loop(s: object) -> bool:
+    """A loop other than `do { } while (0)` (the statement-macro idiom) under `s`."""
+    for n in ir.walk(s):
+        if isinstance(n, (ir.For, ir.While)):
+            c = n.cond
+            while isinstance(c, ir.Cast):
+                c = c.operand
+            if not (isinstance(n, ir.While) and n.do_while and isinstance(c, ir.Lit) and not c.value):
+                return True
+    return False
+
+
 def _exit_kind(s: object) -> str:
-    """'return', 'break' or 'continue' when a branch side does nothing but leave; '' otherwise."""
-    while isinstance(s, ir.Block) and len(s.body) == 1:
-        s = s.body[0]
+    """'return', 'break' or 'continue' when a branch side ends by leaving; '' otherwise."""
+    while isinstance(s, ir.Block) and s.body:
+        s = s.body[-1]
     if isinstance(s, ir.Return):
         return "return"
     if isinstance(s, ir.Break):
