@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.launch import LaunchShape
 
@@ -22,6 +23,8 @@ class KernelResult:
     # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
     # padding search); None when a result is built by hand.
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
+    # Every access and branch site of the kernel: evaluated, or why not (eval/coverage.py).
+    coverage: tuple[SiteStatus, ...] = field(default=(), compare=False, repr=False)
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
