@@ -18,9 +18,10 @@ from kernlint import ir
 
 MAX_INLINE_DEPTH = 6  # must match the interpreter's
 
-# (report line, report column, code line, code column, "access" | "branch"): the report position is
-# the kernel's call site for code inlined from a helper, else the code's own.
-SiteKey = tuple[int, int, int, int, str]
+# (report line, report column, code line, column, end line, end column, "access" | "branch"): the
+# report position is the kernel's call site for code inlined from a helper, else the code's own;
+# the code's whole extent tells `rows[r]` from `rows[r][c]`, which start at the same column.
+SiteKey = tuple[int, int, int, int, int, int, str]
 Why = tuple[str, str]
 
 ACCESS, BRANCH = "access", "branch"
@@ -194,7 +195,7 @@ class _Walker:
 
     def site(self, span: ir.Span, outer: ir.Span | None, kind: str) -> None:
         o = outer or span
-        self.out.append((o.line, o.column, span.line, span.column, kind))
+        self.out.append((o.line, o.column, span.line, span.column, span.end_line, span.end_column, kind))
 
     # statements
     def stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
@@ -451,16 +452,16 @@ def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], al
                     status[st.key] = st
             elif st.evaluated and not old.evaluated:
                 status[st.key] = st
-    acc = [s for s in status.values() if s.key[4] == ACCESS]
-    br = [s for s in status.values() if s.key[4] == BRANCH]
+    acc = [s for s in status.values() if s.key[-1] == ACCESS]
+    br = [s for s in status.values() if s.key[-1] == BRANCH]
     lines_seen = {s.key[0] for s in acc}
     lines_bad = {s.key[0] for s in acc if not s.evaluated}
     groups: dict[Why, list[SiteStatus]] = {}
     for s in sorted(status.values(), key=lambda s: s.key):
         if not s.evaluated:
             groups.setdefault(s.why, []).append(s)
-    gaps = [Gap(w[0], w[1], tuple(sorted({s.key[0] for s in ss})), sum(1 for s in ss if s.key[4] == ACCESS),
-                sum(1 for s in ss if s.key[4] == BRANCH)) for w, ss in groups.items()]
+    gaps = [Gap(w[0], w[1], tuple(sorted({s.key[0] for s in ss})), sum(1 for s in ss if s.key[-1] == ACCESS),
+                sum(1 for s in ss if s.key[-1] == BRANCH)) for w, ss in groups.items()]
     gaps.sort(key=lambda g: (-(g.accesses + g.branches), g.lines[0] if g.lines else 0))
     return KernelCoverage(fn.name, path, fn.span.line, fn.span.column, len(acc), sum(s.evaluated for s in acc),
                           len(br), sum(s.evaluated for s in br), len(lines_seen), len(lines_seen - lines_bad),

@@ -244,7 +244,7 @@ class Interpreter:
     def site_key(self, span: ir.Span, kind: str) -> cov.SiteKey:
         """The coverage key of a site: code inlined from a helper is reported at the kernel's call site."""
         o = self.call_sites[0][0] if self.call_sites else span
-        return (o.line, o.column, span.line, span.column, kind)
+        return (o.line, o.column, span.line, span.column, span.end_line, span.end_column, kind)
 
     def mark_dead(self, node: object, deps: frozenset[str]) -> None:
         """Sites skipped by a condition that is a constant of this launch (no sampled value in it) are
