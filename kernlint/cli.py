@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from kernlint import __version__
-from kernlint.diagnostics import Diagnostic
+from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.exitcodes import EXIT_OK, EXIT_USAGE, exit_code
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -52,18 +52,49 @@ def read_cuda_file(path: Path) -> str:
 
 
 def decode_source(name: str, data: bytes) -> str:
+    """Source text of `data`: UTF-8, or leniently decoded text with one note; binary data is an InputProblem.
+
+    nvcc compiles a file with a Latin-1 byte in a comment or string, so kernlint reads it too:
+    bytes that are not UTF-8 become U+FFFD (only the columns of those lines shift for clang).
+    """
     if b"\x00" in data[:65536]:
         raise InputProblem(name, "binary file (contains NUL bytes); expected CUDA source text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputProblem(name, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                                 "save the file as UTF-8", line) from None
+        sample = data[:65536]
+        control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+        if control > len(sample) // 100:
+            raise InputProblem(name, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}) "
+                                     "and not text; expected CUDA source text", line) from None
+        click.echo(f"{name}:{line}: note: not valid UTF-8 (byte 0x{data[exc.start]:02x}); such bytes were read "
+                   "as U+FFFD (save the file as UTF-8 to silence this)", err=True)
+        return data.decode("utf-8", errors="replace")
+
+
+HEADER_SUFFIXES = (".h", ".hpp", ".inl", ".cpp", ".cc", ".cxx")
+"""C/C++ files a directory walk lints only when their text holds CUDA device code."""
+_DEVICE_MARKERS = (b"__global__", b"__device__", b"<<<")
+
+
+def has_device_code(path: Path) -> bool:
+    """Cheap text check: does the file mention `__global__`, `__device__` or a `<<<` launch?"""
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(4 << 20)
+    except OSError:
+        return False
+    return any(m in data for m in _DEVICE_MARKERS)
 
 
 def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list[str], list[InputProblem]]:
-    """Expand directories to their .cu/.cuh files; report missing paths and empty directories."""
+    """Expand directories to their CUDA sources; report missing paths and empty directories.
+
+    A directory yields its .cu/.cuh files, and the C/C++ headers and sources (HEADER_SUFFIXES) that
+    contain device code, so kernels defined in a `.h`/`.hpp` are found while a tree of plain C++
+    stays quiet. Files named explicitly are always linted.
+    """
     from kernlint.config import path_matches
 
     files: list[str] = []
@@ -74,10 +105,13 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list
             continue
         p = Path(arg)
         if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*") if f.suffix in CUDA_SUFFIXES and f.is_file()
-                           and not any(path_matches(str(f), pat) for pat in exclude))
+            found = sorted(str(f) for f in p.rglob("*")
+                           if (f.suffix in CUDA_SUFFIXES or f.suffix in HEADER_SUFFIXES) and f.is_file()
+                           and not any(path_matches(str(f), pat) for pat in exclude)
+                           and (f.suffix in CUDA_SUFFIXES or has_device_code(f)))
             if not found:
-                problems.append(InputProblem(arg, "directory contains no .cu or .cuh files"))
+                problems.append(InputProblem(arg, "directory contains no .cu or .cuh files "
+                                                  "(nor C/C++ files with device code)"))
             files.extend(found)
         elif p.exists():
             if not any(path_matches(arg, pat) for pat in exclude):
@@ -130,7 +164,8 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
               help="Value of a runtime size (kernel parameter or template argument). Repeatable.")
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add an include directory for parsing.")
 @click.option("-D", "macros", multiple=True, metavar="MACRO[=VALUE]", help="Define a preprocessor macro.")
-@click.option("--arch", default=None, metavar="sm_XX", help="Target architecture for occupancy.  [default: sm_80]")
+@click.option("--arch", default=None, metavar="sm_XX",
+              help="Target architecture: device code is preprocessed for it and occupancy uses it.  [default: sm_80]")
 @click.option("--select", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to enable.")
 @click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to disable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB when searching directories.")
@@ -269,7 +304,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     out = render(settings.format, diagnostics, ctx)
     if out:
         click.echo(out, nl=False)
-    parse_failed = any(d.code == "KL900" for d in diagnostics)
+    # A KL900 below error severity is host code that did not parse: no kernel was left unread.
+    parse_failed = any(d.code == "KL900" and d.severity >= Severity.ERROR for d in diagnostics)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems) or parse_failed))
 
 

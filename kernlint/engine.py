@@ -19,6 +19,7 @@ from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source
 from kernlint.launch import launch_shapes
+from kernlint.occupancy import DEFAULT_ARCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +108,9 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
     """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
     options = options or LintOptions()
     tu = parse_source(text, path, include_dirs=options.include_dirs,
-                      defines=options.macros, arch=options.arch or "sm_70")
+                      defines=options.macros, arch=options.arch or DEFAULT_ARCH)
     lines = tuple(text.splitlines())
-    diags: list[Diagnostic] = list(parse_problems.check_parse(tu))
+    diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
     notes: list[str] = []
     records: list[evcov.KernelCoverage] = []

@@ -3,11 +3,11 @@
     0  EXIT_OK        nothing at or above --fail-on was found (findings below it may be printed)
     1  EXIT_FINDINGS  at least one finding at or above --fail-on (default: warning)
     2  EXIT_USAGE     the run itself went wrong: bad flags or config, a missing path, a directory
-                      with no CUDA files, unreadable, binary or non-UTF-8 input. The other paths
+                      with no CUDA files, unreadable or binary input. The other paths
                       are still linted and reported, but a gate must not pass on a partial run,
                       so 2 wins over 1.
 
-A kernel that fails to parse gets a KL900 finding and the rest of the file is still analysed
+A kernel that fails to parse gets an error-severity KL900 finding and the rest of the file is still analysed
 and reported; the CLI then also counts the run as an error (2), since part of the input was not
 checked (STYLE.md: "2 usage/config/parse error").
 """

@@ -357,3 +357,4 @@ class TranslationUnit:
     instantiations: tuple[tuple[str, tuple[str, ...]], ...] = ()
     macros: dict[str, int] = field(hash=False, compare=False, default_factory=dict)  # integer object-like macros
     structs: dict[str, CType] = field(hash=False, compare=False, default_factory=dict)  # by name, for T = MyStruct
+    stubbed: tuple[str, ...] = ()  # includes that were not found and were read as empty files

@@ -16,6 +16,7 @@ without touching the ``.cu`` needs ``KERNLINT_NO_CACHE=1`` (or a cache clear) to
 from __future__ import annotations
 
 import functools
+import glob
 import hashlib
 import json
 import os
@@ -29,10 +30,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kernlint.includes import scan_includes
+
 COMPILE_TIMEOUT_S = 60.0
 """Cap on one nvcc run: heavy template code can take long, and a linter must not hang."""
 
-CACHE_FORMAT = 1  # bump when the cached JSON layout or the parse changes
+CACHE_FORMAT = 2  # bump when the cached JSON layout or the parse changes
 
 BASE_REGISTERS = 8
 """Registers ptxas gives the smallest kernel that indexes a pointer (``p[threadIdx.x] = 1`` uses 8
@@ -561,6 +564,8 @@ def exact_resources(
         return {}, f"{exe} --version failed: registers are estimated, not exact"
     target = _normalize_arch(arch)
     file_dir = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    # nvcc runs in a temporary directory: every include directory must be absolute.
+    include_dirs = [os.path.abspath(d) for d in include_dirs]
     flags = [
         "-cubin", f"-arch={target}", "-Xptxas", "-v", "-x", "cu",
         # Permissive language options that real projects commonly build with; they only make
@@ -580,12 +585,31 @@ def exact_resources(
             pass  # a damaged cache entry: compile again and overwrite it
 
     name = Path(path).name if path else "kernel.cu"
+    unresolved = scan_includes(source_text, path or name, (file_dir, *include_dirs))
+    odd = sorted(p for p in unresolved.paths if os.path.exists(p))
+    if odd:
+        return {}, f"{name} includes {odd[0]}, which is not a regular file: not compiled; registers are estimated"
+    stubbed: set[str] = set()
     try:
         with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
             source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
             source.write_text(source_text, encoding="utf-8", errors="surrogateescape")
-            argv = [exe, *flags, "-o", str(Path(tmp) / "out.cubin"), str(source)]
-            returncode, output = _run(argv, tmp, timeout)
+            # Nested, so that stubs for `../x.h` (up to four levels up) still land inside `stubs`.
+            stub_dir = Path(tmp) / "stubs" / "s" / "s" / "s" / "s"
+            stub_dir.mkdir(parents=True)
+            # Headers that are on no include path are empty files, searched after the system
+            # directories (`-idirafter`), so a stub never hides a real header.
+            argv = [exe, *flags, "-Xcompiler", "-idirafter", "-Xcompiler", str(stub_dir),
+                    "-o", str(Path(tmp) / "out.cubin"), str(source)]
+            pending = set(unresolved.names)
+            for _round in range(NVCC_STUB_ROUNDS):
+                stubbed |= {n for n in pending if _write_stub(stub_dir, Path(tmp) / "stubs", n)}
+                returncode, output = _run(argv, tmp, timeout)
+                if returncode == 0:
+                    break
+                pending = set(_missing_headers(output)) - stubbed
+                if not pending:
+                    break
             # Messages should name the user's file, not our temporary copy.
             output = output.replace(str(source), path or name)
     except subprocess.TimeoutExpired:
@@ -594,7 +618,12 @@ def exact_resources(
     except OSError as error:
         return {}, f"could not run nvcc ({error}): registers are estimated, not exact"
     if returncode != 0:
-        failure = (f"nvcc could not compile {name} for {target} ({_first_error(output)}): "
+        missing = _missing_headers(output)
+        why = (f"missing header {missing[0]}" if missing else _first_error(output))
+        shown = sorted(n for n in stubbed if not _system_header(n))
+        if shown and not missing:
+            why += f"; headers not found and compiled as empty files: {', '.join(shown[:5])}"
+        failure = (f"nvcc could not compile {name} for {target} ({why}): "
                    "registers are estimated, not exact")
         _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": failure})
         return {}, failure
@@ -603,6 +632,48 @@ def exact_resources(
     note: str | None = None if records else f"nvcc compiled {name} for {target} but reported no kernel entries"
     _write_cache(key, {"format": CACHE_FORMAT, "kernels": records, "note": note})
     return _to_resources(records), note
+
+
+NVCC_STUB_ROUNDS = 16
+"""Bound on nvcc runs that each stub the headers the previous run could not open."""
+
+_MISSING_RES = (
+    re.compile(r"fatal error: (\S[^:\n]*): No such file or directory"),  # gcc/clang preprocessing
+    re.compile(r'cannot open source file "([^"\n]+)"'),  # EDG front end (cudafe++)
+)
+
+
+def _missing_headers(output: str) -> list[str]:
+    """Headers nvcc's output says it could not open, in order of appearance."""
+    found: list[str] = []
+    for line in output.splitlines():
+        for rx in _MISSING_RES:
+            m = rx.search(line)
+            if m and m.group(1) not in found:
+                found.append(m.group(1).strip())
+    return found
+
+
+def _system_header(name: str) -> bool:
+    """Best effort, for messages only: is `name` in a usual system or CUDA include directory?"""
+    dirs = ["/usr/include", "/usr/local/include", "/usr/local/cuda/include", *glob.glob("/usr/include/c++/*")]
+    return any(os.path.isfile(os.path.join(d, name)) for d in dirs)
+
+
+def _write_stub(stub_dir: Path, root: Path, name: str) -> bool:
+    """Create an empty header `name` as seen from `stub_dir`; False if it would land outside `root`."""
+    if os.path.isabs(name):
+        return False
+    target = Path(os.path.normpath(stub_dir / name))
+    if root not in target.parents:
+        return False
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            target.write_text("")
+    except OSError:
+        return False
+    return True
 
 
 def resources_to_dict(resources: KernelResources) -> dict[str, Any]:

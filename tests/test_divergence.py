@@ -290,3 +290,14 @@ def test_fixture_severities(fixture: Path) -> None:
     got = {(d.line, d.code): d.severity.label for d in res.diagnostics if d.code.startswith("KL30")}
     for key, sev in want.items():
         assert got.get(key) == sev, f"{fixture.name}:{key[0]} {key[1]}: want {sev}, got {got.get(key)}"
+
+
+def test_early_return_message_names_the_returning_side() -> None:
+    # `if (threadIdx.x % 32 != 0) return;`: 31 lanes of each warp return, lane 0 goes on.
+    from pathlib import Path
+
+    from kernlint.engine import lint_source
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "KL301_early_return_sides.cu"
+    diags = [d for d in lint_source(path.read_text(), str(path)).diagnostics if d.code == "KL301"]
+    assert len(diags) == 1
+    assert "31 of 32 live lanes return (97 %) and 1 go on" in diags[0].message

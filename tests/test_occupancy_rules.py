@@ -197,6 +197,22 @@ def test_kl403_not_when_launch_bounds_pin_the_registers() -> None:
     assert "KL403" in codes(lint(resources=exact(64), launch_bounds=256, launch_bounds_min_blocks=3))
 
 
+
+def test_kl401_respects_existing_launch_bounds_min_blocks() -> None:
+    # An estimate of 96 registers at 512 threads is 25 %, but __launch_bounds__(512, 2) makes
+    # ptxas keep 64 registers: 50 %, so no finding, and no advice to add what is there.
+    assert "KL401" not in codes(lint(block_size=512, resources=estimated(96), launch_bounds=512,
+                                     launch_bounds_min_blocks=2))
+    # With minBlocks 1 the attribute caps nothing: KL401 names the attribute to change instead
+    # of recommending __launch_bounds__ as if it were missing.
+    diag = only(lint(block_size=256, resources=exact(80), launch_bounds=256, launch_bounds_min_blocks=1), "KL401")
+    lift = " ".join(diag.notes)
+    assert "change the existing __launch_bounds__(256, 1) to __launch_bounds__(256, 4)" in lift
+    # When the attribute already asks for the blocks a lower register count would give, no
+    # register advice repeats it.
+    diag = only(lint(block_size=256, resources=exact(80), launch_bounds=256, launch_bounds_min_blocks=4), "KL401")
+    assert "__launch_bounds__(256, 4)" not in " ".join(diag.notes)
+
 # --- KL404 block-size-not-multiple-of-32 --------------------------------------------------------------
 
 def test_kl404_at_each_launch_site() -> None:
@@ -210,6 +226,14 @@ def test_kl404_at_each_launch_site() -> None:
     assert "use 96 or 128 threads" in hundred.notes[0]
     sixteen = next(d for d in diags if d.code == "KL404" and d.line == 24)
     assert "use 32 threads" in sixteen.notes[0]
+
+
+def test_kl404_quiet_for_launches_of_at_most_one_warp() -> None:
+    # <<<1, 1>>> setup kernels and a one-block 16-thread step are serial by choice; a grid of
+    # many 1-thread or 48-thread blocks, or an unknown grid, still wastes lanes on every warp.
+    diags = lint(launch_sites=((20, 5, 1, 1), (21, 5, 16, 1), (22, 5, 8, 4), (23, 5, 1, 4096),
+                               (24, 5, 48, None), (25, 5, 1, None)))
+    assert sorted(d.line for d in diags if d.code == "KL404") == [23, 24, 25]
 
 
 def test_kl404_launch_bounds() -> None:

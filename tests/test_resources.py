@@ -146,12 +146,30 @@ def test_local_includes_resolve_next_to_the_file(tmp_path: Path) -> None:
 
 
 @needs_nvcc
-def test_missing_header_gives_a_note_not_an_exception(tmp_path: Path) -> None:
-    src = '#include "not_there.cuh"\n__global__ void k() {}\n'
+def test_missing_header_is_compiled_as_an_empty_stub(tmp_path: Path) -> None:
+    src = '#include "not_there.cuh"\n#include <also/not_there.h>\n__global__ void k(float* p) { p[threadIdx.x] = 1; }\n'
+    kernels, note = exact_resources(src, str(tmp_path / "k.cu"), "sm_80")
+    assert note is None and kernels["k"][0].source == "exact"
+
+
+@needs_nvcc
+def test_missing_header_whose_names_are_used_gives_a_note_not_an_exception(tmp_path: Path) -> None:
+    src = '#include "not_there.cuh"\n__global__ void k(float* p) { p[threadIdx.x] = TILE; }\n'
     kernels, note = exact_resources(src, str(tmp_path / "k.cu"), "sm_80")
     assert kernels == {}
-    assert note is not None and "not_there.cuh" in note and "estimated" in note
+    assert note is not None and "not_there.cuh" in note and "estimated" in note and "TILE" in note
     assert "kernlint-nvcc-" not in note  # the user's path, not our temporary copy
+
+
+@needs_nvcc
+def test_relative_include_dirs_work_from_the_temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "tile.h").write_text("#define TILE 64\n")
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path)
+    src = '#include "tile.h"\n__global__ void k(float* p) { __shared__ float s[TILE]; s[threadIdx.x % TILE] = 1; __syncthreads(); p[threadIdx.x] = s[1]; }\n'
+    kernels, note = exact_resources(src, "src/k.cu", "sm_80", ("inc",))
+    assert note is None and kernels["k"][0].static_shared_bytes == 256
 
 
 @needs_nvcc

@@ -298,3 +298,17 @@ def test_a_block_scoped_declaration_hides_the_outer_variable_only_inside_the_blo
            "}\n")
     diags = lint_with_suppressions(src, "shadow.cu", OPTIONS).diagnostics
     assert [(d.line, d.code) for d in diags] == [(8, "KL201")]
+
+
+def test_evidence_lists_colliding_lanes() -> None:
+    import re
+
+    from kernlint.engine import lint_source
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "KL201_evidence.cu"
+    diag = next(d for d in lint_source(path.read_text(), str(path)).diagnostics if d.code == "KL201")
+    note = next(n for n in diag.notes if n.startswith("the worst request"))
+    # Lanes 1-15 read words 1-15 (banks 1-15): they collide with nothing and are not shown.
+    shown = [int(x) for x in re.findall(r"lane (\d+) ->", note)]
+    assert all(lane == 0 or lane >= 16 for lane in shown) and len(shown) == 4
+    assert set(re.findall(r"\(bank (\d+)\)", note)) == {"0"}
+    assert "16 lanes, each a different word of bank 0" in note

@@ -207,6 +207,8 @@ class BranchVerdict:
     split_at: str  # loop-variable values where it split ("s = 1, 2, 4")
     worst_lanes: tuple[int, ...]  # lanes of the worst warp on the taken side
     worst_where: str = ""  # loop-variable values at the worst split ("s = 1")
+    # The worst split is an early `return` in the region: lanes_taken is then (go on, return).
+    worst_is_return: bool = False
 
 
 def branch_sites(result: KernelResult) -> list[BranchSite]:
@@ -266,6 +268,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     worst: tuple[tuple[int, float], int, int, tuple[int, int], int, tuple[int, ...], str] = (
         (-1, -1.0), 0, 0, (0, 0), 0, (), "")
     n_split_events = 0
+    worst_is_return = False
     for e in site.events:
         sp = _split_of(e)
         tw = e.then_work if e.then_work is not None else np.full(sp.active.shape, e.then_cost)
@@ -335,6 +338,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
             key = (min(t, a - t), float(idle[s, w]))
             if key > worst[0]:
                 worst = (key, int(s), int(w), (a - t, t), a, (), "")
+                worst_is_return = True
     if not any(split_warps):
         return None
     counts = [len(x) for x in split_warps]
@@ -353,7 +357,8 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
             severity, reason, fraction=fraction, warps_split=counts[sample_show],
             warps_evaluated=len(reached_warps[sample_show]), lanes_taken=worst[3], worst_warp=worst[2],
             worst_active=worst[4], split_events=n_split_events, heavy=heavy, repeated=repeated,
-            split_at=_loop_note(split_vars), worst_lanes=worst[5], worst_where=worst[6])
+            split_at=_loop_note(split_vars), worst_lanes=worst[5], worst_where=worst[6],
+            worst_is_return=worst_is_return)
 
     deps = site.first.deps
     if (deps or _mentions_define(result, site.first.span.line)) and max(counts) <= 1:
@@ -404,10 +409,12 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
         a = max(v.worst_active, 1)
         if e.kind == "switch":
             sides = f"the largest case holds {t} of {a} active lanes ({_pct(t / a)})"
-        elif e.kind == "return" or (site.returns and not site.events):
+        elif e.kind == "return" or (site.returns and not site.events) or v.worst_is_return:
             sides = f"{nt} of {a} live lanes return ({_pct(nt / a)}) and {t} go on"
         else:
             sides = f"{t} of {a} active lanes take it ({_pct(t / a)}) and {nt} do not ({_pct(nt / a)})"
+        serial = ("lanes that return wait while the others run on" if "return (" in sides
+                  else "the sides run one after the other")
         at = f" (at {v.worst_where})" if v.worst_where else ""
         warps: set[int] = set()
         for ev_ in site.events:
@@ -416,7 +423,7 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
             warps.update(np.nonzero(warp_split(r.cond, r.mask).split.any(axis=0))[0].tolist())
         which = f" (warp{'s' if len(warps) > 1 else ''} {lane_ranges(warps)})" if warps else ""
         message = (f"divergent {what}: it splits {v.warps_split} of {v.warps_evaluated} warps{which}; in the worst "
-                   f"warp{at} {sides}; the sides run one after the other, idle lanes cost {_pct(v.fraction)} of the "
+                   f"warp{at} {sides}; {serial}, idle lanes cost {_pct(v.fraction)} of the "
                    f"block's lane-slots")
         notes = []
         if v.worst_lanes and len(v.worst_lanes) < a:

@@ -110,7 +110,8 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
         bindings = dict(first.shape.bindings) if first is not None else {}
         lb = fold_bound(fn.launch_bounds[0], bindings, tu.macros) if fn.launch_bounds else None
         lb_min = fold_bound(fn.launch_bounds[1], bindings, tu.macros) if len(fn.launch_bounds) > 1 else None
-        sites = tuple((ln.span.line, ln.span.column, ln.block[0] * ln.block[1] * ln.block[2])
+        sites = tuple((ln.span.line, ln.span.column, ln.block[0] * ln.block[1] * ln.block[2],
+                       ln.grid[0] * ln.grid[1] * ln.grid[2] if ln.grid is not None else None)
                       for ln in tu.launches if ln.kernel == fn.name and ln.block is not None)
         try:
             yield from occupancy_diagnostics(

@@ -112,20 +112,25 @@ def _largest_below(values: Iterable[int], compute: Callable[[int], Occupancy], t
     return None
 
 
-def _register_cap(limits: ArchLimits, block_size: int) -> int:
-    """Most registers per thread with which one block of ``block_size`` threads still fits.
+def _register_cap(limits: ArchLimits, block_size: int, min_blocks: int = 1) -> int:
+    """Most registers per thread with which ``min_blocks`` blocks of ``block_size`` threads fit.
 
-    ptxas applies this cap for ``__launch_bounds__(block_size)`` (minimum blocks 1).
+    ptxas applies this cap for ``__launch_bounds__(block_size, min_blocks)``.
     """
     for registers in range(limits.max_registers_per_thread, 0, -1):
-        if occupancy(limits, block_size, registers, 0).blocks_by_registers > 0:
+        if occupancy(limits, block_size, registers, 0).blocks_by_registers >= max(1, min_blocks):
             return registers
     return 0
 
 
 def _lift_notes(occ: Occupancy, limits: ArchLimits, registers: int, shared_total: int,
-                threshold: float, barriers: int) -> list[str]:
-    """Concrete changes that raise occupancy, with the occupancy each would give."""
+                threshold: float, barriers: int, launch_bounds: int | None = None,
+                min_blocks: int | None = None) -> list[str]:
+    """Concrete changes that raise occupancy, with the occupancy each would give.
+
+    An existing ``__launch_bounds__(N, minBlocks)`` is named as what to change, never suggested
+    again as if it were missing.
+    """
     notes: list[str] = []
     block = occ.block_size
     if occ.limiter == "registers" or occ.blocks_by_registers <= occ.active_blocks:
@@ -138,12 +143,24 @@ def _lift_notes(occ: Occupancy, limits: ArchLimits, registers: int, shared_total
         )
         if found is not None:
             cap, better = found
-            notes.append(
-                f"at most {cap} registers per thread would give {better.percent} "
-                f"({_plural(better.active_blocks, 'block')} per SM): __launch_bounds__({block}, "
-                f"{better.active_blocks}) or -maxrregcount={cap}; check that ptxas does not spill "
-                f"(KL402)"
-            )
+            if launch_bounds and min_blocks and min_blocks >= better.active_blocks:
+                pass  # the attribute already asks for that many blocks: ptxas caps registers itself
+            elif launch_bounds:
+                have = f"{launch_bounds}, {min_blocks}" if min_blocks else f"{launch_bounds}"
+                notes.append(
+                    f"at most {cap} registers per thread would give {better.percent} "
+                    f"({_plural(better.active_blocks, 'block')} per SM): change the existing "
+                    f"__launch_bounds__({have}) to __launch_bounds__({launch_bounds}, "
+                    f"{better.active_blocks}) or use -maxrregcount={cap}; check that ptxas does "
+                    f"not spill (KL402)"
+                )
+            else:
+                notes.append(
+                    f"at most {cap} registers per thread would give {better.percent} "
+                    f"({_plural(better.active_blocks, 'block')} per SM): __launch_bounds__({block}, "
+                    f"{better.active_blocks}) or -maxrregcount={cap}; check that ptxas does not spill "
+                    f"(KL402)"
+                )
     if shared_total > 0 and (occ.limiter == "shared" or occ.blocks_by_shared <= occ.active_blocks):
         found = _largest_below(
             shared_steps(limits, shared_total, up=False),
@@ -206,13 +223,13 @@ def occupancy_diagnostics(
     arch: str,
     threshold: float = 0.5,
     launch_bounds: int | None = None,
-    launch_sites: tuple[tuple[int, int, int], ...] = (),
+    launch_sites: tuple[tuple[int, ...], ...] = (),
     launch_bounds_min_blocks: int | None = None,
 ) -> list[Diagnostic]:
     """Return the KL401-KL405 findings for one kernel (or one template instantiation).
 
     ``line``/``column`` locate the kernel's declaration; ``launch_sites`` are ``(line, column,
-    threads per block)`` of its launches in the file.  ``resources`` comes from ptxas (``exact``) or
+    threads per block[, blocks in the grid or None])`` of its launches in the file.  ``resources`` comes from ptxas (``exact``) or
     the IR estimate (``estimated``); with ``None`` registers are unknown.  ptxas's static shared
     figure wins over ``static_shared_bytes`` (the IR's count) when it is exact.  ``arch`` must be
     known to :func:`kernlint.occupancy.arch_limits` (it raises ``ValueError`` otherwise).
@@ -244,9 +261,13 @@ def occupancy_diagnostics(
         estimate = f"{registers} registers per thread (estimated from the source, not exact"
         assumptions.append(estimate + (f"; {resources.note}" if resources.note else "") + ")")
     if registers is not None and not exact and launch_bounds:
-        cap = _register_cap(limits, launch_bounds)
+        # ptxas honours both arguments: at most `launch_bounds` threads, and registers few enough
+        # for `min_blocks` such blocks per SM (CUDA C++ Programming Guide, "Launch Bounds").
+        min_blocks = launch_bounds_min_blocks or 1
+        cap = _register_cap(limits, launch_bounds, min_blocks)
         if registers > cap:
-            assumptions.append(f"estimate capped at {cap} registers by __launch_bounds__({launch_bounds})")
+            bounds = f"{launch_bounds}, {min_blocks}" if launch_bounds_min_blocks else f"{launch_bounds}"
+            assumptions.append(f"estimate capped at {cap} registers by __launch_bounds__({bounds})")
             registers = cap
     assumptions.append(f"shared memory {_bytes(static)} static + {_bytes(dynamic)} dynamic per block")
     assumptions.append(f"default shared-memory carve-out (the runtime assumes the largest, "
@@ -298,7 +319,12 @@ def occupancy_diagnostics(
         ))
 
     # KL404: partially filled warps, at every launch and at __launch_bounds__.
-    sites: list[tuple[int, int, int, str]] = [(l, c, n, "block") for l, c, n in launch_sites]
+    # A launch whose whole grid is at most one warp of threads (`setup<<<1, 1>>>`, a one-block
+    # diagonal step of 16 threads, a printf demo) is a serial or setup kernel by choice: its idle
+    # lanes take nothing from other work, and a bigger block would not make it faster.
+    sites: list[tuple[int, int, int, str]] = [
+        (site[0], site[1], site[2], "block") for site in launch_sites
+        if not (len(site) > 3 and site[3] is not None and site[3] * site[2] <= WARP_SIZE)]
     if launch_bounds:
         sites.append((line, column, launch_bounds, "__launch_bounds__"))
     for site_line, site_col, threads, what in sites:
@@ -364,7 +390,8 @@ def occupancy_diagnostics(
             message = (f"theoretical occupancy {occ.percent} ({occ.active_warps} of "
                        f"{occ.max_warps} warps per SM): limited by "
                        f"{_limiter_phrase(occ, limits, registers_text)}")
-        notes = [per_limit, *_lift_notes(occ, limits, registers, shared_total, threshold, barriers)]
+        notes = [per_limit, *_lift_notes(occ, limits, registers, shared_total, threshold, barriers,
+                                         launch_bounds, launch_bounds_min_blocks)]
         notes.append(f"threshold {format_percent(threshold)}; low occupancy is fine when each "
                      f"warp has enough independent work (ILP) to hide latency")
         out.append(make(LOW_OCCUPANCY, message, notes,

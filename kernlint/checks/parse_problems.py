@@ -8,6 +8,7 @@ on this machine) make the expressions that use them unknown, reported once per k
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from kernlint import ir
@@ -94,12 +95,47 @@ def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[
     return tuple(out)
 
 
-def check_parse(tu: ir.TranslationUnit) -> Iterator[Diagnostic]:
-    """One KL900 per kernel with syntax errors; one for the file when it yielded no kernel at all."""
+def _helpers_syntax(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
+    """Syntax errors inside the `__device__` helpers a kernel calls (their bodies are inlined into it)."""
+    called = _called_names(fn.body)
+    out: list[tuple[int, int, str]] = []
+    for helper in tu.functions.values():
+        if not helper.is_kernel and helper.name in called:
+            out.extend(helper.parse_errors)
+    return tuple(sorted(out))
+
+
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _mentions_kernel(text: str) -> bool:
+    """Whether `text` declares a `__global__` function outside comments (clang may have lost it)."""
+    return "__global__" in text and "__global__" in _COMMENT_RE.sub("", text)
+
+
+def _stub_note(tu: ir.TranslationUnit) -> tuple[str, ...]:
+    if not tu.stubbed:
+        return ()
+    shown = ", ".join(tu.stubbed[:8]) + (f" and {len(tu.stubbed) - 8} more" if len(tu.stubbed) > 8 else "")
+    return (f"includes not found and read as empty files: {shown}",)
+
+
+def check_parse(tu: ir.TranslationUnit, text: str = "") -> Iterator[Diagnostic]:
+    """KL900 for syntax errors that touch a kernel, KL903 for a kernel's unresolved names.
+
+    A syntax error inside a kernel, or inside a `__device__` helper it calls, is an error: that
+    kernel was not fully read. Errors elsewhere (host code, often C++ that needs headers not on
+    this machine) do not stop any kernel from being analysed: one info KL900 when the file has
+    kernels, nothing when it has none. A file with no kernel whose text declares a `__global__`
+    function keeps an error KL900, since clang may have lost the kernel in the error.
+    """
+    inside: set[tuple[int, int]] = set()
     for fn in tu.kernels:
-        if fn.parse_errors:
-            line, col, msg = fn.parse_errors[0]
-            more = len(fn.parse_errors) - 1
+        errors = fn.parse_errors + tuple(e for e in _helpers_syntax(fn, tu) if e not in fn.parse_errors)
+        inside.update((line, col) for line, col, _ in errors)
+        if errors:
+            line, col, msg = errors[0]
+            more = len(errors) - 1
             extra = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
             yield Diagnostic(
                 path=tu.path, line=line, column=col, code=KL900.code, name=KL900.name, severity=KL900.severity,
@@ -120,13 +156,25 @@ def check_parse(tu: ir.TranslationUnit) -> Iterator[Diagnostic]:
                 message=f"kernel '{fn.name}' uses names kernlint could not resolve: {shown}",
                 kernel=fn.name,
                 notes=("expressions that use them are treated as unknown and yield no finding",
+                       *_stub_note(tu),
                        "pass the header's directory with -I, or a value with --define NAME=VALUE"),
             )
-    if not tu.kernels:
-        syntax = [p for p in tu.problems if p.syntax]
-        if syntax:
-            p = syntax[0]
-            yield Diagnostic(
-                path=tu.path, line=p.line, column=p.column, code=KL900.code, name=KL900.name,
-                severity=KL900.severity, message=f"syntax error: {p.message}; no kernel could be analysed",
-            )
+    outside = [p for p in tu.problems if p.syntax and (p.line, p.column) not in inside]
+    if not outside:
+        return
+    p = outside[0]
+    if not tu.kernels and _mentions_kernel(text):
+        yield Diagnostic(
+            path=tu.path, line=p.line, column=p.column, code=KL900.code, name=KL900.name,
+            severity=KL900.severity, message=f"syntax error: {p.message}; no kernel could be analysed",
+            notes=_stub_note(tu),
+        )
+    elif tu.kernels:
+        more = len(outside) - 1
+        extra = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
+        yield Diagnostic(
+            path=tu.path, line=p.line, column=p.column, code=KL900.code, name=KL900.name, severity=Severity.INFO,
+            message=f"code outside the kernels could not be parsed: {p.message}{extra}",
+            notes=("no kernel body is affected; a kernel that uses declarations from there may be partly analysed",
+                   *_stub_note(tu)),
+        )

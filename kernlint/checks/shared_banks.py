@@ -501,8 +501,21 @@ def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None]:
         return "", None
     words = (a[lanes] - base) // BANK_BYTES
     banks = (a[lanes] // BANK_BYTES) % SHARED_BANKS
-    shown = ", ".join(f"lane {int(ln)} -> word {int(wd)} (bank {int(bk)})"
-                      for ln, wd, bk in zip(lanes[:4], words[:4], banks[:4]))
+    # Show the collision, not the first lanes: in the phase and bank with the most distinct words,
+    # one lane per distinct word (lanes reading the same word are a broadcast, not a conflict).
+    per_phase = 32 // shared_phases(site.width)
+    best: list[int] = []
+    for phase in np.unique(lanes // per_phase):
+        in_phase = np.flatnonzero(lanes // per_phase == phase)
+        for bank in np.unique(banks[in_phase]):
+            idx = in_phase[banks[in_phase] == bank]
+            _w, first = np.unique(words[idx], return_index=True)
+            if len(first) > len(best):
+                best = sorted(int(i) for i in idx[first])
+    pick = best if len(best) >= 2 else list(range(min(4, lanes.size)))
+    shown = ", ".join(f"lane {int(lanes[i])} -> word {int(words[i])} (bank {int(banks[i])})" for i in pick[:4])
+    if len(pick) > 4:
+        shown += f", ... ({len(pick)} lanes, each a different word of bank {int(banks[pick[0]])})"
     stride = None
     if lanes.size >= 2 and np.all(np.diff(lanes) == 1):
         d = np.diff(a[lanes])

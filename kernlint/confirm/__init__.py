@@ -413,10 +413,11 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         return FilePlan(path, text, None, [], "no kernels were analysed")
     try:
         from kernlint.frontend import parse_source
+        from kernlint.occupancy import DEFAULT_ARCH
 
         tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
                           defines=tuple(getattr(options, "macros", ()) or ()),
-                          arch=getattr(options, "arch", None) or "sm_70")
+                          arch=getattr(options, "arch", None) or DEFAULT_ARCH)
     except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
     functions = dict(tu.functions)

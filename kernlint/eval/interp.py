@@ -21,6 +21,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
+from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
@@ -105,6 +106,8 @@ class Interpreter:
         # (float[32] of float[32][32]) to the padded one, for the Index nodes that carry it.
         self.shared_types = dict(shared_types or {})
         self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
+        # `__shared__` scalars hold one value per block (eval/shared_scalars.py), not one per lane.
+        self.shared_scalars = SharedScalars(self.S)
         # Coverage: which sites produced an event, and why the others did not (eval/coverage.py).
         self.cov = cov.Recorder()
         self.cov_shared = cov.shared_names(fn, tu)
@@ -121,6 +124,8 @@ class Interpreter:
         for name, decl in self.tu.globals.items():
             if decl.shared:
                 self.allocate_shared(name, decl.ctype)
+                if is_shared_scalar_type(self.resolve(decl.ctype)):
+                    self.shared_scalars.declare(name, self.resolve(decl.ctype))
         try:
             if self.fn.body is not None:
                 self.exec_block(self.fn.body)
@@ -156,6 +161,8 @@ class Interpreter:
                 fv = self.param_value(ir.Param(f.name, f.ctype), index * 64 + j + 1, prefix=name + ".")
                 fields.append((f.name, fv))
             return Val(None, fields=tuple(fields))
+        if t.kind == "float":
+            return Val(None, why=("unmodelled", f"the floating-point value of `{name}`"))
         return Val(None, why=("param", name))
 
     def allocate_shared(self, name: str, ctype: ir.CType) -> int:
@@ -312,6 +319,11 @@ class Interpreter:
 
     def exec_decl(self, d: ir.VarDecl) -> None:
         t = self.resolve(d.ctype)
+        if d.shared and is_shared_scalar_type(t):
+            self.allocate_shared(d.name, t)
+            self.shared_scalars.declare(d.name, t)
+            self.frame.env.pop(d.name, None)
+            return
         if d.shared or (d.static and t.kind == "array" and d.name in self.shared_bases):
             base = self.allocate_shared(d.name, t)
             self.declare(d.name, Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=d.name), t)
@@ -354,6 +366,7 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c)
+            self.shared_scalars.forget(written, why_of(c))
             return
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
@@ -496,6 +509,7 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], why=why)
+            self.shared_scalars.forget(written, why)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
         self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
@@ -549,6 +563,7 @@ class Interpreter:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c)
+            self.shared_scalars.forget(written, why_of(c))
 
     # --- expressions ------------------------------------------------------------------------------
 
@@ -597,6 +612,8 @@ class Interpreter:
         for frame in reversed(self.frames[-1:]):
             if e.name in frame.env:
                 return frame.env[e.name]
+        if e.name in self.shared_scalars:
+            return self.shared_scalars.read(e.name)
         if e.kind == "shared" or (e.name in self.shared_bases):
             base = self.allocate_shared(e.name, self.resolve(e.ctype))
             return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
@@ -707,6 +724,13 @@ class Interpreter:
         if op == "*":
             return self.eval_memory_read(e)
         if op == "&":
+            target = _target_name(e.operand)
+            if target in self.shared_scalars and target not in self.frame.env:
+                # The address escapes (an atomic, a helper): the block's value is no longer known.
+                self.shared_scalars.forget([target], ("unmodelled", f"`{target}`, a __shared__ variable whose "
+                                                            "address is taken (an atomic?)"))
+                base = self.allocate_shared(target, self.shared_scalars.types[target])
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=target)
             lv = self.lvalue(e.operand)
             if lv is None:
                 target = _strip_implicit(e.operand)
@@ -1028,6 +1052,9 @@ class Interpreter:
         inner = target
         while isinstance(inner, ir.Cast) and not inner.explicit:
             inner = inner.operand
+        if isinstance(inner, ir.Ref) and inner.name in self.shared_scalars and inner.name not in self.frame.env:
+            self.shared_scalars.write(inner.name, v, self.mask)
+            return
         if isinstance(inner, ir.Ref) and inner.kind in ("local", "param"):
             self.assign_var(inner.name, v)
             return

@@ -7,6 +7,7 @@ empty in-memory file, so a missing header costs only the names it would have dec
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from importlib import resources
 from typing import Iterable
 
 from kernlint import ir
+from kernlint.includes import scan_includes
+from kernlint.occupancy import DEFAULT_ARCH
 
 try:  # libclang is a hard dependency, but keep the import error readable.
     import clang.cindex as ci
@@ -22,7 +25,6 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
 
 K = ci.CursorKind
 STUB_DIR = "/__kernlint_stub__"
-_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
 class FrontendError(Exception):
@@ -627,80 +629,139 @@ def _annotation_above(lines: list[str], line: int) -> str:
     return " ".join(reversed(found))
 
 
-def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> set[str]:
-    """Names of `#include`s in `text` that clang would not find: they become empty files."""
-    here = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
-    missing = set()
-    for m in _INCLUDE_RE.finditer(text):
-        name = m.group(2).strip()
-        candidates = ([here] if m.group(1) == '"' else []) + list(include_dirs)
-        if not any(os.path.isfile(os.path.join(d, name)) for d in candidates):
-            missing.add(name)
-    return missing
+_MAX_PARSE_ROUNDS = 64
+"""Bound on re-parses that each stub one more include clang reported missing. The pre-scan finds
+almost all of them, so real files need one parse; the bound only stops a pathological loop."""
+
+
+def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """Includes clang should read as empty files: names to create under STUB_DIR, and absolute
+    paths to shadow (missing absolute includes, FIFOs, devices, directories: never opened)."""
+    found = scan_includes(text, path, include_dirs)
+    return set(found.names), set(found.paths)
+
+
+_NOT_FOUND_RE = re.compile(r"'([^']+)' file not found")
 
 
 def _classify(diag: ci.Diagnostic) -> bool:
     """True for a real syntax error; False for a semantic one (an unknown name from a missing header)."""
     cat = (diag.category_name or "").lower()
+    if _NOT_FOUND_RE.match(diag.spelling):
+        return False  # an include still missing (only past _MAX_PARSE_ROUNDS): a missing header, not syntax
     return "parse" in cat or "lexical" in cat
 
 
+def _problems(tu: ci.TranslationUnit, parse_path: str) -> list[ir.ParseProblem]:
+    """clang's errors as ParseProblems: syntax errors apart from names a missing header would declare.
+
+    A parse error that follows an unresolved name on the same line is its consequence, not a
+    syntax error of its own: `(Foo*)p` with `Foo` undeclared reads as `(Foo) * ) p`, so clang adds
+    "expected expression" after "use of undeclared identifier 'Foo'".
+    """
+    problems: list[ir.ParseProblem] = []
+    unresolved_at: dict[int, int] = {}  # line -> column of the first unresolved name on it
+    for d in tu.diagnostics:
+        if d.severity < ci.Diagnostic.Error:
+            continue
+        loc = d.location
+        if loc.file is None or loc.file.name != parse_path:
+            if _NOT_FOUND_RE.match(d.spelling):
+                continue
+            # An error inside a real header the user pointed at: report it on line 1.
+            problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
+            continue
+        syntax = _classify(d)
+        if not syntax:
+            unresolved_at.setdefault(loc.line, loc.column)
+        elif unresolved_at.get(loc.line, loc.column + 1) < loc.column:
+            syntax = False
+        problems.append(ir.ParseProblem(loc.line, loc.column, d.spelling, syntax))
+    return problems
+
+
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-                 arch: str = "sm_70") -> ir.TranslationUnit:
-    """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit."""
+                 arch: str = DEFAULT_ARCH) -> ir.TranslationUnit:
+    """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
+
+    Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
+    finds, then, parse after parse, any further one clang stops at (a fatal error ends clang's
+    work on the file: no more templates, no more errors), until none is left.
+    """
     path = path or "<stdin>"
     parse_path = os.path.abspath(path) if path != "<stdin>" else "/__kernlint_stdin__.cu"
+    include_dirs = tuple(os.path.abspath(d) for d in include_dirs)
     args = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
-            f"--cuda-gpu-arch={_clang_arch(arch)}", "-std=c++17", "-fsyntax-only", "-Wno-everything",
-            "-ferror-limit=0", "-include", shim_path(), f"-I{STUB_DIR}"]
-    args += [f"-I{d}" for d in include_dirs]
+            *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything",
+            "-ferror-limit=0", "-include", shim_path()]
+    # The stub directory comes last, so a stub never hides a real header of the same name.
+    args += [f"-I{d}" for d in include_dirs] + [f"-I{STUB_DIR}"]
     args += [f"-D{d}" for d in defines]
-    stubs = _stub_includes(text, parse_path, include_dirs)
+    names, paths = _stub_includes(text, parse_path, include_dirs)
     index = ci.Index.create()
     tu = None
-    for _round in range(4):
-        unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{name}", "") for name in sorted(stubs)]
+    for _round in range(_MAX_PARSE_ROUNDS):
+        unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", "") for n in sorted(names)]
+        unsaved += [(p, "") for p in sorted(paths) if p != parse_path]
         try:
             tu = index.parse(parse_path, args=args, unsaved_files=unsaved,
                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
                              | ci.TranslationUnit.PARSE_INCOMPLETE)
         except ci.TranslationUnitLoadError as exc:
             raise FrontendError(f"clang could not parse the file: {exc}") from exc
-        more = set()
+        grew = False
         for d in tu.diagnostics:
-            m = re.match(r"'([^']+)' file not found", d.spelling)
-            if m and m.group(1) not in stubs:
-                more.add(m.group(1))
-        if not more:
+            m = _NOT_FOUND_RE.match(d.spelling)
+            if not m:
+                continue
+            name = m.group(1)
+            target = paths if os.path.isabs(name) else names
+            if name not in target:
+                target.add(name)
+                grew = True
+        if not grew:
             break
-        stubs |= more
     assert tu is not None
-    return _lower(tu, text, path, parse_path)
+    unit = _lower(tu, text, path, parse_path)
+    stubbed = _stubbed(tu, paths)
+    return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
+
+
+def _stubbed(tu: ci.TranslationUnit, paths: set[str]) -> tuple[str, ...]:
+    """The includes clang actually read as empty stubs, as written in the source (sorted)."""
+    out = set()
+    prefix = STUB_DIR + "/"
+    for inc in tu.get_includes():
+        name = inc.include.name
+        if name.startswith(prefix):
+            out.add(name[len(prefix):])
+        elif name in paths:
+            out.add(name)
+    return tuple(sorted(out))
 
 
 def _clang_arch(arch: str) -> str:
     # libclang 18 knows sm_XX up to sm_90; pass a value it accepts, the arch matters only for __CUDA_ARCH__.
-    m = re.match(r"sm_(\d+)", arch or "")
-    n = int(m.group(1)) if m else 70
+    m = re.match(r"(?:sm_|compute_)?(\d+)", (arch or DEFAULT_ARCH).strip().lower().replace(".", ""))
+    n = int(m.group(1)) if m else int(DEFAULT_ARCH[3:])
     return f"sm_{min(max(n, 50), 90)}"
+
+
+def _clang_arch_args(arch: str) -> list[str]:
+    """`--cuda-gpu-arch` for `arch`, and `__CUDA_ARCH__` set to its value where clang 18 lacks the arch."""
+    m = re.match(r"(?:sm_|compute_)?(\d+)", (arch or DEFAULT_ARCH).strip().lower().replace(".", ""))
+    n = int(m.group(1)) if m else int(DEFAULT_ARCH[3:])
+    out = [f"--cuda-gpu-arch={_clang_arch(arch)}"]
+    if n > 90:  # sm_100, sm_120: device code is preprocessed for the real value (__CUDA_ARCH__ = 10 * n)
+        out += ["-U__CUDA_ARCH__", f"-D__CUDA_ARCH__={n * 10}"]
+    return out
 
 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.TranslationUnit:
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
-    problems: list[ir.ParseProblem] = []
-    for d in tu.diagnostics:
-        if d.severity < ci.Diagnostic.Error:
-            continue
-        loc = d.location
-        if loc.file is None or loc.file.name != parse_path:
-            if "file not found" in d.spelling:
-                continue
-            # An error inside a real header the user pointed at: report it on line 1.
-            problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
-            continue
-        problems.append(ir.ParseProblem(loc.line, loc.column, d.spelling, _classify(d)))
+    problems = _problems(tu, parse_path)
 
     kernels: list[ir.Function] = []
     functions: dict[str, ir.Function] = {}
