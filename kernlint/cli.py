@@ -182,12 +182,19 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 @click.option("--no-ptxas", is_flag=True, help="Do not run nvcc/ptxas for exact register counts.")
 @click.option("--confirm", "confirm", is_flag=False, flag_value="trace", default=None, metavar="[trace|ncu]",
               help="Run flagged kernels on a GPU (needs kernlint[gpu]) and mark findings confirmed/refuted.")
+@click.option("--project", "project_dir", default=None, metavar="DIR",
+              help="Project root for the index of launches and includes.  [default: nearest ancestor with "
+                   "pyproject.toml, kernlint.toml or .git]")
+@click.option("--no-project", is_flag=True, help="Lint each file alone, without the project index.")
+@click.option("-p", "build_dir", default=None, metavar="BUILD_DIR",
+              help="Directory holding compile_commands.json (per-file -I/-D), as clang-tidy -p.")
 @click.version_option(__version__, "--version", prog_name="kernlint")
 def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: str | None, defines: tuple[str, ...],
          include_dirs: tuple[str, ...], macros: tuple[str, ...], arch: str | None, select: str | None,
          ignore: str | None, exclude: tuple[str, ...], config_path: str | None, show_settings: bool,
          baseline: str | None, write_baseline: str | None, stdin_filename: str | None, color: bool | None,
-         explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None) -> None:
+         explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
+         no_project: bool = False, build_dir: str | None = None) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     from kernlint.checks import ALL_RULES
 
@@ -254,7 +261,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             continue
         sources[name] = text
         try:
-            result = lint_source(text, name, options)
+            result = lint_source(text, name, _project_options(options, f, project_dir, build_dir, no_project))
         except FrontendError as exc:
             problems.append(InputProblem(name, str(exc)))
             continue
@@ -307,6 +314,32 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     # A KL900 below error severity is host code that did not parse: no kernel was left unread.
     parse_failed = any(d.code == "KL900" and d.severity >= Severity.ERROR for d in diagnostics)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems) or parse_failed))
+
+
+def _project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
+                     no_project: bool) -> Any:
+    """`options` with the index of `path`'s project and its compile_commands.json flags for `path`."""
+    import dataclasses
+
+    from kernlint.project import find_project_root, load_index
+
+    if no_project or path == "-":
+        return options
+    root = Path(project_dir).resolve() if project_dir else find_project_root(path)
+    if root is None:
+        return options
+    index = load_index(root, options.include_dirs, build_dir)
+    for note in index.notes:
+        if note not in _NOTED:
+            _NOTED.add(note)
+            click.echo(f"kernlint: note: {note}", err=True)
+    flags = index.flags_for(path)
+    return dataclasses.replace(options, project=index,
+                               include_dirs=tuple(dict.fromkeys(options.include_dirs + flags.include_dirs)),
+                               macros=tuple(dict.fromkeys(options.macros + flags.macros)))
+
+
+_NOTED: set[str] = set()
 
 
 def _settings(config_path: str | None, fmt: str | None, fail_on: str | None, block: str | None,

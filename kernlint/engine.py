@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kernlint import ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
@@ -17,9 +18,12 @@ from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
-from kernlint.frontend import FrontendError, parse_source
+from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
 from kernlint.launch import launch_shapes
 from kernlint.occupancy import DEFAULT_ARCH
+
+if TYPE_CHECKING:
+    from kernlint.project.units import Unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,7 @@ class LintOptions:
     arch: str | None = None
     occupancy_threshold: float = 0.5
     resources: bool = True  # ask nvcc/ptxas for exact register counts when present
+    project: object = field(default=None, compare=False)  # kernlint.project.ProjectIndex of the file's project
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,21 +53,40 @@ class LintResult:
 
 
 def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions,
-                   source_lines: tuple[str, ...]) -> list[KernelResult]:
-    """Evaluate `fn` under each of its launch shapes."""
-    shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block)
+                   source_lines: tuple[str, ...], unit: "Unit | None" = None) -> list[KernelResult]:
+    """Evaluate `fn` under each of its launch shapes.
+
+    A template kernel with a binding from a launch or instantiation (in this file or, with a project
+    index, anywhere in the project) is evaluated as that instance (`Unit.instance`: the text made
+    concrete and parsed again), so dependent sizes, types and `sizeof` are exact.
+    """
+    index = options.project
+    plaunches = pinsts = ()
+    if index is not None and fn.is_kernel:
+        from kernlint.project.units import project_instantiations, project_launches
+
+        plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
+        pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
+    shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block,
+                                        project_launches=plaunches, project_instantiations=pinsts)
     out = []
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.
         defines = dict(shape.arg_values)
         defines.update(ann_defines)
         defines.update(dict(options.defines))
-        res = Interpreter(tu, fn, shape, defines).run()
+        run_tu, run_fn = tu, fn
+        if unit is not None and fn.template_params and shape.bindings and "assumed" not in shape.binding_source \
+                and "unknown" not in shape.binding_source:
+            inst = unit.instance(fn, shape.bindings)
+            if inst is not None:
+                run_tu, run_fn = inst
+        res = Interpreter(run_tu, run_fn, shape, defines).run()
         out.append(KernelResult(
-            path=tu.path, kernel=fn, shape=shape, events=tuple(res.events),
+            path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
-            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=tu,
+            shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
         ))
     return out
@@ -92,31 +116,89 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
         return [dataclasses.replace(d, assumptions=d.assumptions + (also,))
                 for d in per_shape[0] if (d.line, d.column, d.code) in common]
-    seen: set[tuple[int, int, str]] = set()
-    merged = []
-    for ds in per_shape:
+    # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
+    # which shape produced it when the others disagree.
+    found: dict[tuple[int, int, str], list[tuple[int, Diagnostic]]] = {}
+    for i, ds in enumerate(per_shape):
         for d in ds:
-            k = (d.line, d.column, d.code)
-            if k not in seen:
-                seen.add(k)
-                merged.append(d)
+            found.setdefault((d.line, d.column, d.code), []).append((i, d))
+    merged = []
+    for k, lst in found.items():
+        best_i, best = lst[0]
+        for i, d in lst[1:]:
+            if _severity_score(d) > _severity_score(best):
+                best_i, best = i, d
+        if len(results) > 1:
+            best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
+        merged.append(best)
     return merged
+
+
+def _severity_score(d: Diagnostic) -> tuple[int, float]:
+    """How bad a finding is, to keep the worst of one site's findings under several shapes or bindings."""
+    m = d.metrics or {}
+    ratio = 0.0
+    try:
+        if "ways" in m:
+            ratio = float(m["ways"])
+        elif m.get("ideal_sectors"):
+            ratio = float(m["sectors"]) / float(m["ideal_sectors"])
+        elif m.get("ideal_wavefronts"):
+            ratio = float(m["wavefronts"]) / float(m["ideal_wavefronts"])
+        elif "idle_fraction" in m:
+            ratio = float(m["idle_fraction"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        ratio = 0.0
+    return (int(d.severity), ratio)
+
+
+def _shape_label(r: KernelResult) -> str:
+    """'the launch at line 16 (blockDim = (64, 1, 1); j = 4)': what distinguishes one evaluated shape."""
+    b = r.shape.block
+    parts = [f"blockDim = ({b[0]}, {b[1]}, {b[2]})"]
+    parts += [f"{k} = {v}" for k, v in r.shape.bindings]
+    parts += [f"{k} = {v}" for k, v in r.shape.arg_values]
+    source = r.shape.source
+    return f"{'the ' if source.startswith('launch') else ''}{source} ({'; '.join(parts)})"
+
+
+def _name_worst(d: Diagnostic, best_i: int, by_shape: dict[int, Diagnostic],
+                results: list[KernelResult]) -> Diagnostic:
+    """Say which of several shapes produced the kept (worst) finding, and what the others gave."""
+    labels = [_shape_label(r) for r in results]
+    if len(set(labels)) < 2:
+        return d
+    others = []
+    for i, r in enumerate(results):
+        if i == best_i or labels[i] == labels[best_i]:
+            continue
+        o = by_shape.get(i)
+        if o is None:
+            others.append(f"nothing with {labels[i]}")
+        elif o.severity != d.severity:
+            others.append(f"{o.severity.label} with {labels[i]}")
+    if not others:
+        return d
+    note = (f"the worst of {len(results)} evaluated launch shapes: this finding comes from {labels[best_i]}; "
+            f"{'; '.join(others)}")
+    return dataclasses.replace(d, notes=d.notes + (note,))
 
 
 def lint_source(text: str, path: str, options: LintOptions | None = None,
                 rules: tuple[Rule, ...] = KERNEL_RULES) -> LintResult:
     """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
     options = options or LintOptions()
-    tu = parse_source(text, path, include_dirs=options.include_dirs,
-                      defines=options.macros, arch=options.arch or DEFAULT_ARCH)
+    from kernlint.project.units import parse_in_project
+
+    tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
-    notes: list[str] = []
+    notes: list[str] = list(unit.notes)
     records: list[evcov.KernelCoverage] = []
     for fn in tu.kernels:
         try:
-            results = analyse_kernel(tu, fn, options, lines)
+            results = analyse_kernel(tu, fn, options, lines, unit)
             diags.extend(combine(results, rules))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))

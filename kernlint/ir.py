@@ -335,6 +335,8 @@ class Launch:
     block_text: str = ""
     args: tuple[int | None, ...] = ()  # scalar arguments folded to constants where possible
     kernel_key: str = ""  # Function.key of the launched kernel when clang resolved it (overloads)
+    site: str = ""  # "runner.cu:193" for a launch found in another file of the project ("" = this file)
+    via: str = ""  # the host function template call that bound its template arguments, if any
 
 
 @dataclass(frozen=True, slots=True)

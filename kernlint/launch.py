@@ -139,9 +139,26 @@ def fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> i
     return fold_tokens(toks, known) if toks else None
 
 
+MAX_SHAPES = 3
+MAX_BINDINGS = 6  # distinct template bindings evaluated per kernel
+
+
+def where(ln: ir.Launch) -> str:
+    """`line 40` for a launch in this file, `runner.cu:193` for one elsewhere in the project."""
+    return ln.site or f"line {ln.span.line}"
+
+
 def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[int, int, int] | None = None,
-                  config_block: tuple[int, int, int] | None = None) -> tuple[list[LaunchShape], dict[str, int]]:
-    """Return the shapes to evaluate `fn` under (at least one) and the annotation's defines."""
+                  config_block: tuple[int, int, int] | None = None,
+                  project_launches: tuple[ir.Launch, ...] = (),
+                  project_instantiations: tuple[tuple[tuple[str, ...], str], ...] = (),
+                  ) -> tuple[list[LaunchShape], dict[str, int]]:
+    """Return the shapes to evaluate `fn` under (at least one) and the annotation's defines.
+
+    `project_launches` are launches of `fn` found elsewhere in the project (or inside host function
+    templates of this file, bound through their calls); they replace this file's launches at the
+    same line. `project_instantiations` are explicit instantiations elsewhere: (arguments, site).
+    """
     kernel_ann = parse_annotation(fn.annotation)
     file_ann = parse_annotation(tu.file_annotation)
     if not valid_block(kernel_ann.block):
@@ -154,7 +171,10 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
 
     # Match by the resolved declaration when clang gave one (overloaded kernels share a name).
     launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
-    bindings_list = _template_bindings(fn, tu, launches)
+    if project_launches:
+        here = {ln.span.line for ln in project_launches if not ln.site}
+        launches = [ln for ln in launches if ln.span.line not in here] + list(project_launches)
+    bindings_list = _template_bindings(fn, tu, launches, project_instantiations)
 
     def with_bindings(block: tuple[int, int, int], source: str, guess: str = "") -> list[LaunchShape]:
         return [LaunchShape(block, source, grid_ann, b, bs, guess=guess) for b, bs in bindings_list]
@@ -173,16 +193,15 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
         if not valid_block(ln.block):
             continue  # unknown, or a shape the launch itself would reject (KL404/launch error territory)
         assert ln.block is not None
-        targs = dict(zip([p.name for p in fn.template_params], ln.template_args))
-        binding = tuple(targs.items())
+        binding, bsource = _launch_binding(fn, ln)
         key = (ln.block, binding, ln.args)
         if key in seen:
             continue
         seen.add(key)
         argv = tuple((p.name, v) for p, v in zip(fn.params, ln.args) if v is not None)
-        shapes.append(LaunchShape(ln.block, f"launch at line {ln.span.line}", ln.grid or grid_ann, binding,
-                                  f"launch at line {ln.span.line}" if binding else "", ln.shared_bytes, argv))
-        if len(shapes) >= 3:
+        shapes.append(LaunchShape(ln.block, f"launch at {where(ln)}", ln.grid or grid_ann, binding,
+                                  bsource, ln.shared_bytes, argv))
+        if len(shapes) >= (MAX_BINDINGS if fn.template_params else MAX_SHAPES):
             break
     if shapes:
         return shapes, defines
@@ -218,25 +237,49 @@ def _split_2d(n: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def _template_bindings(fn: ir.Function, tu: ir.TranslationUnit,
-                       launches: list[ir.Launch]) -> list[tuple[tuple[tuple[str, str], ...], str]]:
+def _launch_binding(fn: ir.Function, ln: ir.Launch) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The template binding of one launch and where it came from ("" when the kernel is no template).
+
+    An argument the launch site could not bind (a host template parameter without a call that binds
+    it) is left out; a type parameter left out is assumed float, and the source says so.
+    """
+    if not fn.template_params or not ln.template_args or len(ln.template_args) > len(fn.template_params):
+        return (), ""
+    pairs = [(p.name, a) for p, a in zip(fn.template_params, ln.template_args) if a]
+    source = f"the launch at {where(ln)}" + (f" via {ln.via}" if ln.via else "")
+    missing = [p for p, a in zip(fn.template_params, ln.template_args) if not a]
+    assumed = [p.name for p in missing if p.is_type]
+    pairs += [(n, "float") for n in assumed]
+    if assumed:
+        source += f"; {', '.join(assumed)} assumed float (not bound at that launch)"
+    unknown = [p.name for p in missing if not p.is_type]
+    if unknown:
+        source += f"; {', '.join(unknown)} unknown"
+    order = {p.name: i for i, p in enumerate(fn.template_params)}
+    return tuple(sorted(pairs, key=lambda kv: order[kv[0]])), source
+
+
+def _template_bindings(fn: ir.Function, tu: ir.TranslationUnit, launches: list[ir.Launch],
+                       project_instantiations: tuple[tuple[tuple[str, ...], str], ...] = (),
+                       ) -> list[tuple[tuple[tuple[str, str], ...], str]]:
     """Template argument bindings for `fn`: from launches, explicit instantiations, else assumed."""
     if not fn.template_params:
         return [((), "")]
     names = [p.name for p in fn.template_params]
     found: list[tuple[tuple[tuple[str, str], ...], str]] = []
     for ln in launches:
-        if ln.template_args and len(ln.template_args) <= len(names):
-            b = tuple(zip(names, ln.template_args))
-            if b not in [f[0] for f in found]:
-                found.append((b, f"launch at line {ln.span.line}"))
-    for name, args in tu.instantiations:
-        if name == fn.name and len(args) <= len(names):
+        b, source = _launch_binding(fn, ln)
+        if b and b not in [f[0] for f in found]:
+            found.append((b, source))
+    insts = [(args, "explicit instantiation") for name, args in tu.instantiations if name == fn.name]
+    insts += [(args, f"explicit instantiation at {site}") for args, site in project_instantiations]
+    for args, source in insts:
+        if len(args) <= len(names):
             b = tuple(zip(names, args))
             if b not in [f[0] for f in found]:
-                found.append((b, "explicit instantiation"))
+                found.append((b, source))
     if found:
-        return found[:3]
+        return found[:MAX_BINDINGS]
     # No instantiation in the file: type parameters are assumed float (stated in every finding);
     # non-type parameters stay symbolic (sampled like runtime sizes).
     assumed = tuple((p.name, "float") for p in fn.template_params if p.is_type)

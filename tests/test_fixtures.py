@@ -1,5 +1,9 @@
 """Run every fixture in fixtures/ and compare findings with its inline expectations.
 
+A directory under fixtures/projects/ is a small multi-file project (its own `kernlint.toml` makes it
+its own root for the project index): every CUDA file in it is linted with the project's index, and
+the markers of every file are checked.
+
 Markers (semgrep/mypy style): `// expect: KL101 name` (must fire; the name must match the code),
 `// ok: KL101` (must not fire), `// todo-expect: KL101` (known miss: xfail, and a failure once it
 fires). A marker on a line with code applies to that line; on a comment-only line, to the next line
@@ -13,9 +17,11 @@ from pathlib import Path
 import pytest
 
 from kernlint.checks import BY_CODE
-from kernlint.engine import lint_with_suppressions
+from kernlint.engine import LintOptions, lint_with_suppressions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+PROJECTS = FIXTURES / "projects"
+PROJECT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 MARKER = re.compile(r"//\s*(expect|ok|todo-expect):\s*(KL\d{3})(?:\s+([a-z0-9-]+))?")
 
 
@@ -43,6 +49,19 @@ def parse_markers(text: str) -> tuple[set[tuple[int, str]], set[tuple[int, str]]
     return expect, ok, todo, problems
 
 
+def _check(fixture: Path, text: str, diagnostics: tuple, expect: set, ok: set, todo: set) -> None:
+    found = {(d.line, d.code) for d in diagnostics}
+    missing = expect - found
+    forbidden = ok & found
+    unexpected = found - expect - todo - ok
+    detail = "\n".join(f"  {fixture.name}:{d.line}:{d.column} {d.code} {d.message}" for d in diagnostics)
+    assert not missing, f"expected but not reported: {sorted(missing)}\nreported:\n{detail}"
+    assert not forbidden, f"reported on an ok: line: {sorted(forbidden)}\nreported:\n{detail}"
+    assert not unexpected, f"reported without a marker: {sorted(unexpected)}\nreported:\n{detail}"
+    fixed_todo = todo & found
+    assert not fixed_todo, f"todo-expect now fires (promote it to expect): {sorted(fixed_todo)}"
+
+
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.cu")), ids=lambda p: p.name)
 def test_fixture(fixture: Path) -> None:
     text = fixture.read_text()
@@ -50,18 +69,42 @@ def test_fixture(fixture: Path) -> None:
     assert not problems, problems
     assert expect or ok, f"{fixture.name} has no markers"
     result = lint_with_suppressions(text, str(fixture))
-    found = {(d.line, d.code) for d in result.diagnostics}
-    missing = expect - found
-    forbidden = ok & found
-    unexpected = found - expect - todo - ok
-    detail = "\n".join(f"  {d.line}:{d.column} {d.code} {d.message}" for d in result.diagnostics)
-    assert not missing, f"expected but not reported: {sorted(missing)}\nreported:\n{detail}"
-    assert not forbidden, f"reported on an ok: line: {sorted(forbidden)}\nreported:\n{detail}"
-    assert not unexpected, f"reported without a marker: {sorted(unexpected)}\nreported:\n{detail}"
-    fixed_todo = todo & found
-    assert not fixed_todo, f"todo-expect now fires (promote it to expect): {sorted(fixed_todo)}"
-    if todo - found:
-        pytest.xfail(f"known misses: {sorted(todo - found)}")
+    _check(fixture, text, result.diagnostics, expect, ok, todo)
+    if todo - {(d.line, d.code) for d in result.diagnostics}:
+        pytest.xfail("known misses")
+
+
+def project_files(project: Path) -> list[Path]:
+    return sorted(f for f in project.rglob("*") if f.suffix in PROJECT_SUFFIXES and f.is_file())
+
+
+def lint_project_file(project: Path, f: Path, fresh: bool = False) -> tuple:
+    """Lint one file of a fixture project with that project's index (as the CLI does)."""
+    from kernlint.project.index import ProjectIndex, load_index
+
+    index = ProjectIndex.build(project.resolve()) if fresh else load_index(project.resolve())
+    return lint_with_suppressions(f.read_text(), str(f), LintOptions(project=index)).diagnostics
+
+
+@pytest.mark.parametrize("project", sorted(p for p in PROJECTS.iterdir() if p.is_dir()) if PROJECTS.is_dir() else [],
+                         ids=lambda p: p.name)
+def test_project_fixture(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path))
+    assert (project / "kernlint.toml").is_file(), f"{project.name} needs its own kernlint.toml (project root)"
+    files = project_files(project)
+    any_marker = False
+    missed: set = set()
+    for f in files:
+        text = f.read_text()
+        expect, ok, todo, problems = parse_markers(text)
+        assert not problems, (f.name, problems)
+        any_marker = any_marker or bool(expect or ok)
+        diags = lint_project_file(project, f, fresh=True)
+        _check(f, text, diags, expect, ok, todo)
+        missed |= todo - {(d.line, d.code) for d in diags}
+    assert any_marker, f"{project.name} has no markers"
+    if missed:
+        pytest.xfail("known misses")
 
 
 def test_marker_parser_applies_comment_lines_to_next_code_line() -> None:
@@ -75,3 +118,34 @@ def test_marker_parser_applies_comment_lines_to_next_code_line() -> None:
 def test_marker_parser_rejects_wrong_name() -> None:
     _e, _o, _t, problems = parse_markers("x = 1; // expect: KL101 shared-bank-conflict\n")
     assert problems
+
+
+def _cli_findings(args: list[str], cwd: Path) -> set[tuple[str, int, str, str]]:
+    import json
+
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+
+    res = CliRunner().invoke(main, [*args, "--format", "json", "--no-ptxas"], catch_exceptions=False)
+    assert res.exit_code in (0, 1), res.output
+    diags = json.loads(res.stdout)["diagnostics"]
+    return {(str(Path(d["path"]).resolve().relative_to(cwd)), d["line"], d["code"], d["message"]) for d in diags}
+
+
+@pytest.mark.parametrize("project", sorted(p for p in PROJECTS.iterdir() if p.is_dir()) if PROJECTS.is_dir() else [],
+                         ids=lambda p: p.name)
+def test_project_file_by_file_equals_whole(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit passes only changed files: each file linted alone gives what the whole run gives for it."""
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path))
+    root = project.resolve()
+    whole = _cli_findings([str(root)], root)
+    from kernlint.cli import collect_paths
+
+    one_by_one: set = set()
+    files, _problems = collect_paths((str(root),), ())
+    for f in files:
+        one_by_one |= _cli_findings([f], root)
+    assert whole == one_by_one
+    expected = any(parse_markers(f.read_text())[0] for f in project_files(root))
+    assert bool(whole) == expected  # the comparison is not vacuous where findings are expected

@@ -7,7 +7,11 @@ is uniform across every warp never fires, whatever its syntax.
 
 KL301/KL302 weigh what the split costs instead of reporting every `if`: idle lanes x the work of
 the region they wait through x how often it runs, against the lane-slots the whole block issues
-(statements each warp executed x 32). Tail guards, single-lane elections and the last steps of a
+(operations each warp issued x 32; an operation is an arithmetic or logical operator, a memory
+access, a call or a `?:`, counted where it runs, so an inner loop counts each iteration and a
+one-statement stencil with eight loads weighs as eight loads, not one statement). Each finding also
+carries the kernel's predicted average active lanes per warp instruction (`avg_active_lanes`), the
+quantity Nsight Compute's ThreadDivergence rule checks against 24 of 32. Tail guards, single-lane elections and the last steps of a
 halving reduction are kept quiet or `info` (see `classify_branch`). KL303/KL304 are correctness
 rules: a barrier or a full-mask warp intrinsic that some live lane named in its mask does not
 reach is undefined behaviour, so they report `error` whatever the cost.
@@ -27,6 +31,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.checks.base import Rule
+from kernlint.checks.data_divergence import NCU_ACTIVE_LANES, average_active_lanes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
 from kernlint.eval.result import KernelResult
@@ -35,7 +40,7 @@ WARP = 32
 FULL_MASK = 0xFFFFFFFF
 # A split region costs a warning when its idle lane-slots reach this share of the block's.
 WARN_FRACTION = 0.05
-# Statements on a side beyond which the compiler will not predicate it: the branch is real.
+# Operations on a side from which the compiler will not predicate it: the branch is real.
 HEAVY_WORK = 8
 # The last steps of a halving loop: the loop variable is below a warp's width.
 HALVING_LIMIT = WARP
@@ -141,8 +146,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %" if x >= 0.01 or x == 0 else f"{100 * x:.1f} %"
 
 
+def _active_lanes_note(result: KernelResult, metrics: dict[str, object]) -> list[str]:
+    """Add the kernel's predicted average active lanes per instruction; a note when ncu would flag it."""
+    avg = average_active_lanes(result)
+    if avg is None:
+        return []
+    metrics["avg_active_lanes"] = round(avg, 2)
+    if avg < NCU_ACTIVE_LANES:
+        return [f"the kernel averages {avg:.1f} of 32 active lanes per instruction (predicted): below the "
+                f"{NCU_ACTIVE_LANES:.0f} at which Nsight Compute's thread-divergence rule fires"]
+    return []
+
+
 def _block_lane_work(result: KernelResult) -> np.ndarray | None:
-    """Lane-slots each sample of the block issued: 32 x statements executed, summed over warps."""
+    """Lane-slots each sample of the block issued: 32 x operations issued, summed over warps."""
     for e in result.events:
         if isinstance(e, Work):
             total: np.ndarray = e.per_warp.sum(axis=-1).astype(np.float64) * WARP
@@ -441,6 +458,7 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
             "idle_fraction": round(v.fraction, 4),
             "split_events": v.split_events,
         }
+        notes[-1:-1] = _active_lanes_note(result, metrics)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL301.code, name=KL301.name,
             severity=v.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
@@ -535,6 +553,7 @@ def check_loop(result: KernelResult) -> Iterator[Diagnostic]:
         }
         if truncated:
             metrics["max_trips_is_lower_bound"] = True
+        notes[-1:-1] = _active_lanes_note(result, metrics)
         yield Diagnostic(
             path=result.path, line=first.span.line, column=first.span.column, code=KL302.code, name=KL302.name,
             severity=severity, message=message, kernel=result.kernel.name, notes=tuple(notes),

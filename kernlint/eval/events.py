@@ -42,12 +42,12 @@ class Branch:
     deps: frozenset[str]
     loop_iter: tuple[int, ...] = ()
     loop_vars: tuple[tuple[str, int | None], ...] = ()
-    then_cost: int = 0  # statements evaluated on the taken side (a rough instruction proxy)
+    then_cost: int = 0  # expression nodes on the taken side, loops x 8 (a static proxy)
     else_cost: int = 0
     then_has_loop: bool = False
     else_has_loop: bool = False
     text: str = ""
-    # Statements each warp executed on each side (S, W); for kind 'return': the warp's work so far.
+    # Operations each warp issued on each side (S, W); for kind 'return': the warp's work so far.
     then_work: np.ndarray | None = None
     else_work: np.ndarray | None = None
     arms: np.ndarray | None = None  # int (S, W, 32): the arm each lane takes (switch); None: `cond`
@@ -64,7 +64,7 @@ class Loop:
     deps: frozenset[str]
     body_cost: int = 0
     text: str = ""
-    work: np.ndarray | None = None  # statements each warp executed in the loop (S, W)
+    work: np.ndarray | None = None  # operations each warp issued in the loop (S, W)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +82,36 @@ class Barrier:
 
 
 @dataclass(frozen=True, slots=True)
+class DataBranch:
+    """A branch, loop or switch whose condition depends on data loaded at lane-varying addresses.
+
+    The evaluator cannot tell which lanes take it, so it runs the code under it for every lane that
+    reaches it (`mask`) and records what that code costs. kind: if | loop | switch.
+    """
+
+    span: Span
+    kind: str
+    mask: np.ndarray  # bool (S, W, 32): lanes that reach the condition
+    loads: tuple[tuple[int, int, int, int, str], ...]  # the loads deciding it: (line, col, end_line, end_col, root)
+    deps: frozenset[str]
+    loop_iter: tuple[int, ...] = ()
+    loop_vars: tuple[tuple[str, int | None], ...] = ()
+    work: np.ndarray | None = None  # operations each warp issued under the condition (S, W), one evaluated pass
+    memory: np.ndarray | None = None  # memory requests each warp issued under it (S, W)
+    has_loop: bool = False  # the guarded code contains a loop (or is one)
+    exit: str = ""  # the branch only leaves: return | break | continue
+    work_before: np.ndarray | None = None  # for exits: operations each warp issued up to the branch
+    memory_before: np.ndarray | None = None  # for exits: memory requests each warp issued up to the branch
+
+
+@dataclass(frozen=True, slots=True)
 class Work:
-    """Emitted once at the end: statements each warp executed in the whole kernel, shape (S, W)."""
+    """Emitted once at the end: operations each warp issued in the whole kernel, shape (S, W)."""
 
     span: Span
     per_warp: np.ndarray
+    lanes: np.ndarray | None = None  # active lanes summed over those operations (S, W)
+    memory: np.ndarray | None = None  # memory requests each warp issued (S, W)
 
 
-Event = MemoryAccess | Branch | Loop | Barrier | Work
+Event = MemoryAccess | Branch | Loop | Barrier | DataBranch | Work

@@ -98,9 +98,15 @@ class Interpreter:
         self.cost = 0
         self.sampled_params = 0
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
-        # Statements each warp executed (a warp pays for a statement when any of its lanes runs it):
-        # the divergence rules weigh idle lanes against this.
+        # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
+        # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
+        # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
         self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self.lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
+        # KernelResult.assumptions states on the accesses beneath them).
+        self.data_guards: list[str] = []
         # Declared types to use instead of the source's for named shared arrays (KL201 re-evaluates
         # a kernel with a padded declaration); `shared_subtypes` maps each original sub-array type
         # (float[32] of float[32][32]) to the padded one, for the Index nodes that carry it.
@@ -133,7 +139,8 @@ class Interpreter:
             self.result.truncated = True
             self.result.notes.append(
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
-        self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy()))
+        self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
+                                          self.mem_work.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
         self.result.coverage = cov.finish(self.cov, seen, self.result.truncated)
         return self.result
@@ -253,6 +260,17 @@ class Interpreter:
         o = self.call_sites[0][0] if self.call_sites else span
         return (o.line, o.column, span.line, span.column, span.end_line, span.end_column, kind)
 
+    def type_why(self, t: ir.CType, other: ir.CType | None = None, member: str = "") -> tuple[str, str]:
+        """Why a type's size or layout is unknown: an unbound template value parameter in it (`T[N]`),
+        else the dependent type itself."""
+        text = " ".join(x.name for x in (t, t.pointee, other) if x is not None)
+        names = set(re.findall(r"[A-Za-z_]\w*", text))
+        for tp in self.fn.template_params:
+            if not tp.is_type and tp.name in names and tp.name not in self.bindings and tp.name not in self.defines:
+                return ("template", tp.name)
+        shown = f"`{t.name or (other.name if other else '')}`"
+        return ("type", shown + (f" (member `{member}`)" if member else ""))
+
     def mark_dead(self, node: object, deps: frozenset[str]) -> None:
         """Sites skipped by a condition that is a constant of this launch (no sampled value in it) are
         dead code here, not unevaluated; under a guessed shape they only count as not reached."""
@@ -283,10 +301,15 @@ class Interpreter:
                 if t is not None:
                     self.frame.ctype_of[name] = t
 
+    def count_work(self, ops: int) -> None:
+        """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
+        self.warp_work += self.mask.any(axis=-1) * ops
+        self.lane_work += self.mask.sum(axis=-1) * ops
+
     def exec(self, s: ir.Stmt) -> None:
         self.tick()
         if not isinstance(s, ir.Block):
-            self.warp_work += self.mask.any(axis=-1)
+            self.count_work(_own_ops(s))
         if isinstance(s, ir.Block):
             self.exec_block(s)
         elif isinstance(s, ir.ExprStmt):
@@ -356,12 +379,17 @@ class Interpreter:
             written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
             self.cov.drop(self.site_key(s.span, cov.BRANCH), c.why)
             exits = self.save_exits()
-            self.exec(s.then)
-            self.restore_exits(exits)
-            self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
-            if s.other is not None:
-                self.exec(s.other)
+            start = self.data_region_start(s, c)
+            try:
+                self.exec(s.then)
                 self.restore_exits(exits)
+                self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+                if s.other is not None:
+                    self.exec(s.other)
+                    self.restore_exits(exits)
+            finally:
+                self.data_region_end(start, s, "if", c, parent, _has_loop(s.then) or _has_loop(s.other),
+                                     _exit_kind(s.then) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
@@ -460,6 +488,9 @@ class Interpreter:
         data_dependent = False
         cond_why: tuple[str, str] | None = None
         w0 = self.warp_work.copy()
+        per_iteration_ops = max(1, _ops(cond) + _ops(step))
+        region: tuple[object, ...] | None = None
+        data_cond: Val | None = None
         try:
             k = 0
             loop_start_cost = self.cost
@@ -472,6 +503,10 @@ class Interpreter:
                         data_dependent = True
                         cond_why = cond_why or c.why
                         c_lanes = np.ones_like(active)
+                        if region is None and c.loads:
+                            # The trip count is data: the body is evaluated once for every lane.
+                            data_cond = c
+                            region = self.data_region_start(s, c, before=(w0, entry))
                     else:
                         c_lanes = np.broadcast_to(c.data != 0, active.shape)
                     active = active & c_lanes
@@ -482,7 +517,7 @@ class Interpreter:
                     truncated = True
                     break
                 trips += active
-                self.warp_work += active.any(axis=-1)  # the condition and step of this iteration
+                self.count_work(per_iteration_ops)  # the condition and step of this iteration
                 ls["iter"] = k
                 ls["continue"] = np.zeros_like(entry)
                 self.mask = active
@@ -494,6 +529,9 @@ class Interpreter:
                 k += 1
         finally:
             self.loop_stack.pop()
+            if region is not None and data_cond is not None:
+                self.mask = entry
+                self.data_region_end(region, s, "loop", data_cond, entry, True, "")
         if cond is not None:
             key = self.site_key(s.span, cov.BRANCH)
             if data_dependent:
@@ -508,7 +546,8 @@ class Interpreter:
             why = cond_why if data_dependent else ("loop", str(s.span.line))
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = unknown(self.frame.env[name], why=why)
+                    self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why) if data_cond is not None
+                                            else unknown(self.frame.env[name], why=why))
             self.shared_scalars.forget(written, why)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
@@ -522,6 +561,7 @@ class Interpreter:
         written: set[str] = set()
         arms = np.full(parent.shape, -1, dtype=np.int64)  # the case each lane runs; -1: none
         w0 = self.warp_work.copy()
+        region = self.data_region_start(s, c) if c.data is None else None
         for arm, (labels, body) in enumerate(s.cases):
             if c.data is None:
                 lane_sel = parent
@@ -549,6 +589,9 @@ class Interpreter:
                         break
                     self.exec(st)
                     written |= _assigned_names(st)
+        if region is not None:
+            self.mask = parent
+            self.data_region_end(region, s, "switch", c, parent, _has_loop(s.cases), "")
         if c.data is not None:
             self.cov.hit(self.site_key(s.span, cov.BRANCH))
         else:
@@ -915,10 +958,11 @@ class Interpreter:
             if base.data is None or not base.space:
                 return (unknown(base, idx, why=("unknown", "")), t)
             if idx.data is None or t.size <= 0:
-                why = why_of(idx) if idx.data is None else ("type", f"`{t.name or e.ctype.name}`")
-                return (Val(None, base.deps | idx.deps, base.space, base.root, why=why), t)
+                why = why_of(idx) if idx.data is None else self.type_why(t, e.ctype)
+                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads,
+                            why=why), t)
             if idx.is_float:
-                return (Val(None, base.deps | idx.deps, base.space, base.root,
+                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads,
                             why=("unmodelled", "a floating-point index")), t)
             return (Val(base.data + idx.data * t.size, base.deps | idx.deps, base.space, base.root), t)
         if isinstance(e, ir.Unary) and e.op == "*":
@@ -933,8 +977,8 @@ class Interpreter:
                 if t.kind == "template" and offset >= 0 and pt.pointee is not None:
                     t = self.field_type(e, pt.pointee) or t
                 if p.data is None or offset < 0 or not p.space:
-                    why = why_of(p) if p.data is None else ("type", f"`{pt.name}` (member `{e.field}`)")
-                    return (Val(None, p.deps, p.space, p.root, why=why), t)
+                    why = why_of(p) if p.data is None else self.type_why(pt, e.ctype, e.field)
+                    return (Val(None, p.deps, p.space, p.root, loads=p.loads, why=why), t)
                 return (Val(p.data + offset, p.deps, p.space, p.root), t)
             inner = self.lvalue(e.base)
             if inner is None:
@@ -944,8 +988,8 @@ class Interpreter:
             if t.kind == "template":
                 t = self.field_type(e, bt) or t
             if addr.data is None or offset < 0:
-                why = why_of(addr) if addr.data is None else ("type", f"`{bt.name}` (member `{e.field}`)")
-                return (Val(None, addr.deps, addr.space, addr.root, why=why), t)
+                why = why_of(addr) if addr.data is None else self.type_why(bt, e.ctype, e.field)
+                return (Val(None, addr.deps, addr.space, addr.root, loads=addr.loads, why=why), t)
             return (Val(addr.data + offset, addr.deps, addr.space, addr.root), t)
         if isinstance(e, ir.Ref):
             t = self.resolve(e.ctype)
@@ -995,7 +1039,7 @@ class Interpreter:
         self.access(e, addr, t, "load")
         if addr.space == "local":
             return Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
-        return Val(None, addr.deps, why=("loaded", ""))
+        return self.loaded(e, addr)
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
@@ -1033,7 +1077,7 @@ class Interpreter:
             self.cov.drop(key, addr.why)
             return
         if width <= 0:
-            self.cov.drop(key, ("type", f"`{t.name}`" if t.name else "of this access"))
+            self.cov.drop(key, self.type_why(t, e.ctype))
             return
         self.cov.hit(key)
         iters, lvars = self.loop_context()
@@ -1045,8 +1089,10 @@ class Interpreter:
         text = text or (f".{e.field}" if isinstance(e, ir.Member) else "")
         ret = self.frames[0].ret_mask
         live = self.entry_mask & ~ret if ret is not None else self.entry_mask
+        self.mem_work += self.mask.any(axis=-1)
+        deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
         self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                  addr.deps, iters, lvars, vec, text, live.copy()))
+                                  deps, iters, lvars, vec, text, live.copy()))
 
     def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
         inner = target
@@ -1084,6 +1130,48 @@ class Interpreter:
             return
         env[name] = self.merge(old, v, self.mask)
 
+    def loaded(self, e: ir.Expr, addr: Val) -> Val:
+        """The value a load returns: unknown, tagged with the load when lanes of a warp read it at
+        different addresses (or through addresses computed from such data) — KL305 follows the tag."""
+        loads = addr.loads
+        if addr.space in ("global", "shared", "constant") and (loads or self.lane_varying(addr)):
+            sp = e.span
+            loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
+        return Val(None, addr.deps, loads=loads, why=("loaded", ""))
+
+    def lane_varying(self, v: Val) -> bool:
+        """Whether the active lanes of some warp hold different values of `v` (known values only)."""
+        if v.data is None or v.data.shape[-1] == 1:
+            return False
+        d = np.broadcast_to(v.data, self.mask.shape)
+        m = self.mask
+        big = np.iinfo(np.int64).max
+        lo = np.where(m, d, big).min(axis=-1)
+        hi = np.where(m, d, -big).max(axis=-1)
+        return bool(np.any((hi > lo) & m.any(axis=-1)))
+
+    def data_region_start(self, s: ir.Stmt, c: Val,
+                          before: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[object, ...] | None:
+        """Enter code under a condition decided by lane-varying data: its accesses are evaluated for
+        every lane that reaches it, and say so (KernelResult.assumptions renders the guard)."""
+        if not c.loads:
+            return None
+        self.data_guards.append(f"?data:{s.span.line}")
+        w0 = before[0] if before is not None else self.warp_work.copy()
+        return (w0, self.lane_work.copy(), self.mem_work.copy(), self.loop_context())
+
+    def data_region_end(self, start: tuple[object, ...] | None, s: ir.Stmt, kind: str, c: Val,
+                        reached: np.ndarray, has_loop: bool, exit_kind: str) -> None:
+        if start is None:
+            return
+        self.data_guards.pop()
+        w0, _l0, m0, (iters, lvars) = start
+        self.emit(ev.DataBranch(
+            s.span, kind, reached.copy(), tuple(sorted(c.loads)), c.deps, iters, lvars,  # type: ignore[arg-type]
+            work=self.warp_work - w0, memory=self.mem_work - m0, has_loop=has_loop,  # type: ignore[operator]
+            exit=exit_kind, work_before=self.warp_work.copy() if exit_kind else None,
+            memory_before=self.mem_work.copy() if exit_kind else None))
+
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
         if old.data is None or new.data is None:
             if old.uninit and new.data is not None:
@@ -1092,7 +1180,7 @@ class Interpreter:
                 return new
             # Loaded data in the other lanes: the merged value is unknown.
             return Val(None, old.deps | new.deps, new.space or old.space, new.root or old.root,
-                       why=why_of(old, new) or ("loaded", ""))
+                       loads=old.loads | new.loads, why=why_of(old, new))
         is_float = old.is_float or new.is_float
         data = np.where(mask, new.data, old.data)
         root = new.root if new.root == old.root else ""
@@ -1137,7 +1225,7 @@ class Interpreter:
             pt = self.resolve(e.args[0].ctype)
             if pt.kind == "pointer" and pt.pointee is not None:
                 self.access(e, p, self.resolve(pt.pointee), "load")
-            return Val(None, p.deps, why=("loaded", ""))
+            return self.loaded(e, p)
         if name in ("__stcg", "__stcs", "__stwt", "__stwb") and len(e.args) >= 2:
             p = self.eval(e.args[0])
             self.eval(e.args[1])
@@ -1372,6 +1460,58 @@ def _assigned_names_expr(e: object) -> frozenset[str]:
 
 def _assigned_names(s: object) -> frozenset[str]:
     return _assigned_names_expr(s)
+
+
+def _ops(e: object) -> int:
+    """Operations in an expression (the instruction proxy the divergence rules weigh work by): each
+    arithmetic or logical operator, memory access, call and `?:` counts one; plain assignments,
+    casts, names and literals count nothing."""
+    if e is None:
+        return 0
+    return _expr_ops(e)
+
+
+@_memo_by_identity
+def _expr_ops(e: object) -> int:
+    total = 0
+    for n in ir.walk(e):
+        if isinstance(n, ir.Binary):
+            total += n.op not in ("=", ",")
+        elif isinstance(n, ir.Unary):
+            total += n.op != "&"
+        elif isinstance(n, ir.Member):
+            total += bool(n.arrow)
+        elif isinstance(n, (ir.Index, ir.Call, ir.Cond)):
+            total += 1
+    return total
+
+
+@_memo_by_identity
+def _own_ops(s: object) -> int:
+    """Operations a statement issues itself (at least one); nested statements are charged when they run,
+    a loop's condition and step once per iteration (exec_loop)."""
+    if isinstance(s, (ir.ExprStmt,)):
+        return max(1, _ops(s.expr))
+    if isinstance(s, ir.VarDecl):
+        return max(1, _ops(s.init))
+    if isinstance(s, ir.Return):
+        return max(1, _ops(s.value))
+    if isinstance(s, (ir.If, ir.Switch)):
+        return max(1, _ops(s.cond))
+    return 1
+
+
+def _exit_kind(s: object) -> str:
+    """'return', 'break' or 'continue' when a branch side does nothing but leave; '' otherwise."""
+    while isinstance(s, ir.Block) and len(s.body) == 1:
+        s = s.body[0]
+    if isinstance(s, ir.Return):
+        return "return"
+    if isinstance(s, ir.Break):
+        return "break"
+    if isinstance(s, ir.Continue):
+        return "continue"
+    return ""
 
 
 @_memo_by_identity

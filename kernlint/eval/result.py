@@ -41,6 +41,11 @@ class KernelResult:
             else:
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
+        if deps is not None:
+            # Accesses under a condition decided by lane-varying data were evaluated for every lane.
+            for line in sorted({int(d.split(":")[1]) for d in deps if d.startswith("?data:")}):
+                out.append(f"assuming every lane may take the data-dependent branch at line {line} "
+                           f"(`{self.line_text(line)}`)")
         launch_args = dict(self.shape.arg_values)
         if launch_args:
             shown = ", ".join(f"{k} = {v}" for k, v in launch_args.items())

@@ -22,6 +22,9 @@ class Val:
     fields: tuple[tuple[str, "Val"], ...] = ()  # struct values whose members are known
     is_float: bool = False
     uninit: bool = False  # declared without an initializer: lanes never assigned hold no value at all
+    # Unknown values computed from memory that lanes of a warp read at different addresses (KL305):
+    # each load as (line, column, end_line, end_column, root). Empty for warp-uniform or opaque values.
+    loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
     # Why an unknown value is unknown, as (kind, detail): ("loaded", ""), ("template", "N"), ... (see
     # `kernlint.eval.coverage.REASONS`); None when known or when nothing more specific is known.
     why: tuple[str, str] | None = None
@@ -59,12 +62,14 @@ def best_why(*whys: tuple[str, str] | None) -> tuple[str, str] | None:
 def unknown(*vals: Val, why: tuple[str, str] | None = None) -> Val:
     """An unknown value computed from `vals`: their deps, and the most telling cause among them (else `why`)."""
     deps: frozenset[str] = frozenset()
+    loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
     best = None
     for v in vals:
         deps |= v.deps
+        loads |= v.loads
         if v.data is None and v.why is not None:
             best = best_why(best, v.why)
-    return Val(None, deps, why=best or why)
+    return Val(None, deps, loads=loads, why=best or why)
 
 
 def why_of(*vals: Val) -> tuple[str, str] | None:

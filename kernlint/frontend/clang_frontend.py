@@ -652,7 +652,7 @@ def _classify(diag: ci.Diagnostic) -> bool:
     return "parse" in cat or "lexical" in cat
 
 
-def _problems(tu: ci.TranslationUnit, parse_path: str) -> list[ir.ParseProblem]:
+def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "") -> list[ir.ParseProblem]:
     """clang's errors as ParseProblems: syntax errors apart from names a missing header would declare.
 
     A parse error that follows an unresolved name on the same line is its consequence, not a
@@ -666,7 +666,7 @@ def _problems(tu: ci.TranslationUnit, parse_path: str) -> list[ir.ParseProblem]:
             continue
         loc = d.location
         if loc.file is None or loc.file.name != parse_path:
-            if _NOT_FOUND_RE.match(d.spelling):
+            if _NOT_FOUND_RE.match(d.spelling) or (context and loc.file is not None and loc.file.name == context):
                 continue
             # An error inside a real header the user pointed at: report it on line 1.
             problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
@@ -681,12 +681,17 @@ def _problems(tu: ci.TranslationUnit, parse_path: str) -> list[ir.ParseProblem]:
 
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-                 arch: str = DEFAULT_ARCH) -> ir.TranslationUnit:
+                 arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
+                 ) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
     finds, then, parse after parse, any further one clang stops at (a fatal error ends clang's
     work on the file: no more templates, no more errors), until none is left.
+
+    With `fragment` (a file `text` includes, e.g. a fragment parsed in its includer's context), only
+    the kernels, launches and problems located in `fragment` are lowered, and the unit is named after
+    it; `fragment_text` is then that file's content (the disk copy is not read).
     """
     path = path or "<stdin>"
     parse_path = os.path.abspath(path) if path != "<stdin>" else "/__kernlint_stdin__.cu"
@@ -703,6 +708,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     for _round in range(_MAX_PARSE_ROUNDS):
         unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", "") for n in sorted(names)]
         unsaved += [(p, "") for p in sorted(paths) if p != parse_path]
+        if fragment is not None and fragment_text is not None:
+            unsaved.append((os.path.abspath(fragment), fragment_text))
         try:
             tu = index.parse(parse_path, args=args, unsaved_files=unsaved,
                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
@@ -722,7 +729,12 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         if not grew:
             break
     assert tu is not None
-    unit = _lower(tu, text, path, parse_path)
+    if fragment is not None:
+        fpath = os.path.abspath(fragment)
+        ftext = fragment_text if fragment_text is not None else open(fpath, encoding="utf-8", errors="replace").read()
+        unit = _lower(tu, ftext, fragment, fpath, context=parse_path)
+    else:
+        unit = _lower(tu, text, path, parse_path)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -757,11 +769,13 @@ def _clang_arch_args(arch: str) -> list[str]:
     return out
 
 
-def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.TranslationUnit:
+def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "") -> ir.TranslationUnit:
+    """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
+    (its own errors are not this file's problems; its macros and globals are visible here)."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
-    problems = _problems(tu, parse_path)
+    problems = _problems(tu, parse_path, context)
 
     kernels: list[ir.Function] = []
     functions: dict[str, ir.Function] = {}
@@ -794,7 +808,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
                         kernels.append(fn)
                 if f.name == parse_path and not _is_kernel(child):
                     launches.extend(_launches(child))
-            elif kind == K.VAR_DECL and f.name == parse_path:
+            elif kind == K.VAR_DECL and (f.name == parse_path or f.name == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
                 if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
@@ -804,7 +818,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str) -> ir.
                 under = types.convert(child.underlying_typedef_type)
                 if under.kind == "struct":
                     structs[child.spelling] = under
-            elif kind == K.MACRO_DEFINITION and f.name == parse_path:
+            elif kind == K.MACRO_DEFINITION and (f.name == parse_path or f.name == context):
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
                     value = fold_tokens(toks[1:], macros)

@@ -1,0 +1,227 @@
+"""KL305 data-dependent-divergence: branches and loop trip counts decided by lane-varying loaded data.
+
+The warp evaluator tags every value loaded at addresses that differ between the lanes of a warp
+(`rowPtr[row]`, `mask[tid]`) and everything computed from it; a load from a warp-uniform address
+(`flags[blockIdx.x]`) is not tagged. A condition built from tagged values is a `DataBranch` event:
+the evaluator cannot tell which lanes take it, so it ran the code under it for every lane that
+reaches it and recorded the operations and memory requests that code issues per warp.
+
+Severity is by the work under the condition, against Nsight Compute's ThreadDivergence rule
+(WarpStateStats section: it fires when smsp__thread_inst_executed_per_inst_executed.ratio, the
+average active threads per executed warp instruction, is below 24 of 32):
+- warning: the guarded code is a loop (a data-dependent trip count, or a loop under the branch), or
+  it is heavy (at least HEAVY_OPS operations including memory traffic) and, if only one lane of each
+  warp took it, the kernel would average fewer than 24 active lanes per instruction;
+- info: light code (`if (a[i] < 0) a[i] = 0;`), which the compiler predicates, or heavy code too
+  small a share of the kernel to matter by that measure.
+
+User documentation: rules/KL305-data-dependent-divergence.md
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernlint.checks.base import Rule
+from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.events import DataBranch, Work
+from kernlint.eval.result import KernelResult
+
+WARP = 32
+# Operations under a branch from which the compiler no longer predicates it (the same threshold as
+# KL301's HEAVY_WORK): below this the code is light whatever it does.
+HEAVY_OPS = 8
+# Nsight Compute's ThreadDivergence rule fires below this many active threads per warp instruction.
+NCU_ACTIVE_LANES = 24.0
+
+_KIND_WORDS = {"if": "branch", "loop": "loop trip count", "switch": "switch"}
+_EXIT_WORDS = {"return": "early return", "break": "early loop exit", "continue": "early continue"}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelWork:
+    """What the whole block issued in one sample: warp instructions and active-lane instructions."""
+
+    ops: np.ndarray  # (S,) warp-level operations, summed over warps
+    lane_ops: np.ndarray  # (S,) active lanes summed over those operations
+
+    @property
+    def avg_active(self) -> np.ndarray:
+        return np.where(self.ops > 0, self.lane_ops / np.maximum(self.ops, 1), WARP)
+
+
+def kernel_work(result: KernelResult) -> KernelWork | None:
+    """The block's total work from the evaluator's final `Work` event (None for hand-built results)."""
+    for e in result.events:
+        if isinstance(e, Work):
+            lanes = e.lanes if e.lanes is not None else e.per_warp * WARP
+            return KernelWork(e.per_warp.sum(axis=-1).astype(np.float64), lanes.sum(axis=-1).astype(np.float64))
+    return None
+
+
+def average_active_lanes(result: KernelResult) -> float | None:
+    """Predicted active lanes per warp instruction for the whole kernel (worst sample), as ncu measures it."""
+    kw = kernel_work(result)
+    if kw is None:
+        return None
+    return float(kw.avg_active.min())
+
+
+@dataclass(frozen=True, slots=True)
+class DataVerdict:
+    severity: Severity
+    heavy: bool
+    ops: int  # operations per warp under the condition (one evaluated pass; loops: one iteration)
+    memory: int  # memory requests per warp under it
+    share: float  # of the kernel's operations
+    avg_now: float  # kernel average active lanes per instruction as evaluated (every lane taking it)
+    avg_worst: float  # the same if only one lane of each warp took it
+    warps: int
+    reason: str
+
+
+def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | None:
+    """Weigh one site: the work under the condition against the kernel's, per warp and sample."""
+    first = events[0]
+    kw = kernel_work(result)
+    end = next((e for e in result.events if isinstance(e, Work)), None)
+    end_work = end.per_warp if end is not None else None
+    end_mem = end.memory if end is not None else None
+    S = first.mask.shape[0]
+    region = np.zeros(first.mask.shape[:2])
+    memory = np.zeros(first.mask.shape[:2])
+    idle_worst = np.zeros(S)
+    for e in events:
+        active = e.mask.sum(axis=-1)
+        if e.exit == "return" and e.work_before is not None and end_work is not None:
+            w = np.maximum(end_work - e.work_before, 0)  # lanes that leave idle through the rest
+            m = (np.maximum(end_mem - e.memory_before, 0) if end_mem is not None and e.memory_before is not None
+                 else np.zeros(active.shape))
+        else:
+            w = e.work if e.work is not None else np.zeros(active.shape)
+            m = e.memory if e.memory is not None else np.zeros(active.shape)
+        w = np.where(active > 1, w, 0)  # a warp with one lane reaching it cannot split
+        region += w
+        memory += np.where(active > 1, m, 0)
+        idle_worst += (w * np.maximum(active - 1, 0)).sum(axis=-1)
+    warps = int((first.mask.any(axis=-1) & (first.mask.sum(axis=-1) > 1)).sum(axis=-1).max())
+    if warps == 0:
+        return None
+    reached = np.maximum((region > 0).sum(axis=-1), 1)
+    # Per warp, in the sample where it weighs least (what holds in every sample).
+    ops_per_warp = region.sum(axis=-1) / reached
+    mem_per_warp = memory.sum(axis=-1) / reached
+    s_min = int(np.argmin(ops_per_warp))
+    ops, mem = int(round(ops_per_warp[s_min])), int(round(mem_per_warp[s_min]))
+    if kw is not None and np.all(kw.ops > 0):
+        share = float((region.sum(axis=-1) / kw.ops).min())
+        avg_now = float(kw.avg_active.min())
+        avg_worst = float(((kw.lane_ops - idle_worst) / kw.ops).max())
+    else:
+        share, avg_now, avg_worst = 0.0, float(WARP), float(WARP)
+    loop = first.kind == "loop" or any(e.has_loop for e in events)
+    heavy = loop or (ops >= HEAVY_OPS and mem >= 1)
+    if loop and ops > 0:
+        return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
+    if heavy and avg_worst < NCU_ACTIVE_LANES:
+        return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
+    if heavy:
+        reason = (f"the code under it is {_pct(share)} of the kernel's operations: even with one active lane per "
+                  f"warp there, the kernel would average {avg_worst:.1f} active lanes per instruction (Nsight "
+                  f"Compute flags fewer than {NCU_ACTIVE_LANES:.0f})")
+    else:
+        reason = (f"the code under it is light ({ops} operation{'s' if ops != 1 else ''}, {mem} memory "
+                  f"request{'s' if mem != 1 else ''}; heavy from {HEAVY_OPS} operations with memory traffic, or "
+                  f"a loop): the compiler will likely predicate it")
+    return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+
+
+def load_texts(result: KernelResult, loads: tuple[tuple[int, int, int, int, str], ...], limit: int = 3) -> list[str]:
+    """The source text of each deciding load (`rowPtr[row + 1]`), else its array's name."""
+    out: list[str] = []
+    for line, col, end_line, end_col, root in loads:
+        text = ""
+        if end_line == line and 1 <= line <= len(result.source_lines) and end_col > col:
+            text = result.source_lines[line - 1][col - 1:end_col - 1].strip()
+        if not text or (root and root.split(".")[-1] not in text):
+            text = root or "loaded data"
+        if text not in out:
+            out.append(text)
+    if len(out) > limit:
+        out = out[:limit] + [f"{len(out) - limit} more"]
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %" if x >= 0.01 or x == 0 else f"{100 * x:.1f} %"
+
+
+def check_data_branch(result: KernelResult) -> Iterator[Diagnostic]:
+    """KL305: a condition or trip count decided by data that the lanes of a warp load from different addresses."""
+    sites: dict[tuple[int, int, str], list[DataBranch]] = defaultdict(list)
+    for e in result.events:
+        if isinstance(e, DataBranch):
+            sites[(e.span.line, e.span.column, e.kind)].append(e)
+    for evs in sites.values():
+        v = classify(evs, result)
+        if v is None:
+            continue
+        e = evs[0]
+        # The condition's own loads come last in the source: name them first.
+        loads = load_texts(result, tuple(sorted({ld for ev_ in evs for ld in ev_.loads}, reverse=True)))
+        data = ", ".join(f"`{t}`" for t in loads)
+        what = _EXIT_WORDS.get(e.exit) or _KIND_WORDS.get(e.kind, "branch")
+        if e.kind == "loop":
+            message = (f"data-dependent {what}: how many iterations a lane runs depends on {data}, which the lanes of "
+                       f"a warp load from different addresses, so lanes that finish early wait for the slowest "
+                       f"({_n(v.ops, 'operation')} and {_n(v.memory, 'memory request')} per warp in each iteration)")
+        elif e.exit == "return":
+            message = (f"data-dependent {what}: whether a lane leaves depends on {data}, which the lanes of a warp "
+                       f"load from different addresses; lanes that leave idle while the rest of their warp runs the "
+                       f"remaining {_n(v.ops, 'operation')} ({_n(v.memory, 'memory request')})")
+        else:
+            body = "a loop, " if any(ev_.has_loop for ev_ in evs) else ""
+            message = (f"data-dependent {what}: whether a lane takes it depends on {data}, which the lanes of a warp "
+                       f"load from different addresses, so a warp may run the code under it ({body}{_n(v.ops, 'operation')}, "
+                       f"{_n(v.memory, 'memory request')} per warp) with only some of its lanes active")
+        notes = [
+            f"if one lane of each warp took it the kernel would average {v.avg_worst:.1f} of 32 active lanes per "
+            f"instruction (Nsight Compute's thread-divergence rule flags fewer than {NCU_ACTIVE_LANES:.0f}); "
+            f"with every lane taking it, {v.avg_now:.1f}",
+            "the accesses under it were evaluated for every lane that reaches it (the data is not known)",
+        ]
+        if v.reason:
+            notes.append(f"severity info: {v.reason}")
+        notes.append("fix: give the lanes of a warp similar work: sort or bin the items by their amount of work "
+                     "(rows by length, vertices by degree), hand heavy items a warp (or a block) each whose lanes "
+                     "split the inner loop, or compact the active items into a dense list first (stream "
+                     "compaction) so that every lane of a warp has work")
+        metrics = {
+            "region_ops": v.ops,
+            "region_memory_requests": v.memory,
+            "region_share": round(v.share, 4),
+            "warps_reaching": v.warps,
+            "avg_active_lanes": round(v.avg_now, 2),
+            "avg_active_lanes_worst": round(v.avg_worst, 2),
+            "deciding_loads": loads,
+        }
+        deps = frozenset(d for d in e.deps if not d.startswith("?"))
+        yield Diagnostic(
+            path=result.path, line=e.span.line, column=e.span.column, code=KL305.code, name=KL305.name,
+            severity=v.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
+            assumptions=result.assumptions(deps), metrics=metrics,
+            end_line=e.span.end_line, end_column=e.span.end_column,
+        )
+
+
+KL305 = Rule("KL305", "data-dependent-divergence",
+             "a branch or loop trip count depends on data that lanes of a warp load from different addresses",
+             Severity.WARNING, check_data_branch, category="control-flow")
+RULES = (KL305,)
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"

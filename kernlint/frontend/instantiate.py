@@ -1,0 +1,122 @@
+"""Textual instantiation of a template kernel: rewrite its source so it is no longer a template.
+
+libclang never exposes instantiated template bodies, so dependent types stay dependent
+(`__shared__ float As[BM * BK]` has no size, `sizeof(T)` no value). For a kernel and a concrete
+binding, the `template <int BM, class T>` header is replaced, on the same line(s), by
+`namespace __kl_inst_N { constexpr int BM = 128; using T = float;` and ` }` is appended after the
+kernel's closing brace. Every newline is kept, so every line of the body keeps its number; only the
+columns on the header's own lines move. The front end then parses that text and lowers the now
+non-dependent kernel: types, array sizes, `sizeof` and `if constexpr` are exact.
+"""
+from __future__ import annotations
+
+import re
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def _blank(text: str) -> str:
+    return _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def _split_params(text: str) -> list[str]:
+    out = [""]
+    depth = 0
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("")
+            continue
+        out[-1] += ch
+    return [" ".join(p.split()) for p in out if p.strip()]
+
+
+def _close(code: str, pos: int, open_ch: str, close_ch: str) -> int:
+    depth = 0
+    for i in range(pos, len(code)):
+        ch = code[i]
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _declarations(params_text: str, binding: dict[str, str]) -> str | None:
+    """`using T = float; constexpr int BM = 128;` for each parameter, or None if one cannot be bound."""
+    decls = []
+    for p in _split_params(params_text):
+        decl, eq, default = p.partition("=")
+        words = decl.split()
+        if not words or "..." in decl or words[0] == "template":
+            return None
+        name = words[-1]
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return None
+        value = binding.get(name)
+        if value is None or value == "":
+            value = default.strip() if eq else None
+        if value is None:
+            return None
+        if words[0] in ("typename", "class") and len(words) == 2:
+            decls.append(f"using {name} = {value};")
+        else:
+            ptype = " ".join(words[:-1]) or "int"
+            decls.append(f"constexpr {ptype} {name} = ({value});")
+    return " ".join(decls)
+
+
+def instantiate_text(text: str, line: int, name: str, binding: dict[str, str], tag: int = 0) -> str | None:
+    """`text` with the template kernel `name` whose declaration starts on `line` (1-based) made concrete.
+
+    None when the header or body cannot be found, or a parameter has neither a binding nor a default.
+    """
+    code = _blank(text)
+    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    if not 1 <= line <= len(starts):
+        return None
+    # The `template <` opening this kernel: the last one at or before the kernel's name line.
+    name_re = re.compile(rf"\b{re.escape(name)}\s*\(")
+    window_start = starts[max(0, line - 30)]
+    window_end = starts[line] if line < len(starts) else len(code)
+    header = None
+    for m in re.finditer(r"\btemplate\s*<", code[window_start:window_end + 2000]):
+        pos = window_start + m.start()
+        if pos >= window_end:
+            break
+        lt = window_start + m.end() - 1
+        gt = _close(code, lt, "<", ">")
+        if gt < 0:
+            continue
+        after = code[gt + 1:]
+        nm = name_re.search(after)
+        brace = after.find("{")
+        semi = after.find(";")
+        if nm is None or (brace >= 0 and nm.start() > brace) or (0 <= semi < nm.start()):
+            continue
+        if "__global__" not in after[:nm.start()] and "__global__" not in code[starts[line - 1]:gt]:
+            continue
+        header = (pos, lt, gt, gt + 1 + nm.end() - 1)
+    if header is None:
+        return None
+    pos, lt, gt, paren = header
+    pclose = _close(code, paren, "(", ")")
+    if pclose < 0:
+        return None
+    body = code.find("{", pclose)
+    if body < 0 or code[pclose + 1:body].strip(" \t\n\r").count(";"):
+        return None
+    end = _close(code, body, "{", "}")
+    if end < 0:
+        return None
+    decls = _declarations(text[lt + 1:gt], binding)
+    if decls is None:
+        return None
+    newlines = text[pos:gt + 1].count("\n")
+    opening = f"namespace __kl_inst_{tag} {{ {decls}" + "\n" * newlines
+    return text[:pos] + opening + text[gt + 1:end + 1] + " }" + text[end + 1:]

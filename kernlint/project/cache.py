@@ -1,0 +1,103 @@
+"""On-disk cache of the index's per-file scan results, keyed by file content.
+
+Location: `$KERNLINT_CACHE_DIR`, else `$XDG_CACHE_HOME/kernlint`, else `~/.cache/kernlint`;
+`KERNLINT_NO_CACHE=1` turns it off. One JSON file per project (entries keyed by path, each holding the
+content hash it was scanned from). Writes are atomic (temporary file + os.replace); an unreadable or
+corrupt cache is ignored and rewritten; a cache directory that cannot be written costs nothing but
+the speed-up.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kernlint.project.scan import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get("KERNLINT_NO_CACHE", "") not in ("", "0"):
+        return None
+    explicit = os.environ.get("KERNLINT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "kernlint" if xdg else Path.home() / ".cache" / "kernlint"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _tuples(x: Any) -> Any:
+    return tuple(_tuples(i) for i in x) if isinstance(x, list) else x
+
+
+def facts_from_json(d: dict[str, Any]) -> FileFacts:
+    return FileFacts(
+        includes=_tuples(d["includes"]), defines=_tuples(d["defines"]), constants=_tuples(d["constants"]),
+        kernels=tuple(KernelDef(k["name"], k["line"], _tuples(k["template_params"])) for k in d["kernels"]),
+        launches=tuple(RawLaunch(**{k: _tuples(v) for k, v in ln.items()}) for ln in d["launches"]),
+        instantiations=_tuples(d["instantiations"]), template_calls=_tuples(d["template_calls"]),
+        cuda=bool(d["cuda"]),
+    )
+
+
+class FactsCache:
+    """path -> (content hash, FileFacts) for one project, loaded once and saved once per run."""
+
+    def __init__(self, root: Path) -> None:
+        base = cache_dir()
+        key = hashlib.blake2b(str(root).encode(), digest_size=12).hexdigest()
+        self.file = base / f"index-v{SCAN_VERSION}" / f"{key}.json" if base is not None else None
+        self.entries: dict[str, tuple[str, FileFacts]] = {}
+        self.raw: dict[str, Any] = {}
+        self.dirty = False
+        if self.file is None:
+            return
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("version") == SCAN_VERSION and data.get("root") == str(root):
+                self.raw = data.get("files", {})
+        except (OSError, ValueError):
+            self.raw = {}  # missing or corrupt: rebuilt and rewritten
+
+    def get(self, path: str, digest: str) -> FileFacts | None:
+        hit = self.raw.get(path)
+        if not isinstance(hit, dict) or hit.get("hash") != digest:
+            return None
+        try:
+            facts = facts_from_json(hit["facts"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        self.entries[path] = (digest, facts)
+        return facts
+
+    def put(self, path: str, digest: str, facts: FileFacts) -> None:
+        self.entries[path] = (digest, facts)
+        self.dirty = True
+
+    def save(self, root: Path) -> None:
+        if self.file is None or not (self.dirty or set(self.raw) - set(self.entries)):
+            return
+        files = {p: {"hash": h, "facts": dataclasses.asdict(f)} for p, (h, f) in self.entries.items()}
+        payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".index-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(payload)
+                os.replace(tmp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass  # a read-only or full cache directory: the run goes on without the speed-up

@@ -1,0 +1,83 @@
+"""`compile_commands.json`: each file's include directories and macros (nvcc-only flags dropped)."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class FileFlags:
+    include_dirs: tuple[str, ...] = ()
+    macros: tuple[str, ...] = ()
+
+
+def find_compile_db(root: Path | None, build_dir: str | None = None) -> Path | None:
+    """`-p BUILD_DIR` (a directory holding compile_commands.json, or the file), else the root or root/build."""
+    if build_dir:
+        p = Path(build_dir)
+        p = p if p.name == "compile_commands.json" else p / "compile_commands.json"
+        return p if p.is_file() else None
+    if root is None:
+        return None
+    for cand in (root / "compile_commands.json", root / "build" / "compile_commands.json"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+_INCLUDE_FLAGS = ("-I", "-isystem", "-iquote", "--include-path", "-idirafter")
+_MACRO_FLAGS = ("-D", "--define-macro")
+
+
+def parse_flags(args: list[str], directory: str) -> FileFlags:
+    """-I/-isystem/-iquote (made absolute against `directory`) and -D; every other flag is dropped."""
+    incs: list[str] = []
+    macros: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        value = None
+        kind = ""
+        for flag in _INCLUDE_FLAGS + _MACRO_FLAGS:
+            if a == flag and i + 1 < len(args):
+                value, kind = args[i + 1], flag
+                i += 1
+                break
+            if a.startswith(flag + "=") or (a.startswith(flag) and len(flag) == 2 and len(a) > 2):
+                value, kind = a[len(flag) + (1 if a.startswith(flag + "=") else 0):], flag
+                break
+        i += 1
+        if value is None:
+            continue
+        if kind in _INCLUDE_FLAGS:
+            incs.append(os.path.normpath(os.path.join(directory, value)))
+        else:
+            macros.append(value)
+    return FileFlags(tuple(dict.fromkeys(incs)), tuple(dict.fromkeys(macros)))
+
+
+def load_compile_db(path: Path) -> tuple[dict[str, FileFlags], str | None]:
+    """abs file path -> flags; and a note when the database cannot be read."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError) as exc:
+        return {}, f"{path}: cannot read the compilation database ({exc}); ignored"
+    if not isinstance(entries, list):
+        return {}, f"{path}: not a JSON list of compile commands; ignored"
+    out: dict[str, FileFlags] = {}
+    for e in entries:
+        if not isinstance(e, dict) or "file" not in e:
+            continue
+        directory = str(e.get("directory", path.parent))
+        if isinstance(e.get("arguments"), list):
+            args = [str(a) for a in e["arguments"]]
+        else:
+            try:
+                args = shlex.split(str(e.get("command", "")))
+            except ValueError:
+                continue
+        out[os.path.normpath(os.path.join(directory, str(e["file"])))] = parse_flags(args, directory)
+    return out, None

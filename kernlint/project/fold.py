@@ -1,0 +1,55 @@
+"""Integer folding of C expression text (template arguments, block sizes, macros) for the project index."""
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+_TOKEN = re.compile(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*|<<|>>|\S")
+_CAST = re.compile(r"\(\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|long|long\s+long|short|size_t|unsigned|"
+                   r"u?int\d+_t)\s*\)")
+_STATIC_CAST = re.compile(r"static_cast\s*<[^<>]*>\s*\(")
+_SIZEOF = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
+           "unsigned": 4, "unsigned int": 4, "float": 4, "long": 8, "long long": 8, "double": 8, "size_t": 8,
+           "half": 2, "__half": 2, "__nv_bfloat16": 2, "float2": 8, "float4": 16, "int2": 8, "int4": 16,
+           "double2": 16}
+_SIZEOF_RE = re.compile(r"sizeof\s*\(\s*([A-Za-z_][\w\s]*?)\s*\)")
+_OPS = {"+", "-", "*", "/", "%", "(", ")", "<<", ">>", "&", "|", "^", "~"}
+
+
+def fold(text: str, env: Mapping[str, str | int], depth: int = 0) -> int | None:
+    """The integer value of `text`, with names looked up in `env` (texts folded recursively)."""
+    if depth > 12 or not text or len(text) > 400:
+        return None
+    t = _STATIC_CAST.sub("(", text)
+    t = _CAST.sub("", t)
+    t = _SIZEOF_RE.sub(lambda m: str(_SIZEOF.get(" ".join(m.group(1).split()), "sizeof")), t)
+    parts: list[str] = []
+    for tok in _TOKEN.findall(t):
+        if tok[0].isdigit():
+            parts.append(str(int(tok.rstrip("uUlL"), 0)))
+        elif tok[0].isalpha() or tok[0] == "_":
+            name = "".join(tok.split())
+            if name in ("true", "false"):
+                parts.append("1" if name == "true" else "0")
+                continue
+            value = env.get(name)
+            if value is None and "::" in name:
+                value = env.get(name.rsplit("::", 1)[1])
+            if value is None:
+                return None
+            v = value if isinstance(value, int) else fold(value, {k: x for k, x in env.items() if k != name},
+                                                           depth + 1)
+            if v is None:
+                return None
+            parts.append(f"({v})")
+        elif tok in _OPS:
+            parts.append("//" if tok == "/" else tok)
+        else:
+            return None
+    if not parts:
+        return None
+    try:
+        value = eval(" ".join(parts), {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
+    except (SyntaxError, ZeroDivisionError, TypeError, ValueError, OverflowError, MemoryError):
+        return None
+    return int(value) if isinstance(value, int) and abs(value) < 1 << 62 else None

@@ -1,0 +1,381 @@
+"""Build the project index and answer the engine's questions about one file.
+
+    idx = load_index(root)                    # cached per (root, flags) within a run
+    idx.launches_of(kernel, defined_in)       # launches from anywhere in the project, folded
+    idx.instantiations_of(kernel, defined_in) # explicit instantiations
+    idx.includer_of(path)                     # the project file that #includes `path` (fragments)
+    idx.flags_for(path)                       # -I/-D from compile_commands.json
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernlint.project.cache import FactsCache, content_hash
+from kernlint.project.compile_db import FileFlags, find_compile_db, load_compile_db
+from kernlint.project.fold import fold
+from kernlint.project.scan import FileFacts, RawLaunch, scan_text, split_top
+
+MARKERS = ("pyproject.toml", "kernlint.toml", ".git")
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl", ".cuinc")
+MAX_FILES = 5000
+MAX_BYTES = 2_000_000
+MAX_HOST_BINDINGS = 4
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "build", "builds", "dist", "site-packages", "venv",
+                        "CMakeFiles", "_build", "out"})
+
+
+def find_project_root(path: str | os.PathLike[str]) -> Path | None:
+    """The nearest ancestor of `path` (a file or directory) holding pyproject.toml, kernlint.toml or .git."""
+    p = Path(os.path.abspath(path))
+    start = p if p.is_dir() else p.parent
+    for d in (start, *start.parents):
+        if any((d / m).exists() for m in MARKERS):
+            return d
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectLaunch:
+    """A launch found somewhere in the project, folded with that file's macros and constants."""
+
+    kernel: str
+    template_args: tuple[str | None, ...]  # None: depends on something the scan could not bind
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    shared_bytes: int | None
+    args: tuple[int | None, ...]
+    path: str
+    line: int
+    via: str = ""  # "run<float> at main.cu:12" when bound through a host function template
+    block_text: str = ""
+    in_template: bool = False  # inside a host function template
+
+    def site(self, root: Path | None = None) -> str:
+        return f"{_rel(self.path, root)}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class FileContext:
+    """What the engine needs about one file (see ProjectIndex.context_for)."""
+
+    path: str
+    includer: str | None = None
+    flags: FileFlags = FileFlags()
+
+
+def _rel(path: str, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return os.path.relpath(path, root)
+        except ValueError:
+            return path
+    return os.path.basename(path)
+
+
+@dataclass
+class ProjectIndex:
+    root: Path
+    facts: dict[str, FileFacts] = field(default_factory=dict)
+    includes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    includers: dict[str, list[str]] = field(default_factory=dict)
+    kernel_files: dict[str, list[str]] = field(default_factory=dict)
+    flags: dict[str, FileFlags] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    scanned: int = 0  # files scanned this run (the rest came from the cache)
+    _env_memo: dict[str, dict[str, str | int]] = field(default_factory=dict)
+    _launch_memo: dict[str, list[ProjectLaunch]] = field(default_factory=dict)
+
+    # --- building ------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
+              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> "ProjectIndex":
+        idx = cls(root)
+        db = find_compile_db(root, build_dir)
+        if build_dir and db is None:
+            idx.notes.append(f"-p {build_dir}: no compile_commands.json there; per-file flags not used")
+        if db is not None:
+            idx.flags, note = load_compile_db(db)
+            if note:
+                idx.notes.append(note)
+        cache = FactsCache(root)
+        paths = _walk(root, max_files)
+        if len(paths) >= max_files:
+            idx.notes.append(f"project index: stopped at {max_files} files under {root}")
+        skipped: list[str] = []
+        for p in paths:
+            try:
+                if os.path.getsize(p) > max_bytes:
+                    skipped.append(f"{_rel(p, root)} (over {max_bytes // 1_000_000} MB)")
+                    continue
+                with open(p, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
+                continue
+            digest = content_hash(data)
+            facts = cache.get(p, digest)
+            if facts is None:
+                if b"\x00" in data[:8192]:
+                    skipped.append(f"{_rel(p, root)} (binary)")
+                    continue
+                try:
+                    facts = scan_text(data.decode("utf-8", errors="replace"))
+                except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
+                    skipped.append(f"{_rel(p, root)} ({type(exc).__name__})")
+                    continue
+                cache.put(p, digest, facts)
+                idx.scanned += 1
+            idx.facts[p] = facts
+        if skipped:
+            idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
+                             + (" ..." if len(skipped) > 5 else ""))
+        cache.save(root)
+        idx._link(include_dirs)
+        return idx
+
+    def _link(self, include_dirs: tuple[str, ...]) -> None:
+        names: dict[str, list[str]] = {}
+        for p in self.facts:
+            names.setdefault(os.path.basename(p), []).append(p)
+        for p, facts in self.facts.items():
+            here = os.path.dirname(p)
+            dirs = [here] + list(self.flags.get(p, FileFlags()).include_dirs) + list(include_dirs) + [str(self.root)]
+            resolved = []
+            for name, quoted, _line in facts.includes:
+                target = None
+                for d in (dirs if quoted else dirs[1:] + [here]):
+                    cand = os.path.normpath(os.path.join(d, name))
+                    if cand in self.facts:
+                        target = cand
+                        break
+                if target is None:
+                    # `#include "kernels/gemm.cuh"` with an include dir the scan does not know: a
+                    # unique project file with that path suffix.
+                    cands = [c for c in names.get(os.path.basename(name), []) if c.endswith(os.sep + name)]
+                    target = cands[0] if len(cands) == 1 else None
+                if target is not None and target != p:
+                    resolved.append(target)
+                    self.includers.setdefault(target, []).append(p)
+            self.includes[p] = tuple(dict.fromkeys(resolved))
+            for k in facts.kernels:
+                self.kernel_files.setdefault(k.name, []).append(p)
+
+    # --- queries -------------------------------------------------------------------------------
+
+    def closure(self, path: str, limit: int = 200) -> list[str]:
+        """`path` and every project file it includes, transitively (includes first)."""
+        out: list[str] = []
+        seen = {path}
+        stack = [path]
+        while stack and len(out) < limit:
+            p = stack.pop()
+            out.append(p)
+            for q in self.includes.get(p, ()):
+                if q not in seen:
+                    seen.add(q)
+                    stack.append(q)
+        return out
+
+    def includer_of(self, path: str) -> str | None:
+        """A project file that #includes `path` (the first by name), or None."""
+        inc = sorted(set(self.includers.get(os.path.abspath(path), ())))
+        return inc[0] if inc else None
+
+    def flags_for(self, path: str) -> FileFlags:
+        return self.flags.get(os.path.abspath(path), FileFlags())
+
+    def context_for(self, path: str) -> FileContext:
+        ap = os.path.abspath(path)
+        return FileContext(ap, self.includer_of(ap), self.flags_for(ap))
+
+    def env(self, path: str) -> dict[str, str | int]:
+        """Macros and integer constants visible in `path`: its own, its includes', compile-db -D."""
+        hit = self._env_memo.get(path)
+        if hit is not None:
+            return hit
+        env: dict[str, str | int] = {}
+        for q in reversed(self.closure(path)):
+            f = self.facts.get(q)
+            if f is None:
+                continue
+            for name, body in f.constants:
+                env[name] = body
+            for name, body in f.defines:
+                env[name] = body
+        for m in self.flags_for(path).macros:
+            name, _, value = m.partition("=")
+            env[name.strip()] = value or "1"
+        self._env_memo[path] = env
+        return env
+
+    def visible(self, launch_file: str, kernel: str, defined_in: str) -> bool:
+        """Whether a launch of `kernel` in `launch_file` can refer to the one defined in `defined_in`."""
+        if launch_file == defined_in or defined_in in self.closure(launch_file):
+            return True
+        defs = set(self.kernel_files.get(kernel, ()))
+        return len(defs) <= 1  # separately compiled: a unique name is unambiguous
+
+    def launches_of(self, kernel: str, defined_in: str) -> list[ProjectLaunch]:
+        """Every launch of `kernel` in the project that can refer to its definition in `defined_in`."""
+        defined_in = os.path.abspath(defined_in)
+        out = []
+        for p, facts in self.facts.items():
+            if not any(ln.kernel == kernel for ln in facts.launches):
+                continue
+            if not self.visible(p, kernel, defined_in):
+                continue
+            for ln in facts.launches:
+                if ln.kernel == kernel:
+                    out.extend(self._resolve(p, ln))
+        return out
+
+    def instantiations_of(self, kernel: str, defined_in: str) -> list[tuple[tuple[str, ...], str, int]]:
+        defined_in = os.path.abspath(defined_in)
+        out = []
+        for p, facts in self.facts.items():
+            for name, args, line in facts.instantiations:
+                if name == kernel and self.visible(p, kernel, defined_in):
+                    env = self.env(p)
+                    folded = tuple(_fold_arg(a, env) for a in args)
+                    out.append((folded, p, line))
+        return out
+
+    def kernels_in(self, path: str) -> list[str]:
+        f = self.facts.get(os.path.abspath(path))
+        return [k.name for k in f.kernels] if f else []
+
+    # --- folding -------------------------------------------------------------------------------
+
+    def _host_bindings(self, host: str, params: tuple[tuple[str, bool, str], ...]) -> list[tuple[dict[str, str], str]]:
+        """Bindings of a host function template's parameters from the calls `host<...>(...)` in the project."""
+        out: list[tuple[dict[str, str], str]] = []
+        seen = set()
+        for p, facts in self.facts.items():
+            for name, args, line in facts.template_calls:
+                if name != host or len(args) > len(params):
+                    continue
+                b: dict[str, str] = {}
+                for i, (pname, _is_type, default) in enumerate(params):
+                    if i < len(args):
+                        b[pname] = args[i]
+                    elif default:
+                        b[pname] = default
+                if len(b) < len(params):
+                    continue
+                env = self.env(p)
+                b = {k: _fold_arg(v, env) for k, v in b.items()}
+                key = tuple(sorted(b.items()))
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append((b, f"{host}<{', '.join(args)}> at {_rel(p, self.root)}:{line}"))
+                if len(out) >= MAX_HOST_BINDINGS:
+                    return out
+        return out
+
+    def _resolve(self, path: str, ln: RawLaunch) -> list[ProjectLaunch]:
+        key = f"{path}:{ln.line}:{ln.kernel}"
+        hit = self._launch_memo.get(key)
+        if hit is not None:
+            return hit
+        env = dict(self.env(path))
+        for name in ln.host_args:
+            env.pop(name, None)  # a host function parameter hides a macro-free constant of that name
+        for name, value in ln.locals:
+            env[name] = value
+        host_names = {n for n, _t, _d in ln.host_params}
+        variants: list[tuple[dict[str, str], str]] = [({}, "")]
+        if host_names:
+            found = self._host_bindings(ln.host, ln.host_params)
+            variants = found or [({}, "")]
+        out = []
+        for binding, via in variants:
+            e = dict(env)
+            e.update(binding)
+            unbound = host_names - set(binding)
+            targs = tuple(_subst_arg(a, binding, unbound, e) for a in ln.template_args)
+            grid = _fold_dim3(ln.config[0], e, unbound) if ln.config else None
+            block = _fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None
+            shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
+            args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
+            out.append(ProjectLaunch(ln.kernel, targs, grid, block, shared, args, path, ln.line, via,
+                                     ln.config[1] if len(ln.config) > 1 else "", bool(host_names)))
+        self._launch_memo[key] = out
+        return out
+
+
+def _names(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
+def _fold_arg(text: str, env: dict[str, str | int]) -> str:
+    v = fold(text, env)
+    return str(v) if v is not None else text
+
+
+def _subst_arg(text: str, binding: dict[str, str], unbound: set[str], env: dict[str, str | int]) -> str | None:
+    if _names(text) & unbound:
+        return None
+    v = fold(text, env)
+    if v is not None:
+        return str(v)
+    if binding:
+        return re.sub(r"[A-Za-z_]\w*", lambda m: binding.get(m.group(0), m.group(0)), text)
+    return text
+
+
+def _fold_int(text: str, env: dict[str, str | int], unbound: set[str]) -> int | None:
+    if _names(text) & unbound:
+        return None
+    return fold(text, {k: v for k, v in env.items() if k not in unbound})
+
+
+def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: int = 0) -> tuple[int, int, int] | None:
+    t = text.strip()
+    if depth > 4 or not t:
+        return None
+    if t in env and isinstance(env[t], str) and str(env[t]).startswith("dim3"):
+        return _fold_dim3(str(env[t]), env, unbound, depth + 1)
+    m = re.fullmatch(r"(?:dim3\s*)?[({](.*)[)}]", t, re.S)
+    if m and (t.startswith("dim3") or t.startswith("{")):
+        parts = [p for p in split_top(m.group(1)) if p]
+        if not 1 <= len(parts) <= 3:
+            return None
+        vals = [_fold_int(p, env, unbound) for p in parts]
+        if any(v is None for v in vals):
+            return None
+        dims = [int(v) for v in vals if v is not None] + [1, 1]
+        return (dims[0], dims[1], dims[2])
+    v = _fold_int(t, env, unbound)
+    return (v, 1, 1) if v is not None else None
+
+
+def _walk(root: Path, max_files: int) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
+                             and not d.startswith("cmake-build")
+                             and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg")))
+        for f in sorted(filenames):
+            if f.endswith(SOURCE_SUFFIXES):
+                out.append(os.path.join(dirpath, f))
+                if len(out) >= max_files:
+                    return out
+    return out
+
+
+_INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}
+
+
+def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None) -> ProjectIndex:
+    """The index of `root`, built once per run (and per include dirs / build dir)."""
+    key = (str(root), tuple(include_dirs), build_dir)
+    idx = _INDEXES.get(key)
+    if idx is None:
+        idx = ProjectIndex.build(root, include_dirs, build_dir)
+        _INDEXES[key] = idx
+    return idx

@@ -1,0 +1,359 @@
+"""Text scan of one source file for the project index: launches, instantiations, includes, macros.
+
+No parser: comments and strings are blanked (offsets and newlines kept), braces are tracked to know
+the host function (and its `template <...>` header) around each launch. Everything found is kept as
+written; folding to numbers happens in `index`, where the project's macros are known.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SCAN_VERSION = 3  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+
+
+@dataclass(frozen=True, slots=True)
+class RawLaunch:
+    kernel: str
+    template_args: tuple[str, ...]
+    config: tuple[str, ...]  # grid, block[, shared bytes[, stream]] as written
+    args: tuple[str, ...]
+    line: int
+    host: str = ""  # the enclosing host function's name
+    host_params: tuple[tuple[str, bool, str], ...] = ()  # its template parameters (name, is_type, default)
+    locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
+    host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelDef:
+    name: str
+    line: int
+    template_params: tuple[tuple[str, bool, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    includes: tuple[tuple[str, bool, int], ...] = ()  # (name, quoted, line)
+    defines: tuple[tuple[str, str], ...] = ()  # object-like macros: NAME -> body text
+    constants: tuple[tuple[str, str], ...] = ()  # file-scope `constexpr/const int NAME = ...;`
+    kernels: tuple[KernelDef, ...] = ()
+    launches: tuple[RawLaunch, ...] = ()
+    instantiations: tuple[tuple[str, tuple[str, ...], int], ...] = ()
+    template_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # `name<args>(` outside launches
+    cuda: bool = False  # defines kernels/device code or launches
+
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", re.M)
+_PP_LINE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?(?:int|long|size_t|"
+                    r"unsigned|short|u?int\d+_t|auto)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+_LOCAL = re.compile(r"\b(?:(?:static|const|constexpr)\s+)*(?:unsigned\s+)?(?:int|long|size_t|unsigned|"
+                    r"u?int\d+_t|auto|dim3)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+)|\(([^;{}]*)\)|\{([^;{}]*)\})\s*;")
+_GLOBAL_KW = re.compile(r"\b__global__\b")
+_TEMPLATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*<")
+_INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<", re.M)
+_KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
+                      "template typename class struct union namespace operator decltype alignof".split())
+_MAX_CALLS = 4000
+
+
+def blank(text: str) -> str:
+    """`text` with comments, string and character literals replaced by spaces (newlines kept)."""
+    def repl(m: re.Match[str]) -> str:
+        s = m.group(0)
+        if s.startswith('"') or s.startswith("'"):
+            return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1] if len(s) >= 2 else s
+        return re.sub(r"[^\n]", " ", s)
+    return _COMMENT_OR_STRING.sub(repl, text)
+
+
+def _line_of(starts: list[int], pos: int) -> int:
+    import bisect
+    return bisect.bisect_right(starts, pos)
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split `text` at top-level `sep` (outside (), [], {} and template <>)."""
+    out: list[str] = [""]
+    depth = 0
+    angle = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "<" and depth == 0 and text[i + 1:i + 2] != "<" and text[i - 1:i] != "<":
+            angle += 1
+        elif ch == ">" and depth == 0 and angle > 0 and text[i + 1:i + 2] != ">" and text[i - 1:i] != ">":
+            angle -= 1
+        if ch == sep and depth == 0 and angle == 0:
+            out.append("")
+            continue
+        out[-1] += ch
+    return [" ".join(p.split()) for p in out]
+
+
+def _match_forward(text: str, pos: int, open_ch: str, close_ch: str) -> int:
+    """Index of the bracket closing the one at `pos`, or -1."""
+    depth = 0
+    for i in range(pos, min(len(text), pos + 20000)):
+        ch = text[i]
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+        elif ch in ";{}" and open_ch != "{" and open_ch != "(":
+            return -1
+    return -1
+
+
+def _angle_forward(text: str, pos: int) -> int:
+    """Index of the `>` closing the template argument list opened at `pos` (a `<`), or -1."""
+    depth = 0
+    paren = 0
+    i = pos
+    end = min(len(text), pos + 4000)
+    while i < end:
+        ch = text[i]
+        if ch == "(":
+            paren += 1
+        elif ch == ")":
+            paren -= 1
+            if paren < 0:
+                return -1
+        elif ch in ";{}":
+            return -1
+        elif paren == 0 and ch == "<":
+            if text.startswith("<<<", i):
+                return -1
+            depth += 1
+        elif paren == 0 and ch == ">":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _angle_backward(text: str, pos: int) -> int:
+    """Index of the `<` opening the template argument list closed at `pos` (a `>`), or -1."""
+    depth = 0
+    paren = 0
+    for i in range(pos, max(-1, pos - 4000), -1):
+        ch = text[i]
+        if ch == ")":
+            paren += 1
+        elif ch == "(":
+            paren -= 1
+        elif ch in ";{}":
+            return -1
+        elif paren == 0 and ch == ">":
+            depth += 1
+        elif paren == 0 and ch == "<":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def template_params(header: str) -> tuple[tuple[str, bool, str], ...]:
+    """(name, is_type, default) of each parameter of a `template <...>` parameter list text."""
+    out = []
+    for p in split_top(header):
+        if not p:
+            continue
+        decl, _, default = p.partition("=")
+        words = re.findall(r"[A-Za-z_]\w*|\.\.\.", decl)
+        if not words:
+            return ()
+        name = words[-1]
+        is_type = words[0] in ("typename", "class") and len(words) <= 2
+        if words[0] == "template" or "..." in decl:
+            return ()  # template template parameters and packs: not bound by the index
+        out.append((name, is_type, default.strip()))
+    return tuple(out)
+
+
+@dataclass
+class _Block:
+    kind: str  # "scope" (namespace/struct), "function", "other"
+    name: str = ""
+    tparams: tuple[tuple[str, bool, str], ...] = ()
+    args: tuple[str, ...] = ()
+    start: int = 0
+
+
+_SCOPE_HEAD = re.compile(r"\b(namespace|struct|class|union|enum)\b|extern\s*\"C\"\s*$")
+
+
+def _classify_header(head: str) -> _Block:
+    h = " ".join(head.split())
+    tparams: tuple[tuple[str, bool, str], ...] = ()
+    m = re.match(r"template\s*<", h)
+    if m:
+        close = _angle_forward(h, m.end() - 1)
+        if close > 0:
+            tparams = template_params(h[m.end():close])
+            h = h[close + 1:].strip()
+    if "(" not in h or h.startswith("=") or h.endswith("="):
+        if _SCOPE_HEAD.search(h) or h.startswith("extern"):
+            return _Block("scope")
+        return _Block("other")
+    if _SCOPE_HEAD.match(h) and h.find("(") > h.find(" "):
+        return _Block("scope")
+    pre = h[:h.find("(")]
+    names = re.findall(r"[A-Za-z_]\w*", pre)
+    if not names or names[-1] in _KEYWORDS or names[-1] in ("dim3",) or "=" in pre:
+        return _Block("other")
+    inner = h[h.find("(") + 1:h.rfind(")")] if ")" in h else ""
+    args = tuple(re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$", a)[0] for a in split_top(inner)
+                 if re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$", a))
+    return _Block("function", names[-1], tparams, args)
+
+
+def scan_text(text: str) -> FileFacts:
+    """Everything the index needs from one file's text."""
+    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    clean = blank(text)
+    # Names come from the original text (blanking empties quoted names); a `#` inside a comment is blank.
+    includes = tuple((m.group(2).strip(), m.group(1) == '"', _line_of(starts, m.start()))
+                     for m in _INCLUDE.finditer(text) if clean[m.start() + m.group(0).index("#")] == "#")
+    defines = []
+    for m in _DEFINE.finditer(clean):
+        body = m.group(2).strip()
+        if body.endswith("\\"):
+            continue
+        defines.append((m.group(1), body))
+    code = _PP_LINE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), clean)
+    cuda = bool(_GLOBAL_KW.search(code)) or "<<<" in code or "__device__" in code
+
+    # Brace structure: each `{` opens a block whose header is the text since the previous ; { or }.
+    stack: list[_Block] = []
+    launches: list[RawLaunch] = []
+    kernels: list[KernelDef] = []
+    constants: list[tuple[str, str]] = []
+    boundary = 0
+    launch_at = {m.start() for m in re.finditer(r"<<<", code)}
+    i = 0
+    n = len(code)
+    func_locals: dict[int, list[tuple[str, str]]] = {}
+    while i < n:
+        ch = code[i]
+        if ch == "{":
+            head = code[boundary:i]
+            blk = _classify_header(head) if not any(b.kind in ("function", "other") for b in stack) else _Block("other")
+            blk.start = i
+            if blk.kind == "function" and _GLOBAL_KW.search(head):
+                kernels.append(KernelDef(blk.name, _line_of(starts, boundary + len(head) - len(head.lstrip())),
+                                         blk.tparams))
+            stack.append(blk)
+            boundary = i + 1
+        elif ch == "}":
+            if stack:
+                stack.pop()
+            boundary = i + 1
+        elif ch == ";":
+            if not any(b.kind in ("function", "other") for b in stack):
+                for m in _CONST.finditer(code[boundary:i + 1]):
+                    constants.append((m.group(1), " ".join(m.group(2).split())))
+            boundary = i + 1
+        elif i in launch_at:
+            fn = next((b for b in stack if b.kind == "function"), None)
+            ln = _launch_at(code, i, starts, fn, func_locals)
+            if ln is not None:
+                launches.append(ln)
+            i += 3
+            continue
+        i += 1
+
+    instantiations = []
+    for m in _INSTANTIATION.finditer(code):
+        lt = m.end() - 1
+        close = _angle_forward(code, lt)
+        if close > 0 and re.match(r"\s*\(", code[close + 1:]):
+            at = m.start() + m.group(0).find("template")
+            instantiations.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
+    calls: list[tuple[str, tuple[str, ...], int]] = []
+    for m in _TEMPLATE_CALL.finditer(code):
+        if len(calls) >= _MAX_CALLS:
+            break
+        name = m.group(1)
+        if name in _KEYWORDS:
+            continue
+        lt = m.end() - 1
+        if code.startswith("<<", lt):
+            continue
+        close = _angle_forward(code, lt)
+        if close < 0:
+            continue
+        after = code[close + 1:close + 8]
+        if not re.match(r"\s*\(", after):
+            continue
+        calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, m.start())))
+    return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
+                     tuple(instantiations), tuple(calls), cuda)
+
+
+def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
+               func_locals: dict[int, list[tuple[str, str]]]) -> RawLaunch | None:
+    """The launch whose `<<<` is at `pos`."""
+    j = pos - 1
+    while j >= 0 and code[j].isspace():
+        j -= 1
+    targs: tuple[str, ...] = ()
+    if j >= 0 and code[j] == ">":
+        lt = _angle_backward(code, j)
+        if lt < 0:
+            return None
+        targs = tuple(split_top(code[lt + 1:j]))
+        j = lt - 1
+        while j >= 0 and code[j].isspace():
+            j -= 1
+    end = j + 1
+    while j >= 0 and (code[j].isalnum() or code[j] in "_:"):
+        j -= 1
+    name = code[j + 1:end].split("::")[-1]
+    if not name or not (name[0].isalpha() or name[0] == "_"):
+        return None
+    close = code.find(">>>", pos + 3)
+    if close < 0 or close - pos > 2000:
+        return None
+    config = tuple(split_top(code[pos + 3:close]))
+    k = close + 3
+    while k < len(code) and code[k].isspace():
+        k += 1
+    args: tuple[str, ...] = ()
+    if k < len(code) and code[k] == "(":
+        end_args = _match_forward(code, k, "(", ")")
+        if end_args > 0:
+            args = tuple(split_top(code[k + 1:end_args]))
+    locals_: tuple[tuple[str, str], ...] = ()
+    if fn is not None:
+        body = code[fn.start:pos]
+        found: dict[str, str] = {}
+        assigned = set()
+        for m in _LOCAL.finditer(body):
+            value = m.group(2) or (f"dim3({m.group(3)})" if m.group(3) is not None else None) \
+                or (f"dim3({m.group(4)})" if m.group(4) is not None else None)
+            if value is not None:
+                if m.group(1) in found:
+                    assigned.add(m.group(1))
+                found[m.group(1)] = " ".join(value.split())
+        # A name assigned again after its declaration has no single value.
+        for name_ in list(found):
+            if re.search(rf"\b{re.escape(name_)}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{re.escape(name_)}\b|"
+                         rf"\b{re.escape(name_)}\s*(?:\+\+|--)", _strip_decls(body, name_)):
+                assigned.add(name_)
+        locals_ = tuple((k_, v) for k_, v in found.items() if k_ not in assigned)
+    return RawLaunch(name, targs, config, args, _line_of(starts, pos),
+                     fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else ())
+
+
+def _strip_decls(body: str, name: str) -> str:
+    """`body` without the declarations of `name` (so `int n = 4;` is not read as an assignment)."""
+    return re.sub(rf"\b(?:int|long|size_t|unsigned|auto|dim3|u?int\d+_t)\s+{re.escape(name)}\s*=", " ", body)

@@ -1,0 +1,126 @@
+"""How one file is parsed in its project: alone or through its includer, and its template instances.
+
+The engine asks `parse_in_project` for a file's TranslationUnit and launches found elsewhere, then
+`Unit.instance(fn, binding)` for a template kernel made concrete (`frontend.instantiate`), parsed once
+per (file text, binding) and reused.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kernlint import ir
+from kernlint.frontend import FrontendError, parse_source
+from kernlint.frontend.instantiate import instantiate_text
+from kernlint.occupancy import DEFAULT_ARCH
+
+if TYPE_CHECKING:
+    from kernlint.engine import LintOptions
+    from kernlint.project.index import ProjectIndex
+
+_INSTANCES: dict[str, tuple[ir.TranslationUnit, ir.Function] | None] = {}
+_MAX_INSTANCES = 512
+
+
+@dataclass
+class Unit:
+    """A parsed file: `text` at `path`, parsed alone or (`includer` set) through the file including it."""
+
+    path: str
+    text: str
+    options: "LintOptions"
+    includer: str | None = None
+    includer_text: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def parse(self, text: str | None = None) -> ir.TranslationUnit:
+        text = self.text if text is None else text
+        o = self.options
+        arch = o.arch or DEFAULT_ARCH
+        if self.includer:
+            return parse_source(self.includer_text, self.includer, include_dirs=o.include_dirs, defines=o.macros,
+                                arch=arch, fragment=self.path, fragment_text=text)
+        return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch)
+
+    def instance(self, fn: ir.Function, binding: tuple[tuple[str, str], ...]) -> tuple[ir.TranslationUnit, ir.Function] | None:
+        """`fn` with `binding` substituted textually, lowered as an ordinary kernel; None if that fails."""
+        key = hashlib.sha256(repr((self.path, self.text, self.includer, self.includer_text, fn.key, binding,
+                                   self.options.include_dirs, self.options.macros, self.options.arch)).encode()
+                             ).hexdigest()
+        if key in _INSTANCES:
+            return _INSTANCES[key]
+        out = None
+        new_text = instantiate_text(self.text, fn.span.line, fn.name, dict(binding))
+        if new_text is not None:
+            try:
+                tu = self.parse(new_text)
+            except FrontendError:
+                tu = None
+            if tu is not None:
+                inst = next((k for k in tu.kernels if k.key == fn.key and not k.template_params), None)
+                # An instance whose body no longer parses cleanly (an argument that means nothing in
+                # this file) is not used: the template is evaluated as before.
+                if inst is not None and inst.body is not None and len(inst.parse_errors) <= len(fn.parse_errors) \
+                        and len(inst.unresolved) <= len(fn.unresolved):
+                    out = (tu, inst)
+        if len(_INSTANCES) > _MAX_INSTANCES:
+            _INSTANCES.clear()
+        _INSTANCES[key] = out
+        return out
+
+
+def _problems_in(tu: ir.TranslationUnit) -> int:
+    return len(tu.problems) + sum(len(k.unresolved) + len(k.parse_errors) for k in tu.kernels)
+
+
+def parse_in_project(text: str, path: str, options: "LintOptions",
+                     index: "ProjectIndex | None") -> tuple[ir.TranslationUnit, Unit]:
+    """Parse `text`; a fragment (a file another project file #includes) that does not parse cleanly
+    alone is parsed through its includer, whose preceding definitions and macros it relies on."""
+    unit = Unit(path, text, options)
+    tu = unit.parse()
+    if index is None or path in ("", "<stdin>", "-"):
+        return tu, unit
+    includer = index.includer_of(path)
+    if includer is None or not _problems_in(tu):
+        return tu, unit
+    try:
+        with open(includer, encoding="utf-8", errors="replace") as fh:
+            inc_text = fh.read()
+    except OSError:
+        return tu, unit
+    ctx = Unit(path, text, options, includer, inc_text)
+    try:
+        ctx_tu = ctx.parse()
+    except FrontendError:
+        return tu, unit
+    if _problems_in(ctx_tu) < _problems_in(tu) and len(ctx_tu.kernels) >= len(tu.kernels):
+        rel = os.path.relpath(includer, os.path.dirname(os.path.abspath(path)))
+        ctx.notes.append(f"parsed through its includer {rel} (the definitions and macros before its #include)")
+        return ctx_tu, ctx
+    return tu, unit
+
+
+def project_launches(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple[ir.Launch, ...]:
+    """Launches of `fn` found by the index, as IR launches; this file's own plain launches are left to
+    clang (more exact), except those inside host function templates (bound through their calls)."""
+    ap = os.path.abspath(path)
+    out = []
+    for pl in index.launches_of(fn.name, ap):
+        same = pl.path == ap
+        in_template = pl.via or any(a is None for a in pl.template_args) or pl.in_template
+        if same and not in_template:
+            continue
+        site = "" if same else pl.site(index.root)
+        out.append(ir.Launch(pl.kernel, tuple(a or "" for a in pl.template_args), pl.grid, pl.block,
+                             pl.shared_bytes, ir.Span(pl.line, 1, pl.line, 1), pl.block_text, pl.args, "",
+                             site, pl.via))
+    return tuple(out)
+
+
+def project_instantiations(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple[tuple[tuple[str, ...], str], ...]:
+    ap = os.path.abspath(path)
+    return tuple((args, f"{os.path.relpath(p, index.root)}:{line}")
+                 for args, p, line in index.instantiations_of(fn.name, ap) if p != ap)

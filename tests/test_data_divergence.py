@@ -1,0 +1,138 @@
+"""KL305: data-dependent branches and trip counts, weighed by the work under them; and the work model."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernlint.diagnostics import Severity
+from kernlint.engine import LintOptions, lint_source
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+OPTIONS = LintOptions(resources=False)
+
+
+def _lint(text: str, name: str = "t.cu"):  # type: ignore[no-untyped-def]
+    return lint_source(text, name, OPTIONS).diagnostics
+
+
+@pytest.fixture(scope="module")
+def fixture_diags():  # type: ignore[no-untyped-def]
+    path = FIXTURES / "KL305_data_dependent.cu"
+    text = path.read_text()
+    lines = text.splitlines()
+    diags = lint_source(text, str(path), OPTIONS).diagnostics
+
+    def at(snippet: str, code: str = "KL305"):  # type: ignore[no-untyped-def]
+        line = next(i for i, ln in enumerate(lines, 1) if snippet in ln and not ln.strip().startswith("//"))
+        return [d for d in diags if d.line == line and d.code == code]
+
+    return at
+
+
+@pytest.mark.parametrize("snippet,severity", [
+    ("for (int e = rowPtr[row]; e < rowPtr[row + 1]; ++e)", Severity.WARNING),
+    ("if (tid < nodes && frontier[tid])", Severity.WARNING),
+    ("for (int i = edgeStart[tid];", Severity.WARNING),
+    ("for (int k = 0; k < count[v]; ++k)", Severity.WARNING),
+    ("if (!active[i]) return;", Severity.WARNING),
+    ("if (a[i] < 0) a[i] = 0;", Severity.INFO),
+    ("if (!visited[id])", Severity.INFO),
+])
+def test_severity_follows_the_work_under_the_condition(fixture_diags, snippet, severity) -> None:  # type: ignore[no-untyped-def]
+    found = fixture_diags(snippet)
+    assert [d.severity for d in found] == [severity], found
+
+
+def test_message_names_the_deciding_loads_and_remedies(fixture_diags) -> None:  # type: ignore[no-untyped-def]
+    (d,) = fixture_diags("if (tid < nodes && frontier[tid])")
+    assert "`frontier[tid]`" in d.message and "different addresses" in d.message
+    fix = next(n for n in d.notes if n.startswith("fix:"))
+    assert "sort or bin" in fix and "a warp" in fix and "compact" in fix
+    assert d.metrics["deciding_loads"] == ["frontier[tid]"]
+    assert d.metrics["avg_active_lanes_worst"] < 24 <= d.metrics["avg_active_lanes"]
+
+
+def test_uniform_loads_are_quiet(fixture_diags) -> None:  # type: ignore[no-untyped-def]
+    assert fixture_diags("if (flags[blockIdx.x])") == []
+    assert fixture_diags("for (int e = start + lane; e < end; e += 32)") == []
+    assert fixture_diags("if (any)") == []
+
+
+def test_access_behind_a_data_mask_states_the_assumption(fixture_diags) -> None:  # type: ignore[no-untyped-def]
+    (d,) = fixture_diags("out[i] = p[i].vx;", "KL101")
+    assert any("assuming every lane may take the data-dependent branch at line" in a and "alive[i]" in a
+               for a in d.assumptions), d.assumptions
+
+
+def test_a_gather_through_varying_data_is_varying() -> None:
+    src = """// kernlint: block=(128,1,1)
+__global__ void k(const int* idx, const int* deg, float* out, const float* in) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = idx[i];
+    float acc = 0.0f;
+    for (int j = 0; j < deg[v]; ++j) acc += in[j * 128 + i];
+    out[i] = acc;
+}
+"""
+    (d,) = [d for d in _lint(src) if d.code == "KL305"]
+    assert d.line == 6 and d.severity is Severity.WARNING
+    assert "`deg[v]`" in d.message and "`idx[i]`" in d.message
+
+
+def test_uniform_address_through_a_warp_index_is_quiet() -> None:
+    src = """// kernlint: block=(128,1,1)
+__global__ void k(const int* deg, float* out, const float* in) {
+    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    float acc = 0.0f;
+    for (int j = 0; j < deg[w]; ++j) acc += in[j * 128 + threadIdx.x];
+    out[threadIdx.x] = acc;
+}
+"""
+    assert [d for d in _lint(src) if d.code == "KL305"] == []
+
+
+def test_kl301_weighs_operations_not_statements() -> None:
+    path = FIXTURES / "KL301_work.cu"
+    text = path.read_text()
+    diags = [d for d in lint_source(text, str(path), OPTIONS).diagnostics if d.code == "KL301"]
+    lines = text.splitlines()
+    by_line = {d.line: d for d in diags}
+    ring = next(i for i, ln in enumerate(lines, 1) if "tx > 0 && tx < 15" in ln)
+    even = next(i for i, ln in enumerate(lines, 1) if "if (ty % 2 == 0) {" in ln)
+    assign = next(i for i, ln in enumerate(lines, 1) if "if (ty % 2 == 0) v = 0.0f;" in ln)
+    assert by_line[ring].severity is Severity.WARNING
+    assert by_line[even].severity is Severity.WARNING
+    assert by_line[assign].severity is Severity.INFO
+    # The kernel-wide prediction ncu's rule checks: every finding carries it, below 32 when lanes idle.
+    for d in diags:
+        assert 0 < d.metrics["avg_active_lanes"] < 32
+    assert by_line[even].metrics["avg_active_lanes"] < 24 < by_line[assign].metrics["avg_active_lanes"]
+
+
+def test_worst_launch_wins_and_is_named() -> None:
+    """Several real launch shapes: the worst finding at a site is kept, whichever shape came first."""
+
+    from kernlint.checks.base import Rule
+    from kernlint.diagnostics import Diagnostic
+    from kernlint.engine import analyse_kernel, combine
+    from kernlint.frontend import parse_source
+
+    src = (FIXTURES / "KL301_two_launches.cu").read_text()
+    tu = parse_source(src, "two.cu")
+    results = analyse_kernel(tu, tu.kernels[0], OPTIONS, tuple(src.splitlines()))
+    assert [dict(r.shape.arg_values)["width"] for r in results] == [32, 4]
+
+    def fake(r):  # type: ignore[no-untyped-def]
+        sev = Severity.INFO if dict(r.shape.arg_values)["width"] == 32 else Severity.WARNING
+        yield Diagnostic(path="two.cu", line=8, column=5, code="KL301", name="divergent-branch", severity=sev,
+                         message=f"width {dict(r.shape.arg_values)['width']}", kernel="k")
+
+    rule = Rule("KL301", "divergent-branch", "", Severity.WARNING, fake)
+    (d,) = combine(results, (rule,))
+    assert d.severity is Severity.WARNING and d.message == "width 4"
+    note = next(n for n in d.notes if n.startswith("the worst of 2"))
+    assert "width = 4" in note and "info with the launch at line 15" in note
+    # Reversed order: the same answer.
+    (d2,) = combine(list(reversed(results)), (rule,))
+    assert d2.message == "width 4"
