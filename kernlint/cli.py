@@ -12,8 +12,17 @@ from typing import Any
 import click
 
 from kernlint import __version__
-from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.exitcodes import EXIT_OK, EXIT_USAGE, exit_code
+from kernlint.diagnostics import Diagnostic
+from kernlint.exitcodes import (
+    EXIT_OK,
+    EXIT_USAGE,
+    TRACEBACK_ENV,
+    exit_code,
+    format_traceback,
+    internal_error_line,
+    internal_error_message,
+    tracebacks_wanted,
+)
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 EPILOG = """\b
@@ -153,7 +162,34 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
+CURRENT_PATH = "kernlint.current_path"  # ctx.meta key: the input being processed, for internal errors
+
+
+class _Command(click.Command):
+    """The command, with the policy for the unexpected (`kernlint.exitcodes`): a bug in kernlint is
+    one line naming the file being processed and the error (the traceback with --verbose), exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        saved = os.environ.get(TRACEBACK_ENV)
+        if ctx.params.get("verbose"):
+            os.environ[TRACEBACK_ENV] = "1"  # read by the engine too (KL905 notes), restored below
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - never a traceback by default, never exit 1
+            click.echo(internal_error_line(exc, ctx.meta.get(CURRENT_PATH)), err=True)
+            if tracebacks_wanted():
+                click.echo(format_traceback(exc), err=True)
+            sys.exit(EXIT_USAGE)
+        finally:
+            if saved is None:
+                os.environ.pop(TRACEBACK_ENV, None)
+            else:
+                os.environ[TRACEBACK_ENV] = saved
+
+
+@click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]), default=None,
               help="Output format.  [default: text]")
@@ -188,14 +224,17 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 @click.option("--no-project", is_flag=True, help="Lint each file alone, without the project index.")
 @click.option("-p", "build_dir", default=None, metavar="BUILD_DIR",
               help="Directory holding compile_commands.json (per-file -I/-D), as clang-tidy -p.")
+@click.option("-v", "--verbose", is_flag=True,
+              help=f"Print the traceback of internal errors (as {TRACEBACK_ENV}=1 does).")
 @click.version_option(__version__, "--version", prog_name="kernlint")
 def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: str | None, defines: tuple[str, ...],
          include_dirs: tuple[str, ...], macros: tuple[str, ...], arch: str | None, select: str | None,
          ignore: str | None, exclude: tuple[str, ...], config_path: str | None, show_settings: bool,
          baseline: str | None, write_baseline: str | None, stdin_filename: str | None, color: bool | None,
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
-         no_project: bool = False, build_dir: str | None = None) -> None:
+         no_project: bool = False, build_dir: str | None = None, verbose: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
+    del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
 
     if confirm is not None and confirm not in ("trace", "ncu"):
@@ -249,6 +288,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     results = []
     for f in files:
         name = (stdin_filename or "<stdin>") if f == "-" else f
+        click.get_current_context().meta[CURRENT_PATH] = name
         try:
             if f == "-":
                 text = decode_source(name, sys.stdin.buffer.read())
@@ -266,13 +306,15 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             problems.append(InputProblem(name, str(exc)))
             continue
         except Exception as exc:  # noqa: BLE001 - never a traceback: report, and lint the other files
-            problems.append(InputProblem(name, f"internal error in kernlint ({type(exc).__name__}: {exc}); "
-                                               "please report it with this file"))
+            problems.append(InputProblem(name, internal_error_message(exc, name)))
+            if tracebacks_wanted():
+                click.echo(format_traceback(exc), err=True)
             continue
         results.append(result)
         active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
         kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)
         diagnostics.extend(d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES))
+    click.get_current_context().meta.pop(CURRENT_PATH, None)  # later errors are not this file's
 
     if confirm:
         from kernlint.confirm import confirm_findings
@@ -311,9 +353,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     out = render(settings.format, diagnostics, ctx)
     if out:
         click.echo(out, nl=False)
-    # A KL900 below error severity is host code that did not parse: no kernel was left unread.
-    parse_failed = any(d.code == "KL900" and d.severity >= Severity.ERROR for d in diagnostics)
-    sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems) or parse_failed))
+    sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
 
 
 def _project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,

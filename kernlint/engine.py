@@ -16,6 +16,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
+from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
@@ -89,7 +90,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
         ))
-    return out
+    return out + samples.odd_offset_results(out)
 
 
 def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:
@@ -99,6 +100,8 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
     site and code). Shapes that are guesses (the default 2-D shapes) must agree: a finding is kept
     only when every guessed shape produces it, so a guess can never be the only reason to warn.
     """
+    odd = [r for r in results if r.odd_offset]  # eval/samples.py: only conditional KL103s come from these
+    results = [r for r in results if not r.odd_offset]
     per_shape: list[list[Diagnostic]] = []
     for r in results:
         diags: list[Diagnostic] = []
@@ -114,8 +117,9 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         common = set.intersection(*keys)
         others = ", ".join(str(r.shape.block) for r in results[1:])
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
-        return [dataclasses.replace(d, assumptions=d.assumptions + (also,))
+        kept = [dataclasses.replace(d, assumptions=d.assumptions + (also,))
                 for d in per_shape[0] if (d.line, d.column, d.code) in common]
+        return kept + samples.conditional_findings(odd, results, rules, {k for ks in keys for k in ks})
     # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
     # which shape produced it when the others disagree.
     found: dict[tuple[int, int, str], list[tuple[int, Diagnostic]]] = {}
@@ -131,7 +135,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         if len(results) > 1:
             best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
         merged.append(best)
-    return merged
+    return merged + samples.conditional_findings(odd, results, rules, set(found))
 
 
 def _severity_score(d: Diagnostic) -> tuple[int, float]:

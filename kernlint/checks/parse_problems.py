@@ -71,11 +71,24 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
 
 
 def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic:
-    """KL905 for a kernel whose analysis raised: the other kernels are still reported."""
+    """KL905 for a kernel whose analysis raised: the other kernels are still reported.
+
+    The notes say where it was raised; the whole traceback only with --verbose or
+    KERNLINT_TRACEBACK=1 (`kernlint.exitcodes`).
+    """
+    from kernlint.exitcodes import TRACEBACK_ENV, format_traceback, raised_at, tracebacks_wanted
+
+    at = raised_at(exc)
+    notes = ["this is a bug in kernlint; the other kernels were analysed"]
+    if tracebacks_wanted():
+        notes.append(format_traceback(exc))
+    else:
+        notes.append(f"raised at {at}" if at else "")
+        notes.append(f"rerun with --verbose or {TRACEBACK_ENV}=1 for the traceback")
     return Diagnostic(path=path, line=fn.span.line, column=fn.span.column, code=KL905.code, name=KL905.name,
                       severity=KL905.severity,
                       message=f"kernlint failed while analysing kernel '{fn.name}': {type(exc).__name__}: {exc}",
-                      kernel=fn.name, notes=("this is a bug in kernlint; the other kernels were analysed",))
+                      kernel=fn.name, notes=tuple(n for n in notes if n))
 
 
 def _called_names(node: object) -> set[str]:

@@ -117,9 +117,9 @@ def confirm_findings(diagnostics: list[Diagnostic], results: Iterable[Any], sour
     if mode not in ("trace", "ncu"):
         notes.append(f"--confirm={mode}: unknown mode (expected trace or ncu); confirmation not run")
         return _all_not_run(diagnostics, f"unknown --confirm mode {mode!r}"), notes
-    if importlib.util.find_spec("cupy") is None:
-        why = "CuPy is not installed (pip install 'kernlint[gpu]')"
-        notes.append(f"--confirm: {why}; findings are static only (confirmation: not-run)")
+    usable, why = probe_device()
+    if not usable:
+        notes.append(no_device_note(why))
         return _all_not_run(diagnostics, why), notes
     plans = [plan_file(r, sources.get(r.path, ""), options) for r in results if r.path in sources]
     workdir = tempfile.mkdtemp(prefix="kernlint-confirm-")
@@ -127,8 +127,8 @@ def confirm_findings(diagnostics: list[Diagnostic], results: Iterable[Any], sour
         for plan in plans:
             if plan.instrumented is not None:
                 execute(plan, workdir, notes)
-                if notes and notes[-1].startswith("--confirm: no GPU"):
-                    return _all_not_run(diagnostics, notes[-1].removeprefix("--confirm: ")), notes
+                if notes and notes[-1].startswith(NO_DEVICE_PREFIX):
+                    return _all_not_run(diagnostics, notes[-1]), notes[-1:]
         out = apply_results(diagnostics, plans, results, notes)
         if mode == "ncu":
             from kernlint.confirm.ncu import profile_with_ncu
@@ -137,6 +137,50 @@ def confirm_findings(diagnostics: list[Diagnostic], results: Iterable[Any], sour
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return out, notes
+
+
+NO_DEVICE_PREFIX = "--confirm: no usable CUDA device/driver: confirmation not run"
+
+
+def no_device_note(why: str) -> str:
+    """The run's one note when nothing can run on a GPU (the findings stay static, marked not-run)."""
+    return f"{NO_DEVICE_PREFIX} ({why}); the findings are static only and the exit status is unchanged"
+
+
+def probe_device() -> tuple[bool, str]:
+    """Whether a CUDA device, its driver and NVRTC are usable through CuPy; the reason when not.
+
+    Asked once per run, before anything is planned, in a child process like every other GPU call
+    (`cupy_probe.gpu_available`): importing CuPy or initialising CUDA must not be able to take
+    kernlint down. Without this, a machine with CuPy but no driver reported every kernel as
+    "rejected by the GPU compiler: cudaErrorInsufficientDriver".
+    """
+    if importlib.util.find_spec("cupy") is None:
+        return False, "CuPy is not installed: pip install 'kernlint[gpu]'"
+    try:
+        proc = subprocess.run([sys.executable, "-m", "kernlint.confirm.cupy_probe"], input=json.dumps({"check": True}),
+                              capture_output=True, text=True, env=_child_env(), timeout=CHILD_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return False, f"the CUDA probe did not answer within {CHILD_TIMEOUT_S:.0f} s"
+    except OSError as exc:
+        return False, f"the CUDA probe could not start: {exc}"
+    for line in reversed(proc.stdout.splitlines()):
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(msg, dict) and "ok" in msg:
+            return bool(msg["ok"]), str(msg.get("message", ""))
+    tail = " | ".join(proc.stderr.strip().splitlines()[-2:])
+    return False, f"the CUDA probe exited with status {proc.returncode}" + (f": {tail[-300:]}" if tail else "")
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a `cupy_probe` child: this kernlint first on its path."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
 
 
 def _all_not_run(diagnostics: list[Diagnostic], why: str) -> list[Diagnostic]:
@@ -585,11 +629,8 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
     while pending and restarts < 8:
         job = {"code": source.code, "plain": source.device_code,
                "options": list(plan.options), "kernels": [r.spec for r in pending], "out": workdir}
-        env = dict(os.environ)
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         proc = subprocess.Popen([sys.executable, "-m", "kernlint.confirm.cupy_probe"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
         q: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
         err_chunks: list[str] = []
@@ -623,7 +664,7 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
             except json.JSONDecodeError:
                 continue
             if msg.get("status") == "no-gpu":
-                notes.append(f"--confirm: no GPU: {msg.get('message', '')}")
+                notes.append(no_device_note(str(msg.get("message", ""))))
                 proc.wait()
                 return
             run = by_id.get(msg.get("id"))

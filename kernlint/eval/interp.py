@@ -21,6 +21,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
+from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
@@ -97,6 +98,7 @@ class Interpreter:
         self.param_bases: dict[str, int] = {}
         self.cost = 0
         self.sampled_params = 0
+        self.iteration_params = iteration_parameters(fn)
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
         # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
         # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
@@ -160,6 +162,8 @@ class Interpreter:
             k = self.sampled_params
             self.sampled_params += 1
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
+            if name in self.iteration_params:
+                samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
             self.result.assumed[name] = samples
             return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
         if t.kind == "struct" and t.fields and not prefix:

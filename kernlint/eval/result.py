@@ -25,6 +25,9 @@ class KernelResult:
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
     # Every access and branch site of the kernel: evaluated, or why not (eval/coverage.py).
     coverage: tuple[SiteStatus, ...] = field(default=(), compare=False, repr=False)
+    # An extra evaluation with one additive-offset parameter set odd (eval/samples.py): only the
+    # conditional KL103 findings it adds are reported.
+    odd_offset: tuple[str, int] | None = None
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""

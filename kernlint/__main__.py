@@ -1,0 +1,5 @@
+"""`python -m kernlint`: the same command line as the `kernlint` script."""
+from kernlint.cli import run
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,242 @@
+"""Which runtime parameters are sampled how: additive offsets (an odd value exposes misalignment) and
+iteration counts (small values, as host loops pass them).
+
+Runtime sizes are sampled large and 1024-aligned (eval/interp.py), which keeps tail guards quiet but
+hides two things:
+- `a[i + s]` with `s` a runtime parameter is misaligned unless `s` is a multiple of the elements in a
+  32-byte sector; aligned samples never show it. `odd_offset_results` evaluates the kernel once more
+  with each such offset set to a small odd value (a result of its own, so `--confirm` runs it with
+  that value), and `conditional_findings` reports what becomes misaligned as a conditional KL103
+  ("misaligned unless `s` is a multiple of 8"), stating the value it used.
+- a parameter that only bounds a loop whose variable never reaches an address (`for (i = 0; i <
+  iteration; i++)`, a time-step count) is an iteration count: sampled as thousands, the loop runs
+  to the evaluator's cap and conditions on its variable (`i + 1 < BLOCK - i - 2`) turn uniformly
+  false. Such parameters are sampled small (`ITERATION_SAMPLES`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kernlint import ir
+
+if TYPE_CHECKING:
+    from kernlint.checks.base import Rule
+    from kernlint.diagnostics import Diagnostic
+    from kernlint.eval.result import KernelResult
+
+# The odd value an additive offset takes in the extra evaluation: one element past alignment.
+ODD_OFFSET = 1
+# Samples of an iteration-count parameter (one per sample of the block).
+ITERATION_SAMPLES = (3, 5)
+SECTOR = 32
+
+
+def _strip(e: object) -> object:
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    return e
+
+
+def _addends(e: object) -> Iterator[object]:
+    """The terms of a sum (`i + s - 1` -> i, s, 1), casts removed."""
+    e = _strip(e)
+    if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+        yield from _addends(e.lhs)
+        yield from _addends(e.rhs)
+    else:
+        yield e
+
+
+def _int_params(fn: ir.Function) -> set[str]:
+    return {p.name for p in fn.params if p.ctype.kind in ("int",)}
+
+
+def offset_parameters(fn: ir.Function) -> frozenset[str]:
+    """Integer parameters added as a plain term to an array index or a pointer (`a[i + s]`, `p + s`)."""
+    params = _int_params(fn)
+    if not params or fn.body is None:
+        return frozenset()
+    out: set[str] = set()
+    for n in ir.walk(fn.body):
+        terms: Iterable[object] = ()
+        if isinstance(n, ir.Index):
+            terms = _addends(n.index)
+        elif isinstance(n, ir.Binary) and n.op in ("+", "-") and (
+                n.lhs.ctype.kind == "pointer" or n.rhs.ctype.kind == "pointer"):
+            terms = [_strip(n.rhs if n.lhs.ctype.kind == "pointer" else n.lhs)]
+        terms = list(terms)
+        if len(terms) < 2 and not isinstance(n, ir.Binary):
+            continue  # `a[s]` alone is a uniform address, not an offset
+        for t in terms:
+            if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
+                out.add(t.name)
+    return frozenset(out)
+
+
+def _loop_bound_params(cond: object, params: set[str]) -> set[str]:
+    c = _strip(cond)
+    if isinstance(c, ir.Binary) and c.op in ("<", "<=", ">", ">=", "!="):
+        return {t.name for t in (_strip(c.lhs), _strip(c.rhs))
+                if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params}
+    return set()
+
+
+def iteration_parameters(fn: ir.Function) -> frozenset[str]:
+    """Parameters used only as the bound of loops whose variables never reach an index or pointer sum."""
+    params = _int_params(fn)
+    if not params or fn.body is None:
+        return frozenset()
+    bounds: set[str] = set()
+    bound_refs: set[int] = set()  # id() of the Ref nodes that are loop bounds
+    address_vars = _address_names(fn.body)
+    loop_vars: dict[str, set[str]] = {}
+    for n in ir.walk(fn.body):
+        if isinstance(n, ir.For) and n.cond is not None:
+            found = _loop_bound_params(n.cond, params)
+            if found:
+                var = _for_var(n)
+                if var is None:
+                    continue
+                if _assigned(n.body) & address_vars:
+                    continue  # the loop accumulates into something an address uses: more than a count
+                bounds |= found
+                for t in (_strip(n.cond.lhs), _strip(n.cond.rhs)):  # type: ignore[attr-defined]
+                    if isinstance(t, ir.Ref) and t.name in found:
+                        bound_refs.add(id(t))
+                for p in found:
+                    loop_vars.setdefault(p, set()).add(var)
+    out = set()
+    for p in bounds:
+        if p in address_vars or loop_vars.get(p, set()) & address_vars:
+            continue
+        # Any other use (a size, a comparison with a thread index) makes it more than a count.
+        other = [r for r in ir.walk(fn.body) if isinstance(r, ir.Ref) and r.name == p and id(r) not in bound_refs]
+        if not other:
+            out.add(p)
+    return frozenset(out)
+
+
+def _assigned(s: object) -> set[str]:
+    out: set[str] = set()
+    for n in ir.walk(s):
+        t = None
+        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+            t = _strip(n.lhs)
+        elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            t = _strip(n.operand)
+        if isinstance(t, ir.Ref):
+            out.add(t.name)
+    return out
+
+
+def _address_names(body: object) -> set[str]:
+    """Names that appear in an index or a pointer sum anywhere in `body`."""
+    out: set[str] = set()
+    for n in ir.walk(body):
+        if isinstance(n, ir.Index):
+            out |= {r.name for r in ir.walk(n.index) if isinstance(r, ir.Ref)}
+        elif isinstance(n, ir.Binary) and n.op in ("+", "-") and (
+                n.lhs.ctype.kind == "pointer" or n.rhs.ctype.kind == "pointer"):
+            out |= {r.name for r in ir.walk(n) if isinstance(r, ir.Ref)}
+    return out
+
+
+def _for_var(s: ir.For) -> str | None:
+    if isinstance(s.init, ir.VarDecl):
+        return s.init.name
+    if isinstance(s.init, ir.ExprStmt) and isinstance(s.init.expr, ir.Binary) and s.init.expr.op == "=":
+        t = _strip(s.init.expr.lhs)
+        return t.name if isinstance(t, ir.Ref) else None
+    return None
+
+
+def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
+    """Each result evaluated again with each additive-offset parameter set to `ODD_OFFSET` (marked
+    `odd_offset`); `conditional_findings` turns what that misaligns into conditional KL103s."""
+    from kernlint.eval.interp import Interpreter
+
+    out = []
+    for r in results:
+        if r.unit is None:
+            continue
+        for p in sorted(offset_parameters(r.kernel) - {k for k, _v in r.defines}):
+            defines = dict(r.defines)
+            defines[p] = ODD_OFFSET
+            run = Interpreter(r.unit, r.kernel, r.shape, defines).run()
+            if run.truncated:
+                continue
+            out.append(dataclasses.replace(r, events=tuple(run.events), assumed=tuple(sorted(run.assumed.items())),
+                                           defines=tuple(sorted(defines.items())), notes=(), odd_offset=(p, ODD_OFFSET)))
+    return out
+
+
+def conditional_findings(odd: list["KernelResult"], main: list["KernelResult"], rules: Iterable["Rule"],
+                         reported: set[tuple[int, int, str]]) -> list["Diagnostic"]:
+    """KL103 findings that only the odd offset shows, worded "misaligned unless `s` is a multiple of 8"."""
+    from kernlint.eval.events import MemoryAccess
+
+    out = []
+    kl103 = [rule for rule in rules if rule.code == "KL103" and rule.check is not None]
+    for r in odd:
+        p = r.odd_offset[0]
+        base = next((m for m in main if m.shape == r.shape), None)
+        if base is None:
+            continue
+        main_sites = {(e.span.line, e.span.column): e for e in base.events
+                      if isinstance(e, MemoryAccess) and e.space == "global"}
+        odd_sites = {(e.span.line, e.span.column): e for e in r.events
+                     if isinstance(e, MemoryAccess) and e.space == "global"}
+        for rule in kl103:
+            for d in rule.check(r):  # type: ignore[misc]
+                key = (d.line, d.column, d.code)
+                if key in reported:
+                    continue
+                m, o = main_sites.get(key[:2]), odd_sites.get(key[:2])
+                if m is None or o is None or p not in m.deps:
+                    continue
+                multiple = _aligning_multiple(m, o, dict(base.assumed).get(p, ()), p)
+                if multiple is None or multiple <= 1:
+                    continue
+                reported.add(key)
+                out.append(_conditional(d, p, multiple, r))
+    return out
+
+
+def _aligning_multiple(main: "object", odd: "object", samples: tuple[int, ...], p: str) -> int | None:
+    """The multiple of `p` that keeps the access aligned: 32 / gcd(bytes per unit of p, 32)."""
+    if not samples:
+        return None
+    m = main.mask[0] & odd.mask[0]  # type: ignore[attr-defined]
+    if not m.any():
+        return None
+    w, lane = (int(x[0]) for x in np.nonzero(m))
+    a_main = int(np.broadcast_to(main.address, main.mask.shape)[0, w, lane])  # type: ignore[attr-defined]
+    a_odd = int(np.broadcast_to(odd.address, odd.mask.shape)[0, w, lane])  # type: ignore[attr-defined]
+    diff = samples[0] - ODD_OFFSET
+    if diff == 0 or (a_main - a_odd) % diff:
+        return None
+    per_unit = abs((a_main - a_odd) // diff)
+    if per_unit == 0:
+        return None
+    return SECTOR // math.gcd(per_unit, SECTOR)
+
+
+def _conditional(d: "object", p: str, multiple: int, result: "object") -> "object":
+    msg = d.message  # type: ignore[attr-defined]
+    head, _, rest = msg.partition(":")
+    message = f"{head} unless `{p}` is a multiple of {multiple}: with {p} = {ODD_OFFSET},{rest}"
+    notes = (f"`{p}` is added to the index: with the sampled sizes (multiples of 1024) the access is aligned, "
+             f"with {p} = {ODD_OFFSET} (an odd offset) each warp's request straddles a 32-byte sector; "
+             f"set --define {p}=VALUE to decide",) + tuple(d.notes)  # type: ignore[attr-defined]
+    metrics = dict(d.metrics)  # type: ignore[attr-defined]
+    metrics["aligned_if"] = f"{p} % {multiple} == 0"
+    metrics["sampled_offset"] = {p: ODD_OFFSET}
+    assumptions = tuple(a for a in d.assumptions if f"{p} = {ODD_OFFSET}" not in a)  # type: ignore[attr-defined]
+    assumptions += (f"{p} = {ODD_OFFSET} (an odd sample of an additive offset; aligned for multiples of {multiple})",)
+    return dataclasses.replace(d, message=message, notes=notes, metrics=metrics,  # type: ignore[type-var]
+                               assumptions=assumptions)
