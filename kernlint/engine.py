@@ -113,19 +113,19 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
     if not per_shape:
         return []
     if len(per_shape) > 1 and all(r.shape.guess for r in results):
-        keys = [{(d.line, d.column, d.code) for d in ds} for ds in per_shape]
+        keys = [{_site_key(d) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
         others = ", ".join(str(r.shape.block) for r in results[1:])
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
         kept = [dataclasses.replace(d, assumptions=d.assumptions + (also,))
-                for d in per_shape[0] if (d.line, d.column, d.code) in common]
-        return kept + samples.conditional_findings(odd, results, rules, {k for ks in keys for k in ks})
+                for d in per_shape[0] if _site_key(d) in common]
+        return kept + samples.conditional_findings(odd, results, rules, {k[:3] for ks in keys for k in ks})
     # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
     # which shape produced it when the others disagree.
-    found: dict[tuple[int, int, str], list[tuple[int, Diagnostic]]] = {}
+    found: dict[tuple[object, ...], list[tuple[int, Diagnostic]]] = {}
     for i, ds in enumerate(per_shape):
         for d in ds:
-            found.setdefault((d.line, d.column, d.code), []).append((i, d))
+            found.setdefault(_site_key(d), []).append((i, d))
     merged = []
     for k, lst in found.items():
         best_i, best = lst[0]
@@ -135,7 +135,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         if len(results) > 1:
             best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
         merged.append(best)
-    return merged + samples.conditional_findings(odd, results, rules, set(found))
+    return merged + samples.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
 
 
 def _severity_score(d: Diagnostic) -> tuple[int, float]:
@@ -186,6 +186,11 @@ def _name_worst(d: Diagnostic, best_i: int, by_shape: dict[int, Diagnostic],
     note = (f"the worst of {len(results)} evaluated launch shapes: this finding comes from {labels[best_i]}; "
             f"{'; '.join(others)}")
     return dataclasses.replace(d, notes=d.notes + (note,))
+
+
+def _site_key(d: Diagnostic) -> tuple[object, ...]:
+    """A finding's site: its place and code, and the calls that inlined it (one site per call chain)."""
+    return (d.line, d.column, d.code, tuple(d.metrics.get("called_from", ())))
 
 
 def lint_source(text: str, path: str, options: LintOptions | None = None,

@@ -10,6 +10,14 @@ if TYPE_CHECKING:
     from kernlint.eval.result import KernelResult
 
 
+def call_chain_notes(via: tuple[int, ...]) -> list[str]:
+    """The note for a finding inside an inlined helper: the calls that reached it, outermost first."""
+    if not via:
+        return []
+    return ["inlined from the call" + ("s" if len(via) > 1 else "") + " at line "
+            + " -> ".join(str(v) for v in via) + "; each call site is reported on its own"]
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One rule: `code` for machines (KL101), `name` for people (uncoalesced-global-load)."""

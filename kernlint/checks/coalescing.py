@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernlint.checks.base import Rule
+from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.result import KernelResult
 from kernlint.metrics import SECTOR_BYTES, global_sectors
@@ -52,10 +53,10 @@ def site_costs(result: KernelResult, kind: str) -> list[SiteCost]:
     for r, k, costs in _COST_CACHE:
         if r is result and k == kind:
             return costs
-    groups: dict[tuple[int, int, str], list[MemoryAccess]] = defaultdict(list)
+    groups: dict[tuple[int, int, str, tuple[int, ...]], list[MemoryAccess]] = defaultdict(list)
     for e in result.events:
         if isinstance(e, MemoryAccess) and e.space == "global" and e.kind == kind:
-            groups[(e.span.line, e.span.column, e.root)].append(e)
+            groups[(e.span.line, e.span.column, e.root, e.via)].append(e)
     out = []
     for evs in groups.values():
         cost = _measure(evs)
@@ -201,8 +202,11 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"consecutive lanes are {sym} bytes apart")
         elif stride is not None and stride != e.width:
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
-        if e.text.startswith("in "):
+        if e.text.startswith("in ") and " at line " in e.text:
             notes.append(f"the access is {e.text}, inlined here")
+        notes.extend(call_chain_notes(e.via))
+        if e.text.startswith("atomic"):
+            notes.append(atomic_note(e.text, contention([e])))
         notes.append(f"{cost.active_lanes} active lanes, {e.width} bytes per lane, "
                      f"{cost.requests} warp requests evaluated (worst {cost.worst_sectors} sectors)")
         notes.append(f"fix: {_fix(e, stride, cost.ratio, result)}")
@@ -217,6 +221,8 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
+        if e.via:
+            metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=code, name=name,
             severity=RULES_BY_CODE[code].severity, message=message, kernel=result.kernel.name,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
-from kernlint.checks.base import Rule
+from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.checks.data_divergence import NCU_ACTIVE_LANES, average_active_lanes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
@@ -238,7 +238,7 @@ def branch_sites(result: KernelResult) -> list[BranchSite]:
         if e.kind == "return":
             returns.append(e)
             continue
-        key = (e.span.line, e.span.column, e.kind)
+        key = (e.span.line, e.span.column, e.kind, e.via)
         site = sites.setdefault(key, BranchSite(e))
         site.events.append(e)
     for r in returns:
@@ -249,7 +249,7 @@ def branch_sites(result: KernelResult) -> list[BranchSite]:
                     best is None or _contains(best.first.span, sp)):
                 best = site
         if best is None:
-            key = (r.span.line, r.span.column, "return")
+            key = (r.span.line, r.span.column, "return", r.via)
             best = sites.setdefault(key, BranchSite(r))
         best.returns.append(r)
     return list(sites.values())
@@ -492,10 +492,10 @@ def _branch_fix(site: BranchSite, v: BranchVerdict) -> str:
 
 def check_loop(result: KernelResult) -> Iterator[Diagnostic]:
     """KL302: a loop whose trip count differs between lanes of a warp."""
-    groups: dict[tuple[int, int], list[Loop]] = defaultdict(list)
+    groups: dict[tuple[int, int, tuple[int, ...]], list[Loop]] = defaultdict(list)
     for e in result.events:
         if isinstance(e, Loop):
-            groups[(e.span.line, e.span.column)].append(e)
+            groups[(e.span.line, e.span.column, e.via)].append(e)
     lane_work = _block_lane_work(result)
     for evs in groups.values():
         first = evs[0]
@@ -570,15 +570,15 @@ def _max_trips(evs: list[Loop]) -> int:
 
 
 def _is_barrier(e: Barrier) -> bool:
-    return e.scope == "block" or e.name == "__syncwarp"
+    return e.scope == "block" or e.name in ("__syncwarp", "tile.sync")
 
 
 def _collective_findings(result: KernelResult, want_barrier: bool) -> Iterator[tuple[Barrier, np.ndarray, np.ndarray, int, bool]]:
     """Sites where live lanes named by the collective do not reach it: (event, missing, reached, iteration, all samples)."""
-    groups: dict[tuple[int, int], list[Barrier]] = defaultdict(list)
+    groups: dict[tuple[int, int, tuple[int, ...]], list[Barrier]] = defaultdict(list)
     for e in result.events:
         if isinstance(e, Barrier) and _is_barrier(e) == want_barrier:
-            groups[(e.span.line, e.span.column)].append(e)
+            groups[(e.span.line, e.span.column, e.via)].append(e)
     for evs in groups.values():
         for e in evs:
             if e.scope == "block":
@@ -620,7 +620,7 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
         else:
             warps = np.nonzero(miss[s].any(axis=-1))[0]
             w = int(warps[0])
-            message = (f"{e.name}() with mask {_hex(e.member_mask)} in divergent code: in {len(warps)} warp(s) "
+            message = (f"{_call_name(e)} with mask {_hex(e.member_mask)} in divergent code: in {len(warps)} warp(s) "
                        f"only {int(got[w].sum())} of {int((live[w] & _bits(e.member_mask)).sum())} named live "
                        f"lanes reach it (undefined behaviour)")
             notes.append(f"warps: {lane_ranges(warps)}; in warp {w} lanes {lane_ranges(np.nonzero(miss[s, w])[0])} "
@@ -633,7 +633,10 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
             notes.append(f"first seen at iteration {it} of the enclosing loop")
         if not everywhere:
             notes.append("shown for one of the sampled blocks/sizes only")
+        notes.extend(call_chain_notes(e.via))
         notes.append("fix: " + fix)
+        if e.via:
+            metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL303.code, name=KL303.name,
             severity=KL303.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
@@ -665,6 +668,9 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
         metrics = {"warps_split": len(warps), "warps_evaluated": int(got.any(axis=-1).sum()),
                    "lanes_taken": [int(got[w].sum()), int(miss[s, w].sum())],
                    "member_mask": _hex(e.member_mask)}
+        notes.extend(call_chain_notes(e.via))
+        if e.via:
+            metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL304.code, name=KL304.name,
             severity=KL304.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
@@ -674,6 +680,8 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
 
 
 def _call_name(e: Barrier) -> str:
+    if e.name == "tile.sync":
+        return "cooperative-groups tile sync()"
     return "cooperative-groups sync()" if e.name == "sync" else f"{e.name}()"
 
 

@@ -71,6 +71,42 @@ def estimated_resources(fn: ir.Function, static_shared: int) -> KernelResources:
                            note="estimated from the kernel's variables (no ptxas figures)")
 
 
+REGISTER_FILE = 65536  # 32-bit registers per SM, sm_70 to sm_120 (CUDA C++ Programming Guide, "Compute Capabilities")
+REGISTER_GRANULE = 8  # registers per thread are allocated in units of 256 per warp
+
+
+def cap_registers(res: KernelResources, max_threads: int, min_blocks: int) -> KernelResources:
+    """An estimate under `__launch_bounds__(max_threads, min_blocks)`: the compiler keeps registers at
+    or below 64K / (max_threads * min_blocks), rounded down to the allocation granularity (more would
+    not let min_blocks blocks fit), spilling the rest (CUDA C++ Programming Guide, "Launch Bounds")."""
+    if max_threads <= 0 or min_blocks <= 0:
+        return res
+    cap = REGISTER_FILE // (max_threads * min_blocks) // REGISTER_GRANULE * REGISTER_GRANULE
+    cap = min(255, cap)
+    if cap <= 0 or res.registers <= cap:
+        return res
+    return dataclasses.replace(res, registers=cap, note=(res.note + "; " if res.note else "")
+                               + f"capped at {cap} by __launch_bounds__({max_threads}, {min_blocks})")
+
+
+def _has_args(entries: list[KernelResources], result: KernelResult) -> bool:
+    wanted = ", ".join(v for _k, v in result.shape.bindings).replace(" ", "")
+    return any(e.template_args.replace(" ", "") == wanted for e in entries)
+
+
+def _instance_resources(text: str, tu: ir.TranslationUnit, fn: ir.Function, result: KernelResult,
+                        options: "LintOptions", arch: str) -> tuple[list[KernelResources], str | None]:
+    """ptxas figures for the bound instance of a template kernel nothing in this file instantiates:
+    the file is compiled with the kernel made concrete (frontend.instantiate), as the engine evaluated it."""
+    from kernlint.frontend.instantiate import instantiate_text
+
+    inst_text = instantiate_text(text, fn.span.line, fn.name, dict(result.shape.bindings))
+    if inst_text is None:
+        return [], None
+    found, note = exact_resources(inst_text, tu.path, arch, options.include_dirs, options.macros)
+    return found.get(fn.name, []), note
+
+
 def _pick(entries: list[KernelResources], result: KernelResult | None) -> KernelResources | None:
     if not entries:
         return None
@@ -93,13 +129,21 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
     by_kernel: dict[str, list[KernelResult]] = {}
     for r in results:
         by_kernel.setdefault(r.kernel.key, []).append(r)
+    macros = dict(tu.macros)
+    macros.update(dict(options.defines))
     for fn in tu.kernels:
         kres = by_kernel.get(fn.key, [])
         first = kres[0] if kres else None
-        shared = static_shared_bytes(fn, tu, kres)
-        resources = _pick(exact.get(fn.name, []), first) or estimated_resources(fn, shared)
-        if resources.source == "estimated" and note:
-            resources = dataclasses.replace(resources, note=note)
+        # A template kernel evaluated as an instance (engine.analyse_kernel): its arrays have sizes.
+        inst = first.kernel if first is not None and fn.template_params and not first.kernel.template_params else None
+        shared = static_shared_bytes(inst or fn, (first.unit or tu) if inst else tu, kres)
+        entries = exact.get(fn.name, [])
+        inst_note = None
+        if inst is not None and first is not None and options.resources and not _has_args(entries, first):
+            entries, inst_note = _instance_resources(text, tu, fn, first, options, arch)
+        resources = _pick(entries, first) or estimated_resources(inst or fn, shared)
+        if resources.source == "estimated" and (inst_note or note):
+            resources = dataclasses.replace(resources, note=inst_note or note)
         block_size = None
         block_source = "unknown"
         dynamic = 0
@@ -108,8 +152,10 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
             block_source = first.shape.source
             dynamic = first.shape.dynamic_shared or 0
         bindings = dict(first.shape.bindings) if first is not None else {}
-        lb = fold_bound(fn.launch_bounds[0], bindings, tu.macros) if fn.launch_bounds else None
-        lb_min = fold_bound(fn.launch_bounds[1], bindings, tu.macros) if len(fn.launch_bounds) > 1 else None
+        lb = fold_bound(fn.launch_bounds[0], bindings, macros) if fn.launch_bounds else None
+        lb_min = fold_bound(fn.launch_bounds[1], bindings, macros) if len(fn.launch_bounds) > 1 else None
+        if resources.source == "estimated" and lb:
+            resources = cap_registers(resources, lb, lb_min or 1)
         sites = tuple((ln.span.line, ln.span.column, ln.block[0] * ln.block[1] * ln.block[2],
                        ln.grid[0] * ln.grid[1] * ln.grid[2] if ln.grid is not None else None)
                       for ln in tu.launches if ln.kernel == fn.name and ln.block is not None)

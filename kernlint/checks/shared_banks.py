@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kernlint import ir
-from kernlint.checks.base import Rule
+from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Edit, Severity
+from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -66,11 +67,11 @@ class SiteBanks:
     deps: frozenset[str]
 
 
-def _sites(events: Sequence[object]) -> dict[tuple[int, int, str], list[MemoryAccess]]:
-    groups: dict[tuple[int, int, str], list[MemoryAccess]] = defaultdict(list)
+def _sites(events: Sequence[object]) -> dict[tuple[int, int, str, tuple[int, ...]], list[MemoryAccess]]:
+    groups: dict[tuple[int, int, str, tuple[int, ...]], list[MemoryAccess]] = defaultdict(list)
     for e in events:
         if isinstance(e, MemoryAccess) and e.space == "shared":
-            groups[(e.span.line, e.span.column, e.root)].append(e)
+            groups[(e.span.line, e.span.column, e.root, e.via)].append(e)
     return groups
 
 
@@ -202,7 +203,7 @@ def _root_cost(events: Sequence[object], root: str) -> tuple[int, dict[tuple[int
     worst = 0
     per_site: dict[tuple[int, int], int] = {}
     excess = 0
-    for (line, col, r), evs in _sites(events).items():
+    for (line, col, r, _via), evs in _sites(events).items():
         site = measure_site(evs)
         if site is None:
             continue
@@ -572,6 +573,11 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
                      f"evaluated, {site.conflicting} with conflicts (worst {site.ways}-way, typical "
                      f"{site.typical_ways}-way); {site.total_wavefronts} wavefronts in all where "
                      f"{site.total_ideal} would do")
+        if e.text.startswith("in ") and " at line " in e.text:
+            notes.append(f"the access is {e.text}, inlined here")
+        notes.extend(call_chain_notes(e.via))
+        if e.text.startswith("atomic"):
+            notes.append(atomic_note(e.text, contention([e])))
         if fix.text:
             notes.append(f"fix: {fix.text}")
         metrics: dict[str, object] = {
@@ -599,6 +605,8 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
             metrics["padding_bytes"] = fix.extra_bytes
         if fix.swizzle:
             metrics["swizzle_conflict_free"] = True
+        if e.via:
+            metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL201.code, name=KL201.name,
             severity=KL201.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),

@@ -328,7 +328,8 @@ def _top_level_chunks(text: str, mask: list[bool], start: int, end: int) -> list
                 rest = i + 1
                 while rest < end and (text[rest].isspace() or not mask[rest]):
                     rest += 1
-                header = text[chunk_start:header_end]
+                # (`template <class T>` before a function is not a class: drop the parameter list)
+                header = re.sub(r"^\s*template\s*<(?:[^<>]|<[^<>]*>)*>", "", text[chunk_start:header_end])
                 if re.search(r"\b(struct|class|union|enum)\b", header) or re.search(r"=\s*$", header):
                     i += 1
                     continue

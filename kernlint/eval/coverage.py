@@ -152,13 +152,18 @@ _STORES = {"__stcg", "__stcs", "__stwt", "__stwb"}
 
 
 def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
-    """The device function a call reaches (as the interpreter finds it), or None."""
-    if e.receiver is not None:
-        return None
+    """The device function a call reaches, as `Interpreter.find_callee` finds it, or None."""
     fn = tu.functions.get(e.target) if e.target else None
+    if fn is None and e.target:
+        where = e.target[e.target.rfind("@"):]
+        fn = next((f for k, f in tu.functions.items() if k.endswith(where)), None)
+    if fn is None and e.receiver is not None:
+        return None
     if fn is None:
         matches = [f for f in tu.functions.values()
                    if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
+        if len(matches) > 1 and e.template_args:
+            matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
         fn = matches[0] if len(matches) == 1 else None
     if fn is None or fn.body is None or fn.is_kernel:
         return None

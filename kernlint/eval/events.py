@@ -29,6 +29,7 @@ class MemoryAccess:
     vector_elems: int = 1  # lanes move this many elements (float4 = 4)
     text: str = ""  # the source expression, for messages
     live: np.ndarray | None = None  # lanes still running the kernel (not returned) when it executed
+    via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,7 @@ class Branch:
     then_work: np.ndarray | None = None
     else_work: np.ndarray | None = None
     arms: np.ndarray | None = None  # int (S, W, 32): the arm each lane takes (switch); None: `cond`
+    via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,7 @@ class Loop:
     body_cost: int = 0
     text: str = ""
     work: np.ndarray | None = None  # operations each warp issued in the loop (S, W)
+    via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,7 @@ class Barrier:
     member_mask: int | None = None  # the mask argument of a *_sync intrinsic, when known
     deps: frozenset[str] = frozenset()
     loop_iter: tuple[int, ...] = ()
+    via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
 @dataclass(frozen=True, slots=True)

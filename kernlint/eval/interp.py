@@ -20,6 +20,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval import coverage as cov
+from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
@@ -90,7 +91,8 @@ class Interpreter:
         self.grid_dim = g
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
-        self.call_sites: list[tuple[ir.Span, str, ir.Span]] = []  # (call span, helper, helper span)
+        # (call span, helper, helper span, helper in the kernel's file)
+        self.call_sites: list[tuple[ir.Span, str, ir.Span, bool]] = []
         self.loop_stack: list[dict[str, object]] = []
         self.site_counts: dict[tuple[int, int, str], int] = {}
         self.shared_next = 0
@@ -245,14 +247,9 @@ class Interpreter:
 
     def emit(self, event: ev.Event) -> None:
         if self.call_sites:
-            # Code of an inlined helper is reported where the kernel calls it: each call site is its
-            # own site (a helper called once strided and eight times unit-stride is not averaged).
-            site, helper, inner = self.call_sites[0]
-            changes: dict[str, object] = {"span": site}
-            if hasattr(event, "text"):
-                changes["text"] = f"in {helper}() at line {inner.line}"
-            event = dataclasses.replace(event, **changes)  # type: ignore[arg-type]
-        key = (event.span.line, event.span.column, type(event).__name__ + getattr(event, "kind", ""))
+            event = self.attribute(event)
+        key = (event.span.line, event.span.column, type(event).__name__ + getattr(event, "kind", ""),
+               getattr(event, "via", ()))
         n = self.site_counts.get(key, 0)
         if n >= MAX_EVENTS_PER_SITE:
             return
@@ -282,6 +279,27 @@ class Interpreter:
             return
         outer = self.call_sites[0][0] if self.call_sites else None
         self.cov.dead.update(cov.sites_of(node, self.tu, self.cov_shared, outer, len(self.frames)))
+
+    def attribute(self, event: ev.Event) -> ev.Event:
+        """Place an event of inlined code at its own line in the helper, with the call lines in `via`:
+        each (helper line, call site) is its own site (a helper called once strided and eight times
+        unit-stride is not averaged). A helper from another file (a header) is reported at the
+        innermost call in the kernel's file instead: a finding must point into the linted file."""
+        k = len(self.call_sites)
+        while k > 0 and not self.call_sites[k - 1][3]:
+            k -= 1  # call_sites[k-1] calls a helper that lives in another file
+        calls = self.call_sites[:k]
+        changes: dict[str, object] = {"via": tuple(c[0].line for c in calls)}
+        if k < len(self.call_sites):
+            site, helper, inner, _same = self.call_sites[k]
+            changes["span"] = site
+            if getattr(event, "text", None) == "":
+                changes["text"] = f"in {helper}() at line {inner.line}"
+        elif getattr(event, "text", None) == "":
+            changes["text"] = f"in {self.call_sites[-1][1]}() called from line {self.call_sites[-1][0].line}"
+        if not hasattr(event, "via"):
+            changes.pop("via")
+        return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
 
     # --- statements ------------------------------------------------------------------------------
 
@@ -1047,6 +1065,9 @@ class Interpreter:
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
+        if isinstance(inner, ir.Call):
+            v = self.eval(inner)  # `block.group_index().x`, `make_int2(a, b).y`
+            return v if v.fields else None
         if isinstance(inner, ir.Ref) and inner.kind in ("param", "local"):
             v = self.frame.env.get(inner.name)
             if v is not None and v.fields:
@@ -1194,6 +1215,11 @@ class Interpreter:
 
     def eval_call(self, e: ir.Call) -> Val:
         name = e.name
+        cg = coop_groups.eval_call(self, e)
+        if cg is not None:
+            if cg.data is None and cg.why is None and not cg.fields:
+                return dataclasses.replace(cg, why=("call", name))
+            return cg
         if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
             for a in e.args:
                 self.eval(a)
@@ -1246,6 +1272,15 @@ class Interpreter:
         callee = self.find_callee(e)
         if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
             return self.inline(callee, e)
+        if callee is None and e.receiver is None:
+            if atomics.is_atomic(name) and e.args:
+                return atomics.eval_atomic(self, e)
+            if builtins_math.is_pure(name):
+                margs = [self.eval(a) for a in e.args]
+                r = builtins_math.fold(name, margs)
+                if r is None or (r.data is None and r.why is None):
+                    return unknown(*margs, why=("call", name))  # (the why says what made it unknown)
+                return r
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
@@ -1264,12 +1299,20 @@ class Interpreter:
         (`ld(p, i)` calling `template <class T> T ld(const T*, int)`), so fall back to the one
         device function of that name and parameter count in the file, when it is unambiguous.
         """
-        if e.receiver is not None:
-            return None
+        # (eval/coverage.py's find_callee mirrors this, to find the sites of helpers statically.)
         fn = self.tu.functions.get(e.target) if e.target else None
+        if fn is None and e.target:
+            # A member of a class template specialization: clang names the specialization
+            # (`operator float *`), the file holds the pattern (`operator T *`) at the same place.
+            where = e.target[e.target.rfind("@"):]
+            fn = next((f for k, f in self.tu.functions.items() if k.endswith(where)), None)
+        if fn is None and e.receiver is not None:
+            return None
         if fn is None:
             matches = [f for f in self.tu.functions.values()
                        if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
+            if len(matches) > 1 and e.template_args:
+                matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
             fn = matches[0] if len(matches) == 1 else None
         if fn is None or fn.body is None or fn.is_kernel:
             return None
@@ -1282,8 +1325,14 @@ class Interpreter:
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
 
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
+        method = "::" in callee.name
+        this = self.eval(e.receiver) if e.receiver is not None else Val(None)
         args = [self.eval(a) for a in e.args]
         frame = Frame()
+        if method:
+            # The object a method runs on: its known fields are `this`'s (written back afterwards).
+            frame.env["this"] = this if this.space == "" else Val(None)
+            frame.decl_mask["this"] = self.mask.copy()
         frame.ret_mask = np.zeros_like(self.mask)
         saved_bindings = self.bindings
         for i, p in enumerate(callee.params):
@@ -1291,13 +1340,14 @@ class Interpreter:
             t = self.resolve(p.ctype)
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)
-            if t.kind == "reference":
+            if t.kind == "reference" and not v.field("__cg"):
                 pointee = self.resolve(t.pointee) if t.pointee is not None else None
                 if pointee is not None and (pointee.const or t.name.startswith("const ")):
                     # A const reference reads like a value (the callee cannot write through it).
                     if pointee.kind in ("int", "bool", "float"):
                         v = self.convert(v, pointee)
                 else:
+                    # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask.copy()
@@ -1315,12 +1365,15 @@ class Interpreter:
                     elif pt.kind == "template" and at.kind in ("int", "float"):
                         new_b[pt.name] = at.name
             for tp, targ in zip(callee.template_params, e.template_args):
-                new_b[tp.name] = targ
+                # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
+                new_b[tp.name] = self.bindings.get(targ, targ)
             self.bindings = new_b
         entry = self.mask.copy()
         saved_loops = self.loop_stack
         self.frames.append(frame)
-        self.call_sites.append((e.span, callee.name, callee.span))
+        same_file = callee.key[callee.key.rfind("@"):].rsplit(":", 1)[0] == \
+            self.fn.key[self.fn.key.rfind("@"):].rsplit(":", 1)[0]
+        self.call_sites.append((e.span, callee.name, callee.span, same_file))
         try:
             assert callee.body is not None
             self.exec_block(callee.body)
@@ -1331,6 +1384,15 @@ class Interpreter:
             self.loop_stack = saved_loops
         self.mask = entry
         rv = frame.ret_val
+        if method:
+            obj = frame.env.get("this", UNKNOWN)
+            target = e.receiver
+            while isinstance(target, ir.Cast) and not target.explicit:
+                target = target.operand
+            if isinstance(target, ir.Ref) and target.kind in ("local", "param") and obj.fields:
+                self.assign_var(target.name, obj)  # `acc.add(v)` updated acc's fields
+            if e.receiver is None and rv is None:
+                return obj  # a constructor: the call's value is the object it built
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
 

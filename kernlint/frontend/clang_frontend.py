@@ -303,8 +303,8 @@ class _Lowering:
     def member(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         kids = [k for k in c.get_children() if k.kind.is_expression()]
         ctype = self.ctype(c)
-        if not kids:
-            return ir.Opaque("implicit this member", ctype, span)
+        if not kids or kids[0].kind == K.CXX_THIS_EXPR:
+            return self.this_member(c, ctype, span)
         base_cursor = kids[0]
         base = self.expr(base_cursor)
         btype = base_cursor.type.get_canonical()
@@ -326,6 +326,17 @@ class _Lowering:
             arrow = arrow or (len(toks) >= 2 and toks[-2] == "->")
         return ir.Member(base, name, offset, arrow, ctype, span)
 
+    def this_member(self, c: ci.Cursor, ctype: ir.CType, span: ir.Span) -> ir.Expr:
+        """A member named inside a method (`sum`, `this->sum`): a field of the object, `(*this).sum`."""
+        ref = c.referenced
+        if ref is None or ref.kind != K.FIELD_DECL:
+            return ir.Opaque("implicit this member", ctype, span)
+        record = ref.semantic_parent
+        rtype = self.types.convert(record.type) if record is not None else ir.UNKNOWN_TYPE
+        f = rtype.field(c.spelling)
+        this = ir.Ref("this", "local", rtype, span)
+        return ir.Member(this, c.spelling, f.offset if f is not None else -1, False, ctype, span)
+
     def call(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         ctype = self.ctype(c)
         kids = [k for k in c.get_children() if k.kind.is_expression()]
@@ -336,7 +347,22 @@ class _Lowering:
             if len(args) == 1 and name == ctype.name.split("<")[0].split("::")[-1] or (len(args) == 1 and ctype.kind == "struct"):
                 # A copy/converting construction `T v = expr`: the value is the argument's.
                 return ir.Cast(self.expr(args[0]), ctype, False, span)
-            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span)
+            # A constructor with a body kernlint can run (`Acc a(0.f)`): the call's value is the object.
+            defn = ref.get_definition()
+            target = _function_key(defn if defn is not None else ref) if _is_device(defn or ref) else ""
+            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target,
+                           _split_type_args(ctype.name))
+        if ref is not None and ref.kind == K.CONVERSION_FUNCTION and kids:
+            # `float* s = SharedMemory<float>()`: construct, then call `operator float*()` on the object.
+            member = kids[0]
+            base = [k for k in member.get_children() if k.kind.is_expression()]
+            receiver = self.expr(base[0]) if base else None
+            defn = ref.get_definition()
+            rtype = self.types.convert(base[0].type) if base else ir.UNKNOWN_TYPE
+            # (a member of a class template specialization may have no definition of its own: its
+            # place is the pattern's, which the evaluator finds by location)
+            return ir.Call(name, (), ctype, span, receiver, _function_key(defn if defn is not None else ref),
+                           _split_type_args(rtype.name))
         if name.startswith("operator") and ref is not None and ref.kind in (K.CXX_METHOD, K.FUNCTION_DECL):
             return self.operator_call(c, name, kids, ctype, span)
         receiver: ir.Expr | None = None
@@ -355,9 +381,34 @@ class _Lowering:
                 base = [k for k in inner.get_children() if k.kind.is_expression()]
                 receiver = self.expr(base[0]) if base else None
                 name = inner.spelling
+                if not name:
+                    # A member call on a dependent object (`tile.shfl_down(v, 1)` in a template):
+                    # libclang has no spelling; the name is the token after the last `.`/`->`.
+                    toks = [t.spelling for t in inner.get_tokens()]
+                    name = toks[-1] if toks and toks[-1].isidentifier() else ""
+                    if len(toks) >= 3 and toks[-1] == ">" and "<" in toks:
+                        j = len(toks) - 1 - toks[::-1].index("<")
+                        name = toks[j - 1] if toks[j - 1].isidentifier() else name
+                        template_args = _split_template_args(toks[j + 1:])
+                elif base and base[0].type.get_canonical().kind in (ci.TypeKind.RECORD, ci.TypeKind.POINTER):
+                    bt = base[0].type.get_canonical()
+                    template_args = _split_type_args((bt.get_pointee() if bt.kind == ci.TypeKind.POINTER
+                                                      else bt).spelling)
+                if base and base[0].kind == K.CXX_THIS_EXPR:
+                    receiver = ir.Ref("this", "local", self.types.convert(base[0].type.get_pointee()), span)
             elif inner.kind == K.DECL_REF_EXPR:
                 name = inner.spelling
                 template_args = _template_args_from_tokens(inner)
+                if not name:
+                    # A call to a function template from a template (`loadChunk<isNP2>(...)`): an
+                    # overloaded-declaration reference inside; the name is its spelling.
+                    over = [k for k in inner.get_children() if k.kind == K.OVERLOADED_DECL_REF]
+                    name = over[0].spelling if over else ""
+                if name and not template_args:
+                    # A qualified callee (`cg::tiled_partition<32>(block)`): the arguments follow the name.
+                    toks = [t.spelling for t in inner.get_tokens()]
+                    if name in toks and toks.index(name) + 1 < len(toks) and toks[toks.index(name) + 1] == "<":
+                        template_args = _split_template_args(toks[toks.index(name) + 2:])
             elif inner.kind == K.OVERLOADED_DECL_REF:
                 name = inner.spelling
             else:
@@ -368,7 +419,32 @@ class _Lowering:
             defn = ref.get_definition()
             if defn is not None:
                 target = _function_key(defn)
+            elif ref.kind == K.CXX_METHOD:
+                target = _function_key(ref)  # a class template's member: found by its place
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
+
+    def converted(self, init: ci.Cursor, lowered: ir.Expr, to: ir.CType) -> ir.Expr:
+        """`T* s = SharedMemory<T>();` in a template: clang leaves the conversion of the (dependent)
+        object to the pointer implicit, so call the class's conversion operator explicitly."""
+        if to.kind != "pointer" or lowered.ctype.kind not in ("template", "struct"):
+            return lowered
+        decl = None
+        for k in init.walk_preorder():
+            if k.kind == K.TEMPLATE_REF and k.referenced is not None:
+                decl = k.referenced
+                break
+            if k.kind == K.TYPE_REF and k.referenced is not None and k.referenced.kind in (K.STRUCT_DECL, K.CLASS_DECL):
+                decl = k.referenced
+                break
+        if decl is None:
+            return lowered
+        convs = [k for k in decl.get_children() if k.kind == K.CONVERSION_FUNCTION and k.is_definition()]
+        if not convs:
+            return lowered
+        # The non-const `operator T*()` where there are both (the object is a non-const temporary).
+        conv = next((k for k in convs if not k.is_const_method()), convs[0])
+        return ir.Call(conv.spelling, (), to, lowered.span, lowered, _function_key(conv),
+                       _split_type_args(lowered.ctype.name))
 
     def operator_call(self, c: ci.Cursor, name: str, kids: list[ci.Cursor], ctype: ir.CType,
                       span: ir.Span) -> ir.Expr:
@@ -454,7 +530,7 @@ class _Lowering:
         ctype = self.ctype(v)
         init = None
         if init_c and not (ctype.kind == "array" and init_c[-1].kind != K.INIT_LIST_EXPR):
-            init = self.expr(init_c[-1])
+            init = self.converted(init_c[-1], self.expr(init_c[-1]), ctype)
         extern = v.storage_class == ci.StorageClass.EXTERN
         static = v.storage_class == ci.StorageClass.STATIC
         return ir.VarDecl(v.spelling, ctype, init, _span(v), shared, extern, static)
@@ -547,6 +623,13 @@ def _template_args_from_tokens(c: ci.Cursor) -> tuple[str, ...]:
     if len(toks) >= 3 and toks[1] == "<":
         return _split_template_args(toks[2:])
     return ()
+
+
+def _split_type_args(spelling: str) -> tuple[str, ...]:
+    """Template arguments of a class type's spelling: `SharedMemory<float>` -> ("float",)."""
+    if "<" not in spelling or not spelling.rstrip().endswith(">"):
+        return ()
+    return _split_template_args(re.findall(r"\w+|::|[^\s\w]", spelling[spelling.index("<") + 1:]))
 
 
 def _split_template_args(toks: list[str]) -> tuple[str, ...]:
@@ -824,8 +907,12 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     value = fold_tokens(toks[1:], macros)
                     if value is not None:
                         macros[child.spelling] = value
-            elif kind == K.CXX_METHOD and child.is_definition() and f.name == parse_path:
-                launches.extend(_launches(child))
+            elif kind in _METHOD_KINDS and child.is_definition():
+                if _is_device(child):
+                    fn = _method(low, child, lines, problems, parse_path)
+                    functions[fn.key] = fn
+                if kind == K.CXX_METHOD and f.name == parse_path:
+                    launches.extend(_launches(child))
 
     visit(tu.cursor, 0)
     file_annotation = " ".join(
@@ -860,6 +947,8 @@ def fold_tokens(toks: list[str], macros: dict[str, int]) -> int | None:
             parts.append(str(macros[t]))
         elif re.fullmatch(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*", t):
             parts.append(str(int(t.rstrip("uUlL"), 0)))
+        elif t in ("true", "false"):  # bool template arguments (`loadChunk<true>`)
+            parts.append("1" if t == "true" else "0")
         elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>"):
             parts.append("//" if t == "/" else t)
         else:
@@ -917,11 +1006,46 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     )
 
 
+_METHOD_KINDS = (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.CONSTRUCTOR)
+
+
+def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
+            parse_path: str) -> ir.Function:
+    """A member function, conversion operator or constructor of a struct: named `Class::name`, with
+    the class's template parameters first and a constructor's member initializers (`: x(v)`) as
+    assignments to `this`'s fields before its body."""
+    fn = _function(low, c, lines, problems, parse_path)
+    record = c.semantic_parent
+    cls = record.spelling if record is not None else ""
+    ctparams = tuple(ir.TemplateParam(k.spelling, k.kind == K.TEMPLATE_TYPE_PARAMETER)
+                     for k in (record.get_children() if record is not None else ())
+                     if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+    body = fn.body
+    if c.kind == K.CONSTRUCTOR and body is not None:
+        inits: list[ir.Stmt] = []
+        kids = list(c.get_children())
+        rtype = low.types.convert(record.type) if record is not None else ir.UNKNOWN_TYPE
+        for i, k in enumerate(kids):
+            if k.kind != K.MEMBER_REF or i + 1 >= len(kids) or not kids[i + 1].kind.is_expression():
+                continue
+            value = low.expr(kids[i + 1])
+            f = rtype.field(k.spelling)
+            target = ir.Member(ir.Ref("this", "local", rtype, fn.span), k.spelling, f.offset if f else -1, False,
+                               f.ctype if f else ir.UNKNOWN_TYPE, fn.span)
+            inits.append(ir.ExprStmt(ir.Binary("=", target, value, target.ctype, fn.span), fn.span))
+        body = ir.Block(tuple(inits) + body.body, body.span)
+    return dataclasses.replace(fn, name=f"{cls}::{c.spelling}" if cls else c.spelling, body=body,
+                               template_params=ctparams + fn.template_params)
+
+
 def _launches(c: ci.Cursor) -> list[ir.Launch]:
     """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers."""
     out: list[ir.Launch] = []
-    local_inits: dict[str, ci.Cursor] = {}
+    local_inits: dict[str, ci.Cursor | None] = {}
     reassigned = _reassigned_names(c)
+    # `dim3 b; b.x = 256;`: a member assigned exactly once overrides the declared value (key
+    # "b.x"); one assigned more than once, or by `+=`/`>>=`, is unknown (None).
+    local_inits.update(_member_assignments(c))
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
@@ -971,6 +1095,35 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
     return out
 
 
+def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
+    """`v.x = expr` in a host function, keyed "v.x": the assigned value, or None when `v.x` is
+    assigned more than once or by a compound assignment (its value at a launch is then unknown)."""
+    out: dict[str, ci.Cursor | None] = {}
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        kids = list(n.get_children())
+        stack.extend(kids)
+        if n.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
+            continue
+        op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
+        if not op or not op.endswith("=") or op in ("==", "!=", "<=", ">="):
+            continue
+        lhs = kids[0]
+        if lhs.kind != K.MEMBER_REF_EXPR or lhs.spelling not in ("x", "y", "z"):
+            continue
+        base = [k for k in lhs.get_children() if k.kind.is_expression()]
+        b = base[0] if base else None
+        while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+            sub = [k for k in b.get_children() if k.kind.is_expression()]
+            b = sub[0] if len(sub) == 1 else None
+        if b is None or b.kind != K.DECL_REF_EXPR:
+            continue
+        key = f"{b.spelling}.{lhs.spelling}"
+        out[key] = kids[1] if op == "=" and key not in out else None
+    return out
+
+
 def _reassigned_names(fn: ci.Cursor) -> set[str]:
     """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x)."""
     out: set[str] = set()
@@ -996,15 +1149,15 @@ def _reassigned_names(fn: ci.Cursor) -> set[str]:
     return out
 
 
-def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor], depth: int = 0) -> int | None:
+def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> int | None:
     v = _evaluate(c)
     if isinstance(v, (int, float)):
         return int(v)
     if depth > 8:
         return None
     kids = [k for k in c.get_children() if k.kind.is_expression()]
-    if c.kind == K.DECL_REF_EXPR and c.spelling in inits:
-        return _fold_int(inits[c.spelling], inits, depth + 1)
+    if c.kind == K.DECL_REF_EXPR and inits.get(c.spelling) is not None:
+        return _fold_int(inits[c.spelling], inits, depth + 1)  # type: ignore[arg-type]
     if c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
                   K.CXX_FUNCTIONAL_CAST_EXPR) and kids:
         return _fold_int(kids[-1], inits, depth + 1)
@@ -1026,14 +1179,32 @@ def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor], depth: int = 0) -> int 
             if not sub:
                 break
             base = sub[0]
-        if base.kind == K.DECL_REF_EXPR and base.spelling in inits:
-            dims = _fold_dim3(inits[base.spelling], inits, depth + 1)
+        if base.kind == K.DECL_REF_EXPR and (base.spelling in inits or f"{base.spelling}.{c.spelling}" in inits):
+            dims = _fold_dim3_var(base.spelling, inits, depth + 1)
             if dims is not None and c.spelling in ("x", "y", "z"):
                 return dims["xyz".index(c.spelling)]
     return None
 
 
-def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor], depth: int = 0) -> tuple[int, int, int] | None:
+def _fold_dim3_var(name: str, inits: dict[str, ci.Cursor | None], depth: int) -> tuple[int, int, int] | None:
+    """A dim3 local's value at a launch: its initializer (a plain `dim3 b;` is (1, 1, 1)) with the
+    members assigned one by one (`b.x = 256`) folded in."""
+    init = inits.get(name)
+    if init is None:  # not a local declared here (a parameter, a member): its other members are unknown
+        return None
+    folded = _fold_dim3(init, inits, depth + 1)
+    dims: list[int | None] = list(folded) if folded is not None else [None, None, None]
+    for i, m in enumerate("xyz"):
+        key = f"{name}.{m}"
+        if key in inits:
+            value = inits[key]
+            dims[i] = _fold_int(value, inits, depth + 1) if value is not None else None
+    if any(d is None for d in dims):
+        return None
+    return (int(dims[0]), int(dims[1]), int(dims[2]))  # type: ignore[arg-type]
+
+
+def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> tuple[int, int, int] | None:
     """Fold a launch-configuration argument (an int, `dim3(a, b)`, `{a, b}` or a dim3 variable)."""
     if depth > 8:
         return None
@@ -1042,8 +1213,8 @@ def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor], depth: int = 0) -> tup
     if "dim3" not in spelling_type:
         v = _fold_int(c, inits, depth + 1)
         return (v, 1, 1) if v is not None else None
-    if c.kind == K.DECL_REF_EXPR and c.spelling in inits:
-        return _fold_dim3(inits[c.spelling], inits, depth + 1)
+    if c.kind == K.DECL_REF_EXPR and (c.spelling in inits or any(f"{c.spelling}.{m}" in inits for m in "xyz")):
+        return _fold_dim3_var(c.spelling, inits, depth)
     if c.kind in (K.CALL_EXPR, K.INIT_LIST_EXPR, K.UNEXPOSED_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
         if c.kind == K.CALL_EXPR and len(kids) >= 1 and c.spelling == "dim3" and len(kids) <= 3 and not (
                 len(kids) == 1 and "dim3" in kids[0].type.get_canonical().spelling):

@@ -144,17 +144,22 @@ template <class T> __device__ T __ldlu(const T*);
 template <class T> __device__ void __stcg(T*, T);
 template <class T> __device__ void __stcs(T*, T);
 template <class T> __device__ void __stwt(T*, T);
-template <class T> __device__ T atomicAdd(T*, T);
-template <class T> __device__ T atomicSub(T*, T);
-template <class T> __device__ T atomicExch(T*, T);
-template <class T> __device__ T atomicMin(T*, T);
-template <class T> __device__ T atomicMax(T*, T);
-template <class T> __device__ T atomicAnd(T*, T);
-template <class T> __device__ T atomicOr(T*, T);
-template <class T> __device__ T atomicXor(T*, T);
-template <class T> __device__ T atomicInc(T*, T);
-template <class T> __device__ T atomicDec(T*, T);
-template <class T> __device__ T atomicCAS(T*, T, T);
+/* Atomic functions, each for the types the CUDA C++ Programming Guide lists ("Atomic Functions"),
+ * with the _block and _system scope variants. */
+#define KL_AT2(N, T) __device__ T N(T*, T); __device__ T N##_block(T*, T); __device__ T N##_system(T*, T);
+#define KL_AT3(N, T) __device__ T N(T*, T, T); __device__ T N##_block(T*, T, T); __device__ T N##_system(T*, T, T);
+KL_AT2(atomicAdd, int) KL_AT2(atomicAdd, unsigned int) KL_AT2(atomicAdd, unsigned long long int)
+KL_AT2(atomicAdd, float) KL_AT2(atomicAdd, double) KL_AT2(atomicAdd, __half2) KL_AT2(atomicAdd, __half)
+KL_AT2(atomicAdd, __nv_bfloat162) KL_AT2(atomicAdd, __nv_bfloat16) KL_AT2(atomicAdd, float2) KL_AT2(atomicAdd, float4)
+KL_AT2(atomicSub, int) KL_AT2(atomicSub, unsigned int)
+KL_AT2(atomicExch, int) KL_AT2(atomicExch, unsigned int) KL_AT2(atomicExch, unsigned long long int) KL_AT2(atomicExch, float)
+KL_AT2(atomicMin, int) KL_AT2(atomicMin, unsigned int) KL_AT2(atomicMin, unsigned long long int) KL_AT2(atomicMin, long long int)
+KL_AT2(atomicMax, int) KL_AT2(atomicMax, unsigned int) KL_AT2(atomicMax, unsigned long long int) KL_AT2(atomicMax, long long int)
+KL_AT2(atomicInc, unsigned int) KL_AT2(atomicDec, unsigned int)
+KL_AT3(atomicCAS, int) KL_AT3(atomicCAS, unsigned int) KL_AT3(atomicCAS, unsigned long long int) KL_AT3(atomicCAS, unsigned short int)
+KL_AT2(atomicAnd, int) KL_AT2(atomicAnd, unsigned int) KL_AT2(atomicAnd, unsigned long long int)
+KL_AT2(atomicOr, int) KL_AT2(atomicOr, unsigned int) KL_AT2(atomicOr, unsigned long long int)
+KL_AT2(atomicXor, int) KL_AT2(atomicXor, unsigned int) KL_AT2(atomicXor, unsigned long long int)
 __device__ int __popc(unsigned int);
 __device__ int __popcll(unsigned long long);
 __device__ int __clz(int);
@@ -201,6 +206,57 @@ __host__ __device__ int max(int, int); __host__ __device__ unsigned int max(unsi
 __host__ __device__ long long max(long long, long long); __host__ __device__ float max(float, float); __host__ __device__ double max(double, double);
 __host__ __device__ unsigned int umin(unsigned int, unsigned int); __host__ __device__ unsigned int umax(unsigned int, unsigned int);
 __host__ __device__ int abs(int); __host__ __device__ long long llabs(long long);
+/* The rest of the CUDA Math API (CUDA Math API reference: single, double, integer and type-casting
+ * intrinsics), so that none of it is an unresolved name. */
+__host__ __device__ unsigned int min(int, unsigned int); __host__ __device__ unsigned int min(unsigned int, int);
+__host__ __device__ unsigned int max(int, unsigned int); __host__ __device__ unsigned int max(unsigned int, int);
+__host__ __device__ unsigned long long min(unsigned long long, unsigned long long);
+__host__ __device__ unsigned long long max(unsigned long long, unsigned long long);
+__host__ __device__ long long llmin(long long, long long); __host__ __device__ long long llmax(long long, long long);
+__host__ __device__ unsigned long long ullmin(unsigned long long, unsigned long long);
+__host__ __device__ unsigned long long ullmax(unsigned long long, unsigned long long);
+__host__ __device__ long labs(long); __host__ __device__ float abs(float); __host__ __device__ double abs(double);
+KL_F1(logb) KL_F1(nearbyint) KL_F1(erfinv) KL_F1(erfcinv) KL_F1(normcdf) KL_F1(normcdfinv) KL_F1(j0) KL_F1(j1) KL_F1(y0) KL_F1(y1)
+KL_F1(sinpi) KL_F1(cospi) KL_F1(rcbrt) KL_F1(exp10m1)
+KL_F2(nextafter) KL_F2(rhypot)
+__device__ float ldexpf(float, int); __device__ double ldexp(double, int); __device__ float scalbnf(float, int); __device__ double scalbn(double, int);
+__device__ float frexpf(float, int*); __device__ double frexp(double, int*); __device__ float modff(float, float*); __device__ double modf(double, double*);
+__device__ int ilogbf(float); __device__ int ilogb(double); __device__ long lroundf(float); __device__ long lround(double);
+__device__ long long llroundf(float); __device__ long long llround(double); __device__ long lrintf(float); __device__ long lrint(double);
+__device__ long long llrintf(float); __device__ long long llrint(double); __device__ float remquof(float, float, int*);
+__device__ float norm3df(float, float, float); __device__ float rnorm3df(float, float, float); __device__ float norm4df(float, float, float, float);
+__device__ double norm3d(double, double, double); __device__ float fmaf_rn(float, float, float);
+__device__ void sincospif(float, float*, float*); __device__ int signbit(float); __device__ int __isnanf(float); __device__ int __isinff(float);
+__device__ int isnan(double); __device__ int isinf(double); __device__ int isfinite(double);
+__device__ float __log2f(float); __device__ float __log10f(float); __device__ float __exp10f(float); __device__ float __tanf(float);
+__device__ void __sincosf(float, float*, float*); __device__ float __fsub_rn(float, float); __device__ float __fdiv_rn(float, float);
+__device__ float __frsqrt_rn(float); __device__ float __fadd_rz(float, float); __device__ float __fmul_rz(float, float); __device__ float __fmaf_rz(float, float, float);
+__device__ float __fdividef(float, float); __device__ float __frcp_rz(float); __device__ float __fsqrt_rz(float);
+__device__ double __dadd_rn(double, double); __device__ double __dmul_rn(double, double); __device__ double __dsub_rn(double, double);
+__device__ double __ddiv_rn(double, double); __device__ double __drcp_rn(double); __device__ double __dsqrt_rn(double); __device__ double __fma_rn(double, double, double);
+__device__ int __float2int_rd(float); __device__ int __float2int_ru(float);
+__device__ unsigned int __float2uint_rn(float); __device__ unsigned int __float2uint_rz(float); __device__ unsigned int __float2uint_rd(float); __device__ unsigned int __float2uint_ru(float);
+__device__ long long __float2ll_rn(float); __device__ long long __float2ll_rz(float); __device__ unsigned long long __float2ull_rn(float); __device__ unsigned long long __float2ull_rz(float);
+__device__ float __int2float_rz(int); __device__ float __int2float_rd(int); __device__ float __int2float_ru(int);
+__device__ float __uint2float_rn(unsigned int); __device__ float __uint2float_rz(unsigned int);
+__device__ float __ll2float_rn(long long); __device__ float __ull2float_rn(unsigned long long);
+__device__ int __double2int_rn(double); __device__ int __double2int_rz(double); __device__ int __double2int_rd(double); __device__ int __double2int_ru(double);
+__device__ unsigned int __double2uint_rn(double); __device__ unsigned int __double2uint_rz(double);
+__device__ long long __double2ll_rn(double); __device__ long long __double2ll_rz(double);
+__device__ float __double2float_rn(double); __device__ float __double2float_rz(double);
+__device__ double __int2double_rn(int); __device__ double __uint2double_rn(unsigned int); __device__ double __ll2double_rn(long long);
+__device__ int __double2hiint(double); __device__ int __double2loint(double); __device__ double __hiloint2double(int, int);
+__device__ unsigned int __sad(int, int, unsigned int); __device__ unsigned int __usad(unsigned int, unsigned int, unsigned int);
+__device__ long long __mul64hi(long long, long long); __device__ unsigned long long __umul64hi(unsigned long long, unsigned long long);
+__device__ unsigned long long __brevll(unsigned long long); __device__ unsigned int __byte_perm(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_l(unsigned int, unsigned int, unsigned int); __device__ unsigned int __funnelshift_r(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_lc(unsigned int, unsigned int, unsigned int); __device__ unsigned int __funnelshift_rc(unsigned int, unsigned int, unsigned int);
+__device__ int __hadd(int, int); __device__ int __rhadd(int, int); __device__ unsigned int __uhadd(unsigned int, unsigned int); __device__ unsigned int __urhadd(unsigned int, unsigned int);
+__device__ int __fns(unsigned int, unsigned int, int); __device__ unsigned int __vabsdiffu4(unsigned int, unsigned int);
+__device__ unsigned int __vadd4(unsigned int, unsigned int); __device__ unsigned int __vsub4(unsigned int, unsigned int);
+__device__ unsigned int __vadd2(unsigned int, unsigned int); __device__ unsigned int __vsub2(unsigned int, unsigned int);
+__device__ int __dp4a(int, int, int); __device__ unsigned int __dp4a(unsigned int, unsigned int, unsigned int);
+__device__ int __dp2a_lo(int, int, int); __device__ int __dp2a_hi(int, int, int);
 
 /* Host-side runtime API that launch code commonly calls. */
 extern "C" int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);

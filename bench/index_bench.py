@@ -1,0 +1,113 @@
+"""Time the project index on a generated 200-file project (in a temporary directory).
+
+    python bench/index_bench.py [--files 200] [--repeat 5]
+
+Reports: the cold index build (empty cache), the warm build (every file's scan from the cache),
+and the warm overhead of linting one file of the project as pre-commit would (`kernlint FILE`,
+whole process) against the same run with `--no-project`. Target (issue 11): warm overhead < 50 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEADER = """#pragma once
+// generated kernel header {i}
+#define TILE_{i} 32
+template <int BM, int BK, typename T>
+__global__ void gemm_{i}(const T* __restrict__ A, T* __restrict__ C, int lda) {{
+    __shared__ T As[BM * BK];
+    for (int k = 0; k < BK; ++k)
+        As[threadIdx.x * BK + k] = A[k * lda + blockIdx.x * BM + threadIdx.x];
+    __syncthreads();
+    T acc = 0;
+    for (int k = 0; k < BK; ++k) acc += As[threadIdx.x * BK + k];
+    C[blockIdx.x * BM + threadIdx.x] = acc;
+}}
+"""
+
+RUNNER = """#include "kernels/gemm_{i}.cuh"
+#include <cuda_runtime.h>
+constexpr int BLOCK = 128;
+
+template <class T>
+void launch_{i}(const T* a, T* c, int n) {{
+    dim3 block(BLOCK);
+    gemm_{i}<BLOCK, 8, T><<<n / BLOCK, block>>>(a, c, n);
+}}
+
+__global__ void plain_{i}(const float* in, float* out, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * 2.0f;
+}}
+
+void run_{i}(const float* a, float* c, int n) {{
+    launch_{i}<float>(a, c, n);
+    plain_{i}<<<n / 256, 256>>>(a, c, n);
+}}
+"""
+
+
+def generate(root: Path, files: int) -> None:
+    (root / "kernels").mkdir(parents=True)
+    (root / "kernlint.toml").write_text("")
+    for i in range(files // 2):
+        (root / "kernels" / f"gemm_{i}.cuh").write_text(HEADER.format(i=i))
+        (root / f"run_{i}.cu").write_text(RUNNER.format(i=i))
+
+
+def time_build(root: Path) -> tuple[float, int]:
+    from kernlint.project.index import ProjectIndex
+
+    t = time.perf_counter()
+    idx = ProjectIndex.build(root)
+    return time.perf_counter() - t, idx.scanned
+
+
+def time_cli(args: list[str], repeat: int, env: dict[str, str]) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "from kernlint.cli import run; run()", *args], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=5)
+    ns = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "proj"
+        os.environ["KERNLINT_CACHE_DIR"] = str(Path(tmp) / "cache")
+        generate(root, ns.files)
+        cold, scanned = time_build(root)
+        warm = min(time_build(root)[0] for _ in range(ns.repeat))
+        print(f"project: {ns.files} files in {root}")
+        print(f"index build, cold (empty cache): {cold * 1000:.1f} ms ({scanned} files scanned)")
+        print(f"index build, warm (from cache):  {warm * 1000:.1f} ms")
+        env = dict(os.environ)
+        target = str(root / "run_0.cu")  # a runner: one plain kernel, no header kernels reported here
+        base = ["--no-ptxas", "--format", "concise", target]
+        time_cli(base, 1, env)  # warm the index cache and the OS file cache
+        with_index = time_cli(base, ns.repeat, env)
+        without = time_cli(["--no-project", *base], ns.repeat, env)
+        print(f"lint one file, warm, whole process: {with_index * 1000:.0f} ms with the index, "
+              f"{without * 1000:.0f} ms without: overhead {(with_index - without) * 1000:+.0f} ms (target < 50 ms)")
+        header = str(root / "kernels" / "gemm_0.cuh")
+        hdr_with = time_cli(["--no-ptxas", "--format", "concise", header], ns.repeat, env)
+        hdr_without = time_cli(["--no-project", "--no-ptxas", "--format", "concise", header], ns.repeat, env)
+        print(f"lint the template header, warm: {hdr_with * 1000:.0f} ms with the index (evaluated as "
+              f"gemm_0<128, 8, float>), {hdr_without * 1000:.0f} ms without (template left unbound)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""The project index (scan, folding, cache, compile_commands.json) and what the engine does with it."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kernlint.engine import LintOptions, lint_source
+from kernlint.frontend.instantiate import instantiate_text
+from kernlint.project.compile_db import load_compile_db, parse_flags
+from kernlint.project.index import ProjectIndex, find_project_root
+from kernlint.project.scan import scan_text
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("KERNLINT_NO_CACHE", raising=False)
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "kernlint.toml").write_text("")
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+KERNEL = """template <int BM, int BK, typename T>
+__global__ void tile(const T* A, T* C) {
+    __shared__ T As[BM * BK];
+    As[threadIdx.x * BK] = A[threadIdx.x];
+    __syncthreads();
+    C[threadIdx.x] = As[threadIdx.x * BK] * sizeof(T);
+}
+"""
+
+
+def test_scan_finds_launches_host_templates_and_instantiations() -> None:
+    facts = scan_text("""#include "k.cuh"
+#define BS 128
+constexpr int TILE = 32;
+template <class T, int N = 4>
+void run(T* x, int n) {
+    dim3 block(BS, 2);
+    k<T, 256><<<n / 256, block, 0, s>>>(x, n, 4);  // a <<<comment>>> is not a launch
+}
+int main() { run<float>(0, 3); }
+template __global__ void k2<64, float>(float*);
+""")
+    assert facts.includes == (("k.cuh", True, 1),)
+    assert ("BS", "128") in facts.defines and ("TILE", "32") in facts.constants
+    [ln] = facts.launches
+    assert (ln.kernel, ln.template_args, ln.config, ln.line, ln.host) == (
+        "k", ("T", "256"), ("n / 256", "block", "0", "s"), 7, "run")
+    assert ln.host_params == (("T", True, ""), ("N", False, "4"))
+    assert ("block", "dim3(BS, 2)") in ln.locals
+    assert ("run", ("float",), 9) in facts.template_calls
+    assert facts.instantiations == (("k2", ("64", "float"), 10),)
+
+
+def test_host_template_launch_is_bound_from_its_calls(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cu": """#include "k.cuh"
+template <class T, int B>
+void run(const T* a, T* c) { tile<B, 8, T><<<4, B>>>(a, c); }
+void go() { run<double, 64>(0, 0); }
+"""})
+    idx = ProjectIndex.build(root)
+    [pl] = idx.launches_of("tile", str(root / "k.cuh"))
+    assert pl.template_args == ("64", "8", "double") and pl.block == (64, 1, 1)
+    assert pl.via.startswith("run<double, 64> at run.cu:4")
+
+
+def test_unbound_host_template_parameter_stays_unknown(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cu": """#include "k.cuh"
+template <class T>
+void run(const T* a, T* c) { tile<256, 8, T><<<4, 256>>>(a, c); }
+"""})
+    [pl] = ProjectIndex.build(root).launches_of("tile", str(root / "k.cuh"))
+    assert pl.template_args == ("256", "8", None)
+
+
+def test_same_kernel_name_in_unrelated_files_is_not_bound(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {
+        "a/k.cu": "__global__ void kernel(float* x) { x[threadIdx.x] = 0; }\nvoid a() { kernel<<<1, 64>>>(0); }\n",
+        "b/k.cu": "__global__ void kernel(float* x) { x[threadIdx.x] = 1; }\nvoid b() { kernel<<<1, 128>>>(0); }\n",
+    })
+    idx = ProjectIndex.build(root)
+    assert [pl.block for pl in idx.launches_of("kernel", str(root / "a/k.cu"))] == [(64, 1, 1)]
+
+
+def test_includer_and_flags_from_compile_commands(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"main.cu": '#include "kern.cu"\n', "kern.cu": "__global__ void k() {}\n"})
+    (root / "build").mkdir()
+    (root / "build" / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(root / "build"), "file": "../kern.cu",
+        "command": "nvcc -I../include -isystem /opt/x -DTILE=32 --use_fast_math -gencode arch=compute_80,code=sm_80 "
+                   "-Xcompiler -fPIC -c ../kern.cu"}]))
+    idx = ProjectIndex.build(root)
+    assert idx.includer_of(str(root / "kern.cu")) == str(root / "main.cu")
+    flags = idx.flags_for(str(root / "kern.cu"))
+    assert flags.include_dirs == (str(root / "include"), "/opt/x")
+    assert flags.macros == ("TILE=32",)
+
+
+def test_compile_db_arguments_form_and_bad_file(tmp_path: Path) -> None:
+    assert parse_flags(["nvcc", "-I", "inc", "-D", "A=1", "-O3", "--ptxas-options=-v"], "/w").include_dirs == ("/w/inc",)
+    bad = tmp_path / "compile_commands.json"
+    bad.write_text("{not json")
+    flags, note = load_compile_db(bad)
+    assert flags == {} and note and "cannot read" in note
+
+
+def test_unreadable_and_binary_files_are_skipped_with_one_note(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"ok.cu": "__global__ void k() {}\n"})
+    (root / "blob.cu").write_bytes(b"\x00\x01\x02binary")
+    os.symlink(root / "missing.cuh", root / "dangling.cuh")
+    idx = ProjectIndex.build(root)
+    assert str(root / "ok.cu") in idx.facts
+    [note] = idx.notes
+    assert "skipped 2 file(s)" in note and "blob.cu" in note and "dangling.cuh" in note
+
+
+def test_cache_second_build_scans_nothing_and_survives_corruption(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make(tmp_path / "p", {"a.cu": KERNEL, "b.cu": '#include "a.cu"\n'})
+    assert ProjectIndex.build(root).scanned == 2
+    assert ProjectIndex.build(root).scanned == 0
+    (root / "b.cu").write_text('#include "a.cu"\nvoid f() { tile<1, 2, float><<<1, 32>>>(0, 0); }\n')
+    again = ProjectIndex.build(root)
+    assert again.scanned == 1 and again.launches_of("tile", str(root / "a.cu"))
+    [cache_file] = list((tmp_path / "cache").rglob("*.json"))
+    cache_file.write_text("{corrupt")
+    assert ProjectIndex.build(root).scanned == 2  # ignored, rebuilt
+    assert ProjectIndex.build(root).scanned == 0  # and rewritten
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(root / "a.cu"))  # not a directory: writes fail quietly
+    assert ProjectIndex.build(root).scanned == 2
+    monkeypatch.setenv("KERNLINT_NO_CACHE", "1")
+    assert ProjectIndex.build(root).scanned == 2
+
+
+def test_project_root_markers(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"src/deep/k.cu": ""})
+    assert find_project_root(root / "src" / "deep" / "k.cu") == root
+
+
+def test_instantiation_keeps_every_line() -> None:
+    text = "// head\n" + KERNEL.replace("template <int BM, int BK, typename T>",
+                                        "template <int BM,\n          int BK = 8, typename T = float>")
+    out = instantiate_text(text, 2, "tile", {"BM": "128"})
+    assert out is not None
+    assert out.count("\n") == text.count("\n")
+    assert out.splitlines()[3:] [:3] == text.splitlines()[3:][:3]
+    assert "constexpr int BM = (128);" in out and "using T = float;" in out
+    assert instantiate_text(text, 2, "tile", {}) is None  # BM has no binding and no default
+
+
+def test_template_kernel_in_header_is_evaluated_as_its_instance(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cu": '#include "k.cuh"\n'
+                                 "void go() { tile<128, 16, float><<<8, 128>>>(0, 0); }\n"})
+    idx = ProjectIndex.build(root)
+    text = (root / "k.cuh").read_text()
+    alone = lint_source(text, str(root / "k.cuh"), LintOptions(resources=False))
+    assert not [d for d in alone.diagnostics if d.code == "KL201"]
+    r = lint_source(text, str(root / "k.cuh"), LintOptions(project=idx, resources=False))
+    [d] = [d for d in r.diagnostics if d.code == "KL201" and d.line == 4]
+    assert d.metrics["ways"] == 16  # 16 words apart: gcd(16, 32)
+    assert any("BM = 128, BK = 16, T = float (the launch at run.cu:2)" in a for a in d.assumptions)
+    assert r.results[0].kernel.template_params == ()  # the instance, not the template
+
+
+HEAVY = """template <int N, int MIN_BLOCKS>
+__global__ void __launch_bounds__(N, MIN_BLOCKS) heavy(const float* in, float* out, int steps) {
+    float acc[96];
+    for (int k = 0; k < 96; ++k) acc[k] = in[k * N + threadIdx.x];
+    for (int s = 0; s < steps; ++s)
+        for (int k = 0; k < 96; ++k) acc[k] = acc[k] * acc[(k + 1) % 96] + 1.0f;
+    float sum = 0.0f;
+    for (int k = 0; k < 96; ++k) sum += acc[k];
+    out[threadIdx.x] = sum;
+}
+"""
+
+
+@pytest.mark.parametrize(("min_blocks", "low"), [(1, True), (4, False)])
+def test_launch_bounds_min_blocks_caps_the_register_estimate(tmp_path: Path, min_blocks: int, low: bool) -> None:
+    root = make(tmp_path / "p", {"k.cuh": HEAVY, "run.cu": '#include "k.cuh"\n'
+                                 f"void go(int t) {{ heavy<256, {min_blocks}><<<8, t>>>(0, 0, 4); }}\n"})
+    idx = ProjectIndex.build(root)
+    r = lint_source(HEAVY, str(root / "k.cuh"), LintOptions(project=idx, resources=False))
+    assert r.results[0].shape.block == (256, 1, 1)  # folded from __launch_bounds__(N) with N = 256
+    assert any(d.code == "KL401" for d in r.diagnostics) == low
+
+
+def test_fragment_kernels_are_reported_once_at_their_own_file(tmp_path: Path) -> None:
+    frag = ("__global__ void tr(float* out, const float* in) {\n"
+            "    __shared__ float t[TILE][TILE];\n"
+            "    t[threadIdx.y][threadIdx.x] = in[threadIdx.y * TILE + threadIdx.x];\n"
+            "    __syncthreads();\n"
+            "    out[threadIdx.y * TILE + threadIdx.x] = t[threadIdx.x][threadIdx.y];\n}\n")
+    main = ('#define TILE 32\n#include "frag.cu"\n'
+            "void go() { tr<<<1, dim3(TILE, TILE)>>>(0, 0); }\n")
+    root = make(tmp_path / "p", {"frag.cu": frag, "main.cu": main})
+    idx = ProjectIndex.build(root)
+    r_frag = lint_source(frag, str(root / "frag.cu"), LintOptions(project=idx, resources=False))
+    r_main = lint_source(main, str(root / "main.cu"), LintOptions(project=idx, resources=False))
+    assert [(d.line, d.code, d.metrics.get("ways")) for d in r_frag.diagnostics] == [(5, "KL201", 32)]
+    assert not r_main.diagnostics and not r_main.kernels
+    assert any("parsed through its includer main.cu" in n for n in r_frag.notes)
