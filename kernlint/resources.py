@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from kernlint.includes import scan_includes
 COMPILE_TIMEOUT_S = 60.0
 """Cap on one nvcc run: heavy template code can take long, and a linter must not hang."""
 
-CACHE_FORMAT = 2  # bump when the cached JSON layout or the parse changes
+CACHE_FORMAT = 3  # bump when the cached JSON layout or the parse changes
 
 BASE_REGISTERS = 8
 """Registers ptxas gives the smallest kernel that indexes a pointer (``p[threadIdx.x] = 1`` uses 8
@@ -590,10 +591,10 @@ def exact_resources(
     if odd:
         return {}, f"{name} includes {odd[0]}, which is not a regular file: not compiled; registers are estimated"
     stubbed: set[str] = set()
+    deadline = time.monotonic() + timeout
     try:
         with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
             source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
-            source.write_text(source_text, encoding="utf-8", errors="surrogateescape")
             # Nested, so that stubs for `../x.h` (up to four levels up) still land inside `stubs`.
             stub_dir = Path(tmp) / "stubs" / "s" / "s" / "s" / "s"
             stub_dir.mkdir(parents=True)
@@ -601,15 +602,45 @@ def exact_resources(
             # directories (`-idirafter`), so a stub never hides a real header.
             argv = [exe, *flags, "-Xcompiler", "-idirafter", "-Xcompiler", str(stub_dir),
                     "-o", str(Path(tmp) / "out.cubin"), str(source)]
-            pending = set(unresolved.names)
-            for _round in range(NVCC_STUB_ROUNDS):
-                stubbed |= {n for n in pending if _write_stub(stub_dir, Path(tmp) / "stubs", n)}
-                returncode, output = _run(argv, tmp, timeout)
-                if returncode == 0:
-                    break
-                pending = set(_missing_headers(output)) - stubbed
-                if not pending:
-                    break
+
+            def compile_text(text: str, extra: list[str]) -> tuple[int, str]:
+                source.write_text(text, encoding="utf-8", errors="surrogateescape")
+                pending = set(unresolved.names)
+                for _round in range(NVCC_STUB_ROUNDS):
+                    stubbed.update(n for n in pending if _write_stub(stub_dir, Path(tmp) / "stubs", n))
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise subprocess.TimeoutExpired(argv, timeout)
+                    code, out = _run(argv[:1] + extra + argv[1:], tmp, left)
+                    if code == 0:
+                        break
+                    pending = set(_missing_headers(out)) - stubbed
+                    if not pending:
+                        break
+                return code, out
+
+            returncode, output = compile_text(source_text, [])
+            extra: list[str] = []
+            if returncode != 0 and "requires separate compilation mode" in output:
+                # Dynamic parallelism (a kernel launching a kernel) compiles only as relocatable code.
+                extra = ["-rdc=true"]
+                returncode, output = compile_text(source_text, extra)
+            if returncode != 0:
+                # Host code nvcc rejects (an API removed from this toolkit, a host type from a
+                # missing header) does not change device code: compile the device code alone.
+                # Template kernels launched only from host code then have no instantiation.
+                # Then the same for the project headers it includes (inlined, host code left out).
+                device = _device_only(source_text)
+                tries = [device] if device is not None and device != source_text else []
+                if device is not None:
+                    inlined = _inline_headers(device, file_dir, tuple(include_dirs), path or name)
+                    if inlined is not None and inlined != device:
+                        tries.append(inlined)
+                for text in tries:
+                    code, out = compile_text(text, extra)
+                    if code == 0:
+                        returncode, output = code, out
+                        break
             # Messages should name the user's file, not our temporary copy.
             output = output.replace(str(source), path or name)
     except subprocess.TimeoutExpired:
@@ -634,6 +665,32 @@ def exact_resources(
     return _to_resources(records), note
 
 
+def _device_only(text: str) -> str | None:
+    """`text` with host code blanked (same lines), `#include <...>` kept: nvcc has the host headers."""
+    try:
+        from kernlint.confirm.instrument import device_only
+    except ImportError:  # pragma: no cover - part of kernlint, but never fatal here
+        return None
+    try:
+        code, _removed = device_only(text)
+    except Exception:  # noqa: BLE001 - a best-effort fallback must not break the lint
+        return None
+    chars = list(code)
+    for m in re.finditer(r"(?m)^[ \t]*#[ \t]*include[ \t]*<[^>\n]+>.*$", text):
+        chars[m.start():m.end()] = text[m.start():m.end()]
+    return "".join(chars)
+
+
+def _inline_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str) -> str | None:
+    """`code` with its project headers inlined, their host code left out (`#line` keeps locations)."""
+    try:
+        from kernlint.confirm.instrument import inline_user_headers
+
+        return inline_user_headers(code, base_dir, include_dirs, filename)
+    except Exception:  # noqa: BLE001 - a best-effort fallback must not break the lint
+        return None
+
+
 NVCC_STUB_ROUNDS = 16
 """Bound on nvcc runs that each stub the headers the previous run could not open."""
 
@@ -656,7 +713,8 @@ def _missing_headers(output: str) -> list[str]:
 
 def _system_header(name: str) -> bool:
     """Best effort, for messages only: is `name` in a usual system or CUDA include directory?"""
-    dirs = ["/usr/include", "/usr/local/include", "/usr/local/cuda/include", *glob.glob("/usr/include/c++/*")]
+    dirs = ["/usr/include", "/usr/local/include", "/usr/local/cuda/include", *glob.glob("/usr/include/c++/*"),
+            *glob.glob("/usr/include/*-linux-gnu")]
     return any(os.path.isfile(os.path.join(d, name)) for d in dirs)
 
 

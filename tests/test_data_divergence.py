@@ -37,6 +37,7 @@ def fixture_diags():  # type: ignore[no-untyped-def]
     ("for (int k = 0; k < count[v]; ++k)", Severity.WARNING),
     ("if (!active[i]) return;", Severity.WARNING),
     ("if (a[i] < 0) a[i] = 0;", Severity.INFO),
+    ("if (CDF[x] >= u[i]) {", Severity.WARNING),
     ("if (!visited[id])", Severity.INFO),
 ])
 def test_severity_follows_the_work_under_the_condition(fixture_diags, snippet, severity) -> None:  # type: ignore[no-untyped-def]

@@ -278,3 +278,22 @@ def test_kernel_resources_is_frozen() -> None:
     with pytest.raises(AttributeError):
         k.registers = 40  # type: ignore[misc]
     assert k.display_name == "k" and not k.spills
+
+
+@needs_nvcc
+def test_host_code_nvcc_rejects_does_not_cost_the_exact_registers(tmp_path: Path) -> None:
+    # `cudaThreadSynchronize` is gone from recent toolkits and `Handle` comes from a missing
+    # header: host code only. The kernel is compiled without it.
+    src = ('#include "vendor_api.h"\n#include <cstdio>\n'
+           "__global__ void k(float* p) { p[threadIdx.x] = 1; }\n"
+           "void host(float* p) { Handle h = open_handle(); k<<<1, 32>>>(p); cudaThreadSynchronize(); }\n")
+    kernels, note = exact_resources(src, str(tmp_path / "k.cu"), "sm_80")
+    assert note is None and kernels["k"][0].source == "exact"
+
+
+@needs_nvcc
+def test_dynamic_parallelism_compiles_as_relocatable_code(tmp_path: Path) -> None:
+    src = ("__global__ void child(float* p) { p[threadIdx.x] = 1; }\n"
+           "__global__ void parent(float* p) { if (threadIdx.x == 0) child<<<1, 32>>>(p); }\n")
+    kernels, note = exact_resources(src, str(tmp_path / "k.cu"), "sm_80")
+    assert note is None and set(kernels) == {"child", "parent"}

@@ -27,7 +27,7 @@ import numpy as np
 
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.eval.events import DataBranch, Work
+from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
 
 WARP = 32
@@ -94,35 +94,54 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
     region = np.zeros(first.mask.shape[:2])
     memory = np.zeros(first.mask.shape[:2])
     idle_worst = np.zeros(S)
+    evals = np.zeros(first.mask.shape[:2])
+    loop_exit = _exited_loop(first, result) if first.exit == "break" else None
     for e in events:
         active = e.mask.sum(axis=-1)
-        if e.exit == "return" and e.work_before is not None and end_work is not None:
-            w = np.maximum(end_work - e.work_before, 0)  # lanes that leave idle through the rest
+        if loop_exit is not None:
+            # `if (data) break;`: lanes that leave early idle through the rest of the loop; the worst
+            # case is the whole loop (one lane stays to the end).
+            w = loop_exit.work if loop_exit.work is not None else np.zeros(active.shape)
+            m = np.zeros(active.shape)
+            if e is not first:
+                continue
+        elif e.exit == "return" and e.work_before is not None and end_work is not None:
+            # Lanes that leave idle through the rest; the others through the side that leaves.
+            w = np.maximum(end_work - e.work_before, 0) + (e.work if e.work is not None else 0)
             m = (np.maximum(end_mem - e.memory_before, 0) if end_mem is not None and e.memory_before is not None
-                 else np.zeros(active.shape))
+                 else np.zeros(active.shape)) + (e.memory if e.memory is not None else 0)
         else:
             w = e.work if e.work is not None else np.zeros(active.shape)
             m = e.memory if e.memory is not None else np.zeros(active.shape)
         w = np.where(active > 1, w, 0)  # a warp with one lane reaching it cannot split
         region += w
+        evals += active > 1
         memory += np.where(active > 1, m, 0)
         idle_worst += (w * np.maximum(active - 1, 0)).sum(axis=-1)
     warps = int((first.mask.any(axis=-1) & (first.mask.sum(axis=-1) > 1)).sum(axis=-1).max())
     if warps == 0:
         return None
-    reached = np.maximum((region > 0).sum(axis=-1), 1)
-    # Per warp, in the sample where it weighs least (what holds in every sample).
-    ops_per_warp = region.sum(axis=-1) / reached
-    mem_per_warp = memory.sum(axis=-1) / reached
+    # Per warp and evaluation (a branch inside a loop is evaluated once per iteration; a loop exit
+    # per iteration of its loop), in the sample where it weighs least (what holds in every sample).
+    if loop_exit is not None:
+        evals = np.maximum(np.broadcast_to(loop_exit.trips, loop_exit.mask.shape).max(axis=-1), 1) * (evals > 0)
+    n_evals = np.maximum(evals.sum(axis=-1), 1)
+    # Only samples (blocks, sizes) in which some warp reaches it with two lanes or more count.
+    live = evals.sum(axis=-1) > 0
+    if not live.any():
+        return None
+    ops_per_warp = np.where(live, region.sum(axis=-1) / n_evals, np.inf)
+    mem_per_warp = memory.sum(axis=-1) / n_evals
     s_min = int(np.argmin(ops_per_warp))
     ops, mem = int(round(ops_per_warp[s_min])), int(round(mem_per_warp[s_min]))
-    if kw is not None and np.all(kw.ops > 0):
-        share = float((region.sum(axis=-1) / kw.ops).min())
-        avg_now = float(kw.avg_active.min())
-        avg_worst = float(((kw.lane_ops - idle_worst) / kw.ops).max())
+    if kw is not None and np.all(kw.ops[live] > 0):
+        share = float((region.sum(axis=-1) / np.maximum(kw.ops, 1))[live].min())
+        avg_now = float(kw.avg_active[live].min())
+        avg_worst = float(((kw.lane_ops - idle_worst) / np.maximum(kw.ops, 1))[live].max())
     else:
         share, avg_now, avg_worst = 0.0, float(WARP), float(WARP)
-    loop = first.kind == "loop" or any(e.has_loop for e in events)
+    loop = first.kind == "loop" or any(e.has_loop for e in events) or (
+        loop_exit is not None and int(loop_exit.trips.max()) >= 2)
     heavy = loop or (ops >= HEAVY_OPS and mem >= 1)
     if loop and ops > 0:
         return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
@@ -137,6 +156,22 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"request{'s' if mem != 1 else ''}; heavy from {HEAVY_OPS} operations with memory traffic, or "
                   f"a loop): the compiler will likely predicate it")
     return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+
+
+def _exited_loop(e: DataBranch, result: KernelResult) -> Loop | None:
+    """The innermost loop around `e` (its first evaluation), whose iterations a `break` cuts short."""
+    best: Loop | None = None
+    for x in result.events:
+        if isinstance(x, Loop) and _contains(x.span, e.span) and (best is None or _contains(best.span, x.span)):
+            if best is None or x.span != best.span:
+                best = x
+    return best
+
+
+def _contains(o: object, i: object) -> bool:
+    oe = (o.end_line, o.end_column) if o.end_line else (o.line, 10**9)  # type: ignore[attr-defined]
+    ie = (i.end_line, i.end_column) if i.end_line else (i.line, i.column)  # type: ignore[attr-defined]
+    return (o.line, o.column) <= (i.line, i.column) and ie <= oe  # type: ignore[attr-defined]
 
 
 def load_texts(result: KernelResult, loads: tuple[tuple[int, int, int, int, str], ...], limit: int = 3) -> list[str]:
@@ -174,7 +209,11 @@ def check_data_branch(result: KernelResult) -> Iterator[Diagnostic]:
         loads = load_texts(result, tuple(sorted({ld for ev_ in evs for ld in ev_.loads}, reverse=True)))
         data = ", ".join(f"`{t}`" for t in loads)
         what = _EXIT_WORDS.get(e.exit) or _KIND_WORDS.get(e.kind, "branch")
-        if e.kind == "loop":
+        if e.exit == "break" and v.heavy:
+            message = (f"data-dependent {what}: whether a lane leaves the loop depends on {data}, which the lanes of "
+                       f"a warp load from different addresses, so lanes that leave early wait for the rest of their "
+                       f"warp to finish the loop ({_n(v.ops, 'operation')} per warp in each iteration)")
+        elif e.kind == "loop":
             message = (f"data-dependent {what}: how many iterations a lane runs depends on {data}, which the lanes of "
                        f"a warp load from different addresses, so lanes that finish early wait for the slowest "
                        f"({_n(v.ops, 'operation')} and {_n(v.memory, 'memory request')} per warp in each iteration)")

@@ -410,7 +410,7 @@ class Interpreter:
                     self.exec(s.other)
                     self.restore_exits(exits)
             finally:
-                self.data_region_end(start, s, "if", c, parent, _has_loop(s.then) or _has_loop(s.other),
+                self.data_region_end(start, s, "if", c, parent, _has_real_loop(s.then) or _has_real_loop(s.other),
                                      _exit_kind(s.then) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
@@ -613,7 +613,7 @@ class Interpreter:
                     written |= _assigned_names(st)
         if region is not None:
             self.mask = parent
-            self.data_region_end(region, s, "switch", c, parent, _has_loop(s.cases), "")
+            self.data_region_end(region, s, "switch", c, parent, _has_real_loop(s.cases), "")
         if c.data is not None:
             self.cov.hit(self.site_key(s.span, cov.BRANCH))
         else:
@@ -1567,10 +1567,23 @@ def _own_ops(s: object) -> int:
     return 1
 
 
+@_memo_by_identity
+def _has_real_loop(s: object) -> bool:
+    """A loop other than `do { } while (0)` (the statement-macro idiom) under `s`."""
+    for n in ir.walk(s):
+        if isinstance(n, (ir.For, ir.While)):
+            c = n.cond
+            while isinstance(c, ir.Cast):
+                c = c.operand
+            if not (isinstance(n, ir.While) and n.do_while and isinstance(c, ir.Lit) and not c.value):
+                return True
+    return False
+
+
 def _exit_kind(s: object) -> str:
-    """'return', 'break' or 'continue' when a branch side does nothing but leave; '' otherwise."""
-    while isinstance(s, ir.Block) and len(s.body) == 1:
-        s = s.body[0]
+    """'return', 'break' or 'continue' when a branch side ends by leaving; '' otherwise."""
+    while isinstance(s, ir.Block) and s.body:
+        s = s.body[-1]
     if isinstance(s, ir.Return):
         return "return"
     if isinstance(s, ir.Break):
