@@ -202,3 +202,19 @@ def test_cli_kl904_does_not_change_the_exit_status_at_the_default_fail_on(tmp_pa
     assert json.loads(result.stdout)["kernels"][0]["coverage"]["status"] == "partial"
     result = CliRunner().invoke(main, [str(p), "--no-ptxas", "--fail-on", "info"], catch_exceptions=False)
     assert result.exit_code == 1
+
+
+def test_a_region_re_evaluated_with_small_samples_counts_as_evaluated() -> None:
+    text = """\
+__global__ void k(float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n < 64) {
+        a[i * 2] = 0.0f;
+    }
+    a[i] = 1.0f;
+}
+"""
+    result = lint_source(text, "k.cu", OPTS)
+    (rec,) = result.coverage
+    assert any(r.regions for r in result.results)  # the sampled n made the guard dead: re-evaluated
+    assert rec.status == "full" and rec.accesses_seen == 2

@@ -443,6 +443,16 @@ class KernelCoverage:
         return {"name": self.name, "path": self.path, "line": self.line, "coverage": cov}
 
 
+def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteStatus, ...]:
+    """Two runs of one shape (a re-evaluation of regions with other samples): evaluated by either."""
+    out = {s.key: s for s in a}
+    for s in b:
+        old = out.get(s.key)
+        if old is None or (s.evaluated and not old.evaluated):
+            out[s.key] = s
+    return tuple(out.values())
+
+
 def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], all_guessed: bool) -> KernelCoverage:
     """Merge the runs of one kernel: a site counts as evaluated when any run evaluated it, or, when
     every shape is a guess (findings must then hold under all of them), only when all runs did."""
