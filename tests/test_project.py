@@ -219,3 +219,13 @@ def test_launch_bounds_fold_with_define() -> None:
     r = lint_source(text, "k.cu", LintOptions(resources=False, defines=(("NT", 128),)))
     assert r.results[0].shape.block == (128, 1, 1)
     assert r.results[0].shape.source == "__launch_bounds__(128)"
+
+
+def test_host_template_calls_bind_only_where_the_template_is_visible(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cuh": """#include "k.cuh"
+template <class T>
+void run(const T* a, T* c) { tile<64, 8, T><<<4, 64>>>(a, c); }
+""", "main.cu": '#include "run.cuh"\nint main() { run<float>(0, 0); }\n',
+        "other/unrelated.cu": "template <class T> void run(T x) {}\nvoid f() { run<double>(1.0); }\n"})
+    [pl] = ProjectIndex.build(root).launches_of("tile", str(root / "k.cuh"))
+    assert pl.template_args == ("64", "8", "float") and "main.cu:2" in pl.via
