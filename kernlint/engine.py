@@ -82,6 +82,11 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             if inst is not None:
                 run_tu, run_fn = inst
         res = Interpreter(run_tu, run_fn, shape, defines).run()
+        if res.contradiction and shape.guess:
+            # The kernel asserts a launch shape this guess breaks: nothing it showed is real.
+            res = dataclasses.replace(res, events=[], dead_regions={}, notes=res.notes + [
+                f"not evaluated with the guessed blockDim = {shape.block}: {res.contradiction}; pass the real "
+                f"block shape with --block or an annotation (// kernlint: block=(x,y,z))"])
         out.append(KernelResult(
             path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
@@ -101,7 +106,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed),
                 template=fn if run_fn is not fn else None,
             ))
-    main = [r for r in out if not r.regions]
+    main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
 
 
@@ -247,6 +252,10 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
         all_results.extend(results)
         for r in results:
             notes.extend(f"{fn.name}: {n}" for n in r.notes)
+        ruled_out = [n for r in results for n in r.notes if n.startswith("not evaluated with the guessed")]
+        if ruled_out and len(ruled_out) == len(results):
+            diags.append(dataclasses.replace(parse_problems.incomplete(tu.path, fn, ruled_out[0]), notes=(
+                "no access, branch or barrier of this kernel was checked",)))
         truncated = [n for r in results for n in r.notes if "budget" in n]
         if truncated:
             diags.append(parse_problems.incomplete(tu.path, fn, truncated[0]))
