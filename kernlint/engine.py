@@ -15,6 +15,7 @@ from kernlint import ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
+from kernlint.eval import resample
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -86,7 +87,19 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
         ))
-    return out + samples.odd_offset_results(out)
+        if res.dead_regions and not res.truncated:
+            # Guards the sampled sizes made dead: evaluate again with those parameters small.
+            again = Interpreter(run_tu, run_fn, shape, defines,
+                                sample_overrides=resample.overrides_for(res.dead_regions)).run()
+            out.append(KernelResult(
+                path=tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
+                assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+                notes=(), source_lines=source_lines,
+                shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
+                regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed),
+            ))
+    main = [r for r in out if not r.regions]
+    return out + samples.odd_offset_results(main)
 
 
 def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:
@@ -96,6 +109,8 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
     site and code). Shapes that are guesses (the default 2-D shapes) must agree: a finding is kept
     only when every guessed shape produces it, so a guess can never be the only reason to warn.
     """
+    resampled = [r for r in results if r.regions]
+    results = [r for r in results if not r.regions]
     odd = [r for r in results if r.odd_offset]  # eval/samples.py: only conditional KL103s come from these
     results = [r for r in results if not r.odd_offset]
     per_shape: list[list[Diagnostic]] = []
@@ -131,7 +146,26 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         if len(results) > 1:
             best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
         merged.append(best)
-    return merged + samples.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
+    return (merged + samples.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
+            + _resampled_findings(resampled, rules, {k[:3] for k in found}))  # type: ignore[misc]
+
+
+def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],
+                        seen: set[tuple[int, int, str]]) -> list[Diagnostic]:
+    """Findings inside regions the first samples made dead, from their re-sampled evaluation."""
+    out = []
+    for r in results:
+        dead = {key: frozenset() for key in r.regions}
+        for rule in rules:
+            if rule.check is None:
+                continue
+            for d in rule.check(r):
+                k = (d.line, d.column, d.code)
+                if k in seen or not resample.in_regions(d.line, dead):  # type: ignore[arg-type]
+                    continue
+                seen.add(k)
+                out.append(dataclasses.replace(d, assumptions=d.assumptions + (r.resampled,)))
+    return out
 
 
 def _severity_score(d: Diagnostic) -> tuple[int, float]:

@@ -135,6 +135,15 @@ def _lane_offsets(e: MemoryAccess) -> tuple[list[int], int | None]:
 
 def _symbolic_stride(e: MemoryAccess, result: KernelResult) -> str | None:
     """'4*width' when the lane stride scales with a sampled size across samples."""
+    parts = _stride_parameter(e, result)
+    if parts is None:
+        return None
+    k, name = parts
+    return f"{k}*{name}" if k != 1 else name
+
+
+def _stride_parameter(e: MemoryAccess, result: KernelResult) -> tuple[int, str] | None:
+    """(k, name) when the lane stride is k times a sampled runtime parameter in every sample."""
     strides = []
     for s in range(e.mask.shape[0]):
         m = e.mask[s, 0]
@@ -151,7 +160,49 @@ def _symbolic_stride(e: MemoryAccess, result: KernelResult) -> str | None:
         if name in e.deps and len(values) == len(strides) and all(v for v in values):
             k = strides[0] / values[0]
             if k == int(k) and all(st == int(k) * v for st, v in zip(strides, values)):
-                return f"{int(k)}*{name}" if int(k) != 1 else name
+                return int(k), name
+    return None
+
+
+_FLIP_CACHE: list[tuple[KernelResult, str, int, list[MemoryAccess]]] = []
+
+
+def _flipped_by(e: MemoryAccess, result: KernelResult) -> tuple[str, int] | None:
+    """A plausible value of a runtime parameter under which this access is not uncoalesced.
+
+    A lane stride equal to a sampled parameter (`(const char*)src + i * nb0`, cast to `float*`) is a
+    byte stride: sampled as a size it looks like a 4 KB jump, but `nb0 == sizeof(float)` — one
+    element — is the common contiguous case. The kernel is evaluated again with the parameter
+    equal to the access width; if the site is then no warning, the verdict depends on the value
+    and is reported as a conditional info. A typed array's row pitch (`in[x * width]`, a stride of
+    4*width bytes) stays uncoalesced at that value and keeps its warning.
+    """
+    parts = _stride_parameter(e, result)
+    if parts is None or parts[0] != 1 or result.unit is None:
+        return None
+    name, value = parts[1], e.width
+    if any(k == name for k, _v in result.defines):
+        return None
+    events = None
+    for r, n, v, evs in _FLIP_CACHE:
+        if r is result and n == name and v == value:
+            events = evs
+    if events is None:
+        from kernlint.eval.interp import Interpreter  # the rule re-evaluates, as KL201's padding search does
+
+        defines = dict(result.defines)
+        defines[name] = value
+        run = Interpreter(result.unit, result.kernel, result.shape, defines).run()
+        events = [x for x in run.events if isinstance(x, MemoryAccess) and x.space == "global"]
+        _FLIP_CACHE.append((result, name, value, events))
+        del _FLIP_CACHE[:-8]
+    same = [x for x in events if (x.span.line, x.span.column, x.root, x.kind) ==
+            (e.span.line, e.span.column, e.root, e.kind)]
+    if not same:
+        return None
+    cost = _measure(same)
+    if cost is None or cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO or cost.excess < MIN_EXCESS_SECTORS:
+        return name, value
     return None
 
 
@@ -188,22 +239,38 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         sym = _symbolic_stride(e, result)
         used = cost.active_lanes * e.width
         verb = "load" if kind == "load" else "store"
+        severity = RULES_BY_CODE[code].severity
+        flip = None if misaligned else _flipped_by(e, result)
+        notes = []
         if misaligned:
             message = (f"misaligned global {verb}: a warp request touches {cost.sectors} sectors where "
                        f"{cost.ideal} would hold its {used} bytes ({cost.ratio:.2f}x ideal)")
+        elif flip is not None:
+            pname, pvalue = flip
+            severity = Severity.INFO
+            message = (f"uncoalesced global {verb} unless {pname} == {pvalue}: with {pname} sampled as a size a "
+                       f"warp request touches {cost.sectors} 32-byte sectors for {used} bytes ({cost.ratio:.1f}x "
+                       f"ideal)")
+            notes.append(f"consecutive lanes are {pname} bytes apart: {pname} is a byte stride, and with "
+                         f"{pname} == {pvalue} (one {pvalue}-byte element) the request is coalesced; set "
+                         f"--define {pname}=VALUE to decide")
         else:
             message = (f"uncoalesced global {verb}: a warp request touches {cost.sectors} 32-byte sectors for "
                        f"{used} bytes; {cost.ideal} would suffice ({cost.ratio:.1f}x ideal)")
-        notes = []
         lanes_txt = ", ".join(f"lane {i} at +{r} B" for i, r in enumerate(rel))
         if lanes_txt:
             notes.append(f"addresses relative to lane 0: {lanes_txt}")
-        if sym:
+        if sym and flip is None:
             notes.append(f"consecutive lanes are {sym} bytes apart")
         elif stride is not None and stride != e.width:
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
         if e.text.startswith("in ") and " at line " in e.text:
             notes.append(f"the access is {e.text}, inlined here")
+        if len(e.merged) > 1:
+            fields = " and ".join("." + f for f in e.merged)
+            notes.append(f"the loads of {fields} of one element are counted as one {e.width}-byte vector access, "
+                         f"as nvcc emits them (ld.global.v{e.width // 4} for fields of a naturally aligned element "
+                         f"read in straight-line code)")
         notes.extend(call_chain_notes(e.via))
         if e.text.startswith("atomic"):
             notes.append(atomic_note(e.text, contention([e])))
@@ -221,11 +288,13 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
+        if flip is not None:
+            metrics["coalesced_if"] = {flip[0]: flip[1]}
         if e.via:
             metrics["called_from"] = list(e.via)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=code, name=name,
-            severity=RULES_BY_CODE[code].severity, message=message, kernel=result.kernel.name,
+            severity=severity, message=message, kernel=result.kernel.name,
             notes=tuple(notes), assumptions=result.assumptions(e.deps), metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
         )

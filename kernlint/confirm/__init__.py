@@ -144,7 +144,7 @@ NO_DEVICE_PREFIX = "--confirm: no usable CUDA device/driver: confirmation not ru
 
 def no_device_note(why: str) -> str:
     """The run's one note when nothing can run on a GPU (the findings stay static, marked not-run)."""
-    return f"{NO_DEVICE_PREFIX} ({why}); the findings are static only and the exit status is unchanged"
+    return f"{NO_DEVICE_PREFIX}: {why} (the findings are static only; the exit status is unchanged)"
 
 
 def probe_device() -> tuple[bool, str]:

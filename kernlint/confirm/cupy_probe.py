@@ -26,20 +26,20 @@ def gpu_available() -> tuple[bool, str]:
     try:
         import cupy  # type: ignore[import-not-found,unused-ignore]
     except Exception as exc:  # noqa: BLE001 (ImportError, or a CuPy build that cannot find its CUDA libraries)
-        return False, f"CuPy is not importable ({type(exc).__name__}: {exc}); install kernlint[gpu]"
+        return False, f"CuPy is not importable: {type(exc).__name__}: {exc}; install kernlint[gpu]"
     try:
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # noqa: BLE001 (CUDARuntimeError: no driver, a driver too old, no device)
         text = f"{type(exc).__name__}: {exc}"
         if "InsufficientDriver" in text or "NoDevice" in text or "cudaErrorInitializationError" in text:
-            return False, f"the CUDA driver is missing, too old for CuPy's CUDA runtime, or sees no device ({text})"
-        return False, f"no CUDA device ({text})"
+            return False, f"the CUDA driver is missing, too old for CuPy's CUDA runtime, or sees no device: {text}"
+        return False, f"no CUDA device: {text}"
     if n < 1:
-        return False, "no CUDA device (the driver reports 0 devices)"
+        return False, "no CUDA device: the driver reports 0 devices"
     try:
         cupy.cuda.nvrtc.getVersion()  # loads libnvrtc: without it every kernel would read as "rejected"
     except Exception as exc:  # noqa: BLE001
-        return False, f"NVRTC (the CUDA runtime compiler) is not loadable ({type(exc).__name__}: {exc})"
+        return False, f"NVRTC, the CUDA runtime compiler, is not loadable: {type(exc).__name__}: {exc}"
     return True, ""
 
 

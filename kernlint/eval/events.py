@@ -29,6 +29,7 @@ class MemoryAccess:
     vector_elems: int = 1  # lanes move this many elements (float4 = 4)
     text: str = ""  # the source expression, for messages
     live: np.ndarray | None = None  # lanes still running the kernel (not returned) when it executed
+    merged: tuple[str, ...] = ()  # fields of one vector element whose loads nvcc merges into this access
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 

@@ -21,6 +21,8 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
+from kernlint.eval import resample
+from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
@@ -56,6 +58,9 @@ class EvalResult:
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
     truncated: bool = False
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
+    # `if`s with memory accesses that never ran under any sample because of sampled parameters:
+    # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
+    dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
 
 
 class Interpreter:
@@ -63,7 +68,8 @@ class Interpreter:
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
-                 shared_types: dict[str, ir.CType] | None = None) -> None:
+                 shared_types: dict[str, ir.CType] | None = None,
+                 sample_overrides: dict[str, tuple[int, ...]] | None = None) -> None:
         self.tu = tu
         self.fn = fn
         self.shape = shape
@@ -116,6 +122,11 @@ class Interpreter:
         self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
         # `__shared__` scalars hold one value per block (eval/shared_scalars.py), not one per lane.
         self.shared_scalars = SharedScalars(self.S)
+        # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
+        self.recent_loads = RecentLoads()
+        self.sample_overrides = dict(sample_overrides or {})
+        self.ifs_taken: set[tuple[int, int, int, int]] = set()
+        self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -140,6 +151,7 @@ class Interpreter:
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy()))
+        self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -159,6 +171,8 @@ class Interpreter:
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
             if name in self.iteration_params:
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
+            if name in self.sample_overrides:
+                samples = self.sample_overrides[name]
             self.result.assumed[name] = samples
             return Val(np.array(samples, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
         if t.kind == "struct" and t.fields and not prefix:
@@ -384,6 +398,8 @@ class Interpreter:
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
+        if not self.call_sites and c.deps:
+            self.note_guard(s, c.deps, bool(taken.any()))
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
@@ -400,6 +416,17 @@ class Interpreter:
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+
+    def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
+        """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
+        then_span = getattr(s.then, "span", s.span)
+        key = (s.span.line, s.span.column, then_span.line, max(then_span.end_line, then_span.line))
+        if ran:
+            self.ifs_taken.add(key)
+            return
+        params = resample.sampled_parameters(deps, self.result.assumed)
+        if params and key not in self.ifs_dead and resample.has_memory_access(s.then):
+            self.ifs_dead[key] = params
 
     def _loop_over_budget(self, start_cost: int, iterations: int) -> bool:
         """Stop a costly loop early rather than exhaust the kernel's budget inside it.
@@ -793,7 +820,15 @@ class Interpreter:
             return Val(((a.data != 0) | (b.data != 0)).astype(np.int64), a.deps | b.deps)
         a = self.eval(e.lhs)
         b = self.eval(e.rhs)
-        return self.arith(op, a, b, self.resolve(e.ctype), e.lhs.ctype, e.rhs.ctype)
+        ltype, btype = e.lhs.ctype, e.rhs.ctype
+        if op in ("+", "-") and (a.space or b.space):
+            # `out + a + b` in a template: clang types the inner sum as a dependent type, so the
+            # pointer's element type is taken from the pointer the chain starts at.
+            if a.space and self.resolve(ltype).kind not in ("pointer", "array"):
+                ltype = _pointer_chain_type(e.lhs, self.resolve) or ltype
+            elif b.space and self.resolve(btype).kind not in ("pointer", "array"):
+                btype = _pointer_chain_type(e.rhs, self.resolve) or btype
+        return self.arith(op, a, b, self.resolve(e.ctype), ltype, btype)
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         if a.data is None or b.data is None:
@@ -974,6 +1009,8 @@ class Interpreter:
 
     def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None,
                text: str = "") -> None:
+        if kind != "load" and addr.space != "local":
+            self.recent_loads.forget()  # a store may alias anything loaded before it
         if not addr.space or addr.space == "local":
             return
         width = t.size
@@ -1001,8 +1038,33 @@ class Interpreter:
         live = self.entry_mask & ~ret if ret is not None else self.entry_mask
         self.mem_work += self.mask.any(axis=-1)
         deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
-        self.emit(ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
-                                  deps, iters, lvars, vec, text, live.copy()))
+        event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
+                                deps, iters, lvars, vec, text, live.copy())
+        if self.recent_loads.seen(event):
+            return  # the compiler reuses the register of the same load earlier in this straight-line run
+        element, align, offset = self.vector_element(e, address, kind)
+        if element is not None and self.recent_loads.merge(event, element, align, offset, e.field,  # type: ignore[attr-defined]
+                                                           self.result.events):
+            return
+        n = len(self.result.events)
+        self.emit(event)
+        if len(self.result.events) > n:
+            self.recent_loads.record(n, self.result.events[n], element, align, offset,
+                                     e.field if element is not None else "")  # type: ignore[attr-defined]
+
+    def vector_element(self, e: ir.Expr, address: np.ndarray, kind: str
+                       ) -> tuple[np.ndarray | None, int, int]:
+        """For a global load of a field of a naturally aligned 8/16-byte element (`p[i].x` on float2*):
+        the element's address per lane, its alignment and the field's offset; (None, 0, 0) otherwise."""
+        if kind != "load" or not isinstance(e, ir.Member):
+            return None, 0, 0
+        bt = self.resolve(e.base.ctype)
+        if e.arrow:
+            bt = self.resolve(bt.pointee) if bt.kind == "pointer" and bt.pointee is not None else bt
+        offset = self.field_offset(e, bt)
+        if bt.kind != "struct" or offset < 0 or bt.size not in (8, 16) or bt.align != bt.size:
+            return None, 0, 0
+        return address - offset, bt.align, offset
 
     def store(self, target: ir.Expr, v: Val, span: ir.Span) -> None:
         inner = target
@@ -1163,6 +1225,8 @@ class Interpreter:
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
+        if not _PURE_CALL.match(name):
+            self.recent_loads.forget()  # a call the evaluator does not see into may write memory
         return unknown(*args)
 
     def find_callee(self, e: ir.Call) -> ir.Function | None:
@@ -1194,6 +1258,7 @@ class Interpreter:
                 deps: frozenset[str] = frozenset()) -> None:
         live = self.entry_mask & ~self.frames[0].ret_mask if self.frames[0].ret_mask is not None else self.entry_mask
         iters, _ = self.loop_context()
+        self.recent_loads.forget()
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
 
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
@@ -1260,6 +1325,12 @@ class Interpreter:
                 return obj  # a constructor: the call's value is the object it built
         return rv if rv is not None else UNKNOWN
 
+
+# Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
+_PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"
+                        r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
+                        r"fdiv|fadd|fmul|fsub|saturate|expf|logf|powf)\w*$|make_\w+$|__(float|half|int|uint|"
+                        r"double|bfloat|ll|ull)\w*$|__(float2half|half2float|shfl)\w*$")
 
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 
@@ -1330,6 +1401,24 @@ def _scalar_fields(t: ir.CType, base: int = 0, depth: int = 0) -> list[tuple[int
         elif ft.kind in ("int", "float", "bool", "pointer", "struct"):
             out.append((base + f.offset, ft))
     return out
+
+
+def _pointer_chain_type(e: ir.Expr, resolve) -> ir.CType | None:  # type: ignore[no-untyped-def]
+    """The pointer type a `p + a + b` chain starts from, when clang left the sums dependent."""
+    for _ in range(16):
+        while isinstance(e, ir.Cast) and not e.explicit:
+            e = e.operand
+        t = resolve(e.ctype)
+        if t.kind in ("pointer", "array") and t.pointee is not None and resolve(t.pointee).size > 0:
+            return t
+        if not (isinstance(e, ir.Binary) and e.op in ("+", "-")):
+            return None
+        rt = resolve(e.rhs.ctype)
+        if e.op == "+" and rt.kind in ("pointer", "array") and rt.pointee is not None:
+            e = e.rhs
+        else:
+            e = e.lhs
+    return None
 
 
 def _builtin_type(name: str) -> ir.CType | None:

@@ -22,6 +22,10 @@ class KernelResult:
     # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
     # padding search); None when a result is built by hand.
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
+    # A re-evaluation with small samples for regions the first samples made dead (eval/resample.py):
+    # only its findings inside `regions` count, and each carries `resampled` as an assumption.
+    regions: tuple[tuple[int, int, int, int], ...] = ()
+    resampled: str = ""
     # An extra evaluation with one additive-offset parameter set odd (eval/samples.py): only the
     # conditional KL103 findings it adds are reported.
     odd_offset: tuple[str, int] | None = None
