@@ -926,7 +926,10 @@ class Interpreter:
             return (Val(base.data + idx.data * t.size, base.deps | idx.deps, base.space, base.root), t)
         if isinstance(e, ir.Unary) and e.op == "*":
             p = self.eval(e.operand)
-            return (p, self.resolve(e.ctype))
+            t = self.resolve(e.ctype)
+            if t.size <= 0 and isinstance(e.operand, ir.Call):
+                t = self.returned_element_type(e.operand) or t
+            return (p, t)
         if isinstance(e, ir.Member):
             t = self.resolve(e.ctype)
             if e.arrow:
@@ -1243,7 +1246,7 @@ class Interpreter:
             where = e.target[e.target.rfind("@"):]
             fn = next((f for k, f in self.tu.functions.items() if k.endswith(where)), None)
         if fn is None and e.receiver is not None:
-            return None
+            return self.find_method(e)
         if fn is None:
             matches = [f for f in self.tu.functions.values()
                        if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
@@ -1253,6 +1256,38 @@ class Interpreter:
         if fn is None or fn.body is None or fn.is_kernel:
             return None
         return fn
+
+    def returned_element_type(self, call: ir.Call) -> ir.CType | None:
+        """The element type behind a reference-returning method called in a template (`sdata[i]` with
+        `T& operator[]`): the call's own type is dependent, the bound specialization's is not."""
+        fn = self.find_callee(call)
+        if fn is None or fn.body is None:
+            return None
+        for n in ir.walk(fn.body):
+            if isinstance(n, ir.Return) and isinstance(n.value, ir.Unary) and n.value.op == "&":
+                t = self.resolve(n.value.operand.ctype)
+                if t.size > 0:
+                    return t
+        return None
+
+    def find_method(self, e: ir.Call) -> ir.Function | None:
+        """A member called on an object of a dependent type (`smem.getPointer()` on `SharedMemory<T>`):
+        the method of the specialization for the bound arguments, else of the class template."""
+        assert e.receiver is not None
+        t = e.receiver.ctype
+        if t.kind == "reference" and t.pointee is not None:
+            t = t.pointee
+        name = " ".join(t.name.replace("const ", "").split())
+        if "<" not in name:
+            return None
+        base, _, rest = name.partition("<")
+        args = [" ".join(self.bindings.get(a.strip(), a.strip()).split()) for a in rest.rstrip(">").split(",")]
+        for owner in (f"{base}<{', '.join(args)}>", base):
+            matches = [f for f in self.tu.functions.values() if f.name == f"{owner}::{e.name}"
+                       and len(f.params) == len(e.args) and f.body is not None]
+            if len(matches) == 1:
+                return matches[0]
+        return None
 
     def barrier(self, e: ir.Call, name: str, scope: str, member: int | None,
                 deps: frozenset[str] = frozenset()) -> None:

@@ -226,6 +226,11 @@ class _Lowering:
             kids = list(c.get_children())
             if len(kids) != 2:
                 return ir.Opaque("subscript", self.ctype(c), span)
+            bt = kids[0].type.get_canonical()
+            if bt.kind in (ci.TypeKind.UNEXPOSED, ci.TypeKind.DEPENDENT) and "<" in kids[0].type.spelling:
+                # `sdata[i]` on an object of a class template (SharedMemory<T>) in a template: its
+                # `operator[]`, found when the template is bound.
+                return _element_call("operator[]", self.expr(kids[0]), (self.expr(kids[1]),), self.ctype(c), span)
             return ir.Index(self.expr(kids[0]), self.expr(kids[1]), self.ctype(c), span)
         if kind == K.BINARY_OPERATOR or kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
             kids = list(c.get_children())
@@ -421,6 +426,10 @@ class _Lowering:
                 target = _function_key(defn)
             elif ref.kind == K.CXX_METHOD:
                 target = _function_key(ref)  # a class template's member: found by its place
+        if ref is not None and ref.kind == K.CXX_METHOD and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE \
+                and _is_device(ref):
+            return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
+                                 template_args)
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
 
     def converted(self, init: ci.Cursor, lowered: ir.Expr, to: ir.CType) -> ir.Expr:
@@ -451,6 +460,12 @@ class _Lowering:
         """`a = b` / `a += b` on class types (float4, __half, structs) is an `operator=` call in clang."""
         args = [k for k in kids if not _is_callee_ref(k, name)]
         op = name[len("operator"):].strip()
+        ref = c.referenced
+        if op == "[]" and len(args) == 2 and ref is not None and ref.kind == K.CXX_METHOD and _is_device(ref) \
+                and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
+            defn = ref.get_definition()
+            return _element_call(name, self.expr(args[0]), (self.expr(args[1]),), ctype, span,
+                                 _function_key(defn if defn is not None else ref))
         if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
             return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
         # Any other overloaded operator (operator[] of a wrapper class, arithmetic on vector types):
@@ -1017,6 +1032,8 @@ def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.Pa
     fn = _function(low, c, lines, problems, parse_path)
     record = c.semantic_parent
     cls = record.spelling if record is not None else ""
+    if record is not None and record.kind in (K.STRUCT_DECL, K.CLASS_DECL) and "<" in record.type.spelling:
+        cls = record.type.get_canonical().spelling  # an explicit specialization: `SharedMemory<float>`
     ctparams = tuple(ir.TemplateParam(k.spelling, k.kind == K.TEMPLATE_TYPE_PARAMETER)
                      for k in (record.get_children() if record is not None else ())
                      if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
@@ -1034,8 +1051,40 @@ def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.Pa
                                f.ctype if f else ir.UNKNOWN_TYPE, fn.span)
             inits.append(ir.ExprStmt(ir.Binary("=", target, value, target.ctype, fn.span), fn.span))
         body = ir.Block(tuple(inits) + body.body, body.span)
+    if body is not None and c.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
+        # `T& operator[](int i) { return s[i]; }`: the call is the element itself, so the method
+        # returns its address and the call site dereferences it (see _Lowering.call).
+        body = _address_returns(body)  # type: ignore[assignment]
     return dataclasses.replace(fn, name=f"{cls}::{c.spelling}" if cls else c.spelling, body=body,
                                template_params=ctparams + fn.template_params)
+
+
+def _address_returns(s: ir.Stmt) -> ir.Stmt:
+    """`return e;` -> `return &e;` throughout a statement tree (for functions returning references)."""
+    if isinstance(s, ir.Return) and s.value is not None:
+        v = s.value
+        t = ir.CType("pointer", 8, False, pointee=v.ctype, name=v.ctype.name + " *")
+        return ir.Return(ir.Unary("&", v, t, v.span if hasattr(v, "span") else s.span), s.span)
+    if isinstance(s, ir.Block):
+        return ir.Block(tuple(_address_returns(b) for b in s.body), s.span)
+    if isinstance(s, ir.If):
+        return ir.If(s.cond, _address_returns(s.then), _address_returns(s.other) if s.other else None, s.span)
+    if isinstance(s, ir.For):
+        return ir.For(s.init, s.cond, s.step, _address_returns(s.body), s.span)
+    if isinstance(s, ir.While):
+        return ir.While(s.cond, _address_returns(s.body), s.span, s.do_while)
+    if isinstance(s, ir.Switch):
+        return ir.Switch(s.cond, tuple((lab, tuple(_address_returns(b) for b in body)) for lab, body in s.cases),
+                         s.span)
+    return s
+
+
+def _element_call(name: str, receiver: ir.Expr, args: tuple[ir.Expr, ...], ctype: ir.CType, span: ir.Span,
+                  target: str = "", template_args: tuple[str, ...] = ()) -> ir.Expr:
+    """A call to a method returning a reference (`sdata[i]` through `T& operator[](int)`): the call
+    yields the element's address (see _address_returns) and the expression is that element."""
+    ptr = ir.CType("pointer", 8, False, pointee=ctype, name=ctype.name + " *")
+    return ir.Unary("*", ir.Call(name, args, ptr, span, receiver, target, template_args), ctype, span)
 
 
 def _launches(c: ci.Cursor) -> list[ir.Launch]:
