@@ -67,7 +67,8 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
         pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
     shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block,
-                                        project_launches=plaunches, project_instantiations=pinsts)
+                                        project_launches=plaunches, project_instantiations=pinsts,
+                                        cli_defines=dict(options.defines))
     out = []
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.
@@ -86,6 +87,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
+            template=fn if run_fn is not fn else None,
         ))
         if res.dead_regions and not res.truncated:
             # Guards the sampled sizes made dead: evaluate again with those parameters small.
@@ -97,6 +99,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 notes=(), source_lines=source_lines,
                 shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
                 regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed),
+                template=fn if run_fn is not fn else None,
             ))
     main = [r for r in out if not r.regions]
     return out + samples.odd_offset_results(main)

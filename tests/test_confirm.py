@@ -555,3 +555,11 @@ def test_gpu_guard_redirects_accesses_past_the_evaluated_iterations(tmp_path: Pa
     run = plan.runs[0]
     assert run.status == "ok", (run.status, run.reason, notes)
     assert run.redirected > 0
+
+
+def test_template_kernels_launch_with_their_template_arguments() -> None:
+    # The engine evaluates an instantiated copy of a template kernel; confirmation must still launch
+    # the real template as `name<args>` (NVRTC rejects a bare template name).
+    plan = _plan(FIXTURES / "KL101_template.cu")
+    names = {r.name_expr for r in plan.runs}
+    assert names and all("<" in n and n.endswith(">") for n in names), names

@@ -523,7 +523,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     kernel_fns=tuple(tu.kernels), lint_options=options)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
-        fn = kr.kernel
+        fn = kr.template or kr.kernel  # launch the real template with its arguments
         if per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
             continue
         per_kernel[fn.name] += 1

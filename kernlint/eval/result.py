@@ -29,6 +29,9 @@ class KernelResult:
     # An extra evaluation with one additive-offset parameter set odd (eval/samples.py): only the
     # conditional KL103 findings it adds are reported.
     odd_offset: tuple[str, int] | None = None
+    # The template kernel that `kernel` instantiates (engine: textual instantiation), None otherwise;
+    # confirmation launches `template<args>` from the real source, so it needs the template's parameters.
+    template: ir.Function | None = field(default=None, compare=False, repr=False)
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
