@@ -348,7 +348,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
-                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd())
+                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd(),
+                        kernels=[k for r in results for k in r.coverage])
     out = render(settings.format, diagnostics, ctx)
     if out:
         click.echo(out, nl=False)

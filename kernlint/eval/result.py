@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.launch import LaunchShape
 
@@ -22,6 +23,8 @@ class KernelResult:
     # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
     # padding search); None when a result is built by hand.
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
+    # Every access and branch site of the kernel: evaluated, or why not (eval/coverage.py).
+    coverage: tuple[SiteStatus, ...] = field(default=(), compare=False, repr=False)
     # A re-evaluation with small samples for regions the first samples made dead (eval/resample.py):
     # only its findings inside `regions` count, and each carries `resampled` as an assumption.
     regions: tuple[tuple[int, int, int, int], ...] = ()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
+from kernlint.eval.coverage import KernelCoverage
 
 FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
 
@@ -34,7 +35,9 @@ class ReportContext:
     fingerprints; `rules` is the rule catalogue (for names, summaries and SARIF descriptors);
     `color` asks for ANSI colour in the text format; `version` is kernlint's version; `tool_uri`
     is the project's home page, used as SARIF `informationUri` and to build rule `helpUri`s;
-    `root`, when set, is the directory that absolute paths are made relative to in SARIF.
+    `root`, when set, is the directory that absolute paths are made relative to in SARIF;
+    `kernels`, when set, is one coverage record per kernel analysed (the text summary counts them,
+    JSON lists them); None when the caller has none (then those parts are left out).
     """
 
     sources: Mapping[str, str]
@@ -43,6 +46,7 @@ class ReportContext:
     version: str
     tool_uri: str = ""
     root: str = ""
+    kernels: Sequence[KernelCoverage] | None = None
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

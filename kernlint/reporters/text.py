@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.coverage import summary as coverage_summary
 from kernlint.reporters import ReportContext, source_line
 
 _RESET = "\x1b[0m"
@@ -110,7 +111,10 @@ def summary(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
-    """Return every diagnostic as a compiler-style block, then the summary line."""
+    """Return every diagnostic as a compiler-style block, the summary line, then (when the context
+    has coverage records) how many kernels were fully, partly or not analysed."""
     blocks = [format_diagnostic(d, ctx) for d in diagnostics]
-    closing = _paint(summary(diagnostics), _BOLD, ctx.color)
-    return "\n".join([*blocks, closing]) + "\n"
+    closing = [_paint(summary(diagnostics), _BOLD, ctx.color)]
+    if ctx.kernels is not None:
+        closing.append(coverage_summary(ctx.kernels))
+    return "\n".join([*blocks, *closing]) + "\n"
