@@ -59,7 +59,9 @@ class KernelResult:
         launch_args = dict(self.shape.arg_values)
         if launch_args:
             shown = ", ".join(f"{k} = {v}" for k, v in launch_args.items())
-            out.append(f"kernel arguments {shown} (from the {self.shape.source})")
+            host = [k for k, _v in self.shape.arg_samples if k in launch_args]
+            how = f"; {', '.join(host)} from the loops and conditions around it" if host else ""
+            out.append(f"kernel arguments {shown} (from the {self.shape.source}{how})")
         # Defined values are constants to the evaluator (no deps), so they are always listed.
         names = {p.name for p in self.kernel.params} | {t.name for t in self.kernel.template_params}
         defined = [f"{k} = {v}" for k, v in self.defines if k in names and launch_args.get(k) != v]
