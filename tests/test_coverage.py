@@ -218,3 +218,20 @@ __global__ void k(float* a, int n) {
     (rec,) = result.coverage
     assert any(r.regions for r in result.results)  # the sampled n made the guard dead: re-evaluated
     assert rec.status == "full" and rec.accesses_seen == 2
+
+
+def test_branches_on_warp_uniform_unknowns_are_evaluated() -> None:
+    # A per-block flag, a float parameter, a ballot: unknown values, but one per warp, so the
+    # branches cannot split a warp. A per-lane loaded value can.
+    text = """\
+__global__ void k(const int* flags, const float* in, float* out, float alpha) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (flags[blockIdx.x]) out[i] = 0.0f;
+    if (alpha > 0.0f) out[i] = 1.0f;
+    if (__ballot_sync(0xffffffffu, in[i] > 0.0f) == 0u) out[i] = 2.0f;
+    if (in[i] > 0.0f) out[i] = 3.0f;
+}
+"""
+    rec = record(text)
+    assert (rec.branches_evaluated, rec.branches_seen) == (3, 4)
+    assert [(g.kind, g.lines, g.branches) for g in rec.gaps] == [("loaded", (6,), 1)]

@@ -189,8 +189,8 @@ class Interpreter:
                 fields.append((f.name, fv))
             return Val(None, fields=tuple(fields))
         if t.kind == "float":
-            return Val(None, why=("unmodelled", f"the floating-point value of `{name}`"))
-        return Val(None, why=("param", name))
+            return Val(None, why=("unmodelled", f"the floating-point value of `{name}`"), uniform=True)
+        return Val(None, why=("param", name), uniform=True)
 
     def allocate_shared(self, name: str, ctype: ir.CType) -> int:
         if name in self.shared_bases:
@@ -274,6 +274,15 @@ class Interpreter:
         """The coverage key of a site: code inlined from a helper is reported at the kernel's call site."""
         o = self.call_sites[0][0] if self.call_sites else span
         return (o.line, o.column, span.line, span.column, span.end_line, span.end_column, kind)
+
+    def branch_unknown(self, span: ir.Span, c: Val) -> None:
+        """A branch on an unknown condition: evaluated when the condition is proved warp-uniform (it
+        cannot split a warp), else not, with the condition's cause."""
+        key = self.site_key(span, cov.BRANCH)
+        if c.uniform:
+            self.cov.hit(key)
+        else:
+            self.cov.drop(key, c.why)
 
     def type_why(self, t: ir.CType, other: ir.CType | None = None, member: str = "") -> tuple[str, str]:
         """Why a type's size or layout is unknown: an unbound template value parameter in it (`T[N]`),
@@ -413,7 +422,7 @@ class Interpreter:
             # A `return`/`break`/`continue` in such a branch may remove some lanes, not all: the
             # lanes are assumed to go on (exits are restored), so what follows is still evaluated.
             written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
-            self.cov.drop(self.site_key(s.span, cov.BRANCH), c.why)
+            self.branch_unknown(s.span, c)
             exits = self.save_exits()
             start = self.data_region_start(s, c)
             try:
@@ -429,7 +438,7 @@ class Interpreter:
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = unknown(self.frame.env[name], c)
+                    self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
             self.shared_scalars.forget(written, why_of(c))
             return
         cond = np.broadcast_to(c.data != 0, parent.shape)
@@ -536,6 +545,7 @@ class Interpreter:
         deps: frozenset[str] = frozenset()
         data_dependent = False
         cond_why: tuple[str, str] | None = None
+        cond_uniform = True
         w0 = self.warp_work.copy()
         per_iteration_ops = max(1, _ops(cond) + _ops(step))
         region: tuple[object, ...] | None = None
@@ -551,6 +561,7 @@ class Interpreter:
                     if c.data is None:
                         data_dependent = True
                         cond_why = cond_why or c.why
+                        cond_uniform = cond_uniform and c.uniform
                         c_lanes = np.ones_like(active)
                         if region is None and c.loads:
                             # The trip count is data: the body is evaluated once for every lane.
@@ -583,8 +594,10 @@ class Interpreter:
                 self.data_region_end(region, s, "loop", data_cond, entry, True, "")
         if cond is not None:
             key = self.site_key(s.span, cov.BRANCH)
-            if data_dependent:
+            if data_dependent and not cond_uniform:
                 self.cov.drop(key, cond_why)
+            elif data_dependent:
+                self.cov.hit(key)  # unknown trip count, but the same for every lane of a warp
             else:
                 self.cov.hit(key)
                 if k == 0 and not do_while:
@@ -595,8 +608,9 @@ class Interpreter:
             why = cond_why if data_dependent else ("loop", str(s.span.line))
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why) if data_cond is not None
-                                            else unknown(self.frame.env[name], why=why))
+                    self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why, uniform=False)
+                                            if data_cond is not None
+                                            else unknown(self.frame.env[name], why=why, uniform=False))
             self.shared_scalars.forget(written, why)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
@@ -644,7 +658,7 @@ class Interpreter:
         if c.data is not None:
             self.cov.hit(self.site_key(s.span, cov.BRANCH))
         else:
-            self.cov.drop(self.site_key(s.span, cov.BRANCH), c.why)
+            self.branch_unknown(s.span, c)
         if c.data is not None:
             iters, lvars = self.loop_context()
             self.emit(ev.Branch(s.span, "switch", arms >= 0, parent.copy(), c.deps, iters, lvars,
@@ -654,7 +668,7 @@ class Interpreter:
         if c.data is None:
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = unknown(self.frame.env[name], c)
+                    self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
             self.shared_scalars.forget(written, why_of(c))
 
     # --- expressions ------------------------------------------------------------------------------
@@ -698,7 +712,7 @@ class Interpreter:
                 return const(int(self.defines[e.name]))
             # An unbound template value parameter is usually a tile or block size: sampling it as a
             # runtime size would be a guess (BLOCK = 4096), so it stays unknown.
-            return Val(None, frozenset([e.name]), why=("template", e.name))
+            return Val(None, frozenset([e.name]), why=("template", e.name), uniform=True)
         if e.kind == "builtin" and e.name == "warpSize":
             return const(WARP)
         for frame in reversed(self.frames[-1:]):
@@ -722,11 +736,11 @@ class Interpreter:
                 return self.eval(decl.init)
             if e.name in self.defines:
                 return const(int(self.defines[e.name]))
-            return Val(None, why=("global", e.name))
+            return Val(None, why=("global", e.name), uniform=True)
         if e.name in self.defines:
             return const(int(self.defines[e.name]))
         if e.kind == "unknown":
-            return Val(None, why=("unresolved", e.name))
+            return Val(None, why=("unresolved", e.name), uniform=True)
         return UNKNOWN
 
     def builtin_member(self, base: ir.Expr, fieldname: str) -> Val | None:
@@ -780,7 +794,7 @@ class Interpreter:
             a = self.eval(e.then)
             b = self.eval(e.other)
             if branch:
-                self.cov.drop(self.site_key(e.span, cov.BRANCH), c.why)
+                self.branch_unknown(e.span, c)
             return unknown(a, b, c)
         cond = np.broadcast_to(c.data != 0, parent.shape)
         self.mask = parent & cond
@@ -1227,7 +1241,8 @@ class Interpreter:
         if addr.space in ("global", "shared", "constant") and (loads or self.lane_varying(addr)):
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
-        return Val(None, addr.deps, loads=loads, why=("loaded", ""))
+        uniform = addr.data is not None and not loads and not self.lane_varying(addr)
+        return Val(None, addr.deps, loads=loads, why=("loaded", ""), uniform=uniform)
 
     def lane_varying(self, v: Val) -> bool:
         """Whether the active lanes of some warp hold different values of `v` (known values only)."""
@@ -1289,7 +1304,7 @@ class Interpreter:
             for a in e.args:
                 self.eval(a)
             self.barrier(e, name, "block", None)
-            return Val(None, why=("call", name))
+            return Val(None, why=("call", name), uniform=True)  # a block-wide result
         if name in ("__syncwarp",) or (name.endswith("_sync") and name.startswith("__")):
             args = [self.eval(a) for a in e.args]
             member = None
@@ -1298,7 +1313,7 @@ class Interpreter:
             elif not args and name == "__syncwarp":
                 member = 0xFFFFFFFF
             self.barrier(e, name, "warp", member, frozenset().union(*[a.deps for a in args]) if args else frozenset())
-            return Val(None, why=("call", name))
+            return Val(None, why=("call", name), uniform=name in ("__ballot_sync", "__any_sync", "__all_sync"))
         if e.receiver is None and name in ("min", "max", "umin", "umax", "fminf", "fmaxf", "fmin", "fmax", "__mul24",
                                            "__umul24", "abs", "llabs"):
             args = [self.eval(a) for a in e.args]
@@ -1357,7 +1372,7 @@ class Interpreter:
             for key in cov.sites_of(callee.body, self.tu, self.cov_shared, outer, len(self.frames) + 1):
                 self.cov.drop(key, ("depth", callee.name))
             return Val(None, why=("depth", callee.name))
-        return unknown(*args, why=("call", name))
+        return unknown(*args, why=("call", name), uniform=False)
 
     def find_callee(self, e: ir.Call) -> ir.Function | None:
         """The device function a call reaches: by clang's reference, else by name and arity.

@@ -28,6 +28,9 @@ class Val:
     # Why an unknown value is unknown, as (kind, detail): ("loaded", ""), ("template", "N"), ... (see
     # `kernlint.eval.coverage.REASONS`); None when known or when nothing more specific is known.
     why: tuple[str, str] | None = None
+    # Unknown, but the same for every lane of a warp (a load every lane makes at one address, a
+    # parameter, a ballot, a __shared__ scalar): a branch on it cannot split a warp.
+    uniform: bool = False
 
     @property
     def known(self) -> bool:
@@ -59,8 +62,12 @@ def best_why(*whys: tuple[str, str] | None) -> tuple[str, str] | None:
     return best
 
 
-def unknown(*vals: Val, why: tuple[str, str] | None = None) -> Val:
-    """An unknown value computed from `vals`: their deps, and the most telling cause among them (else `why`)."""
+def unknown(*vals: Val, why: tuple[str, str] | None = None, uniform: bool | None = None) -> Val:
+    """An unknown value computed from `vals`: their deps, and the most telling cause among them (else `why`).
+
+    It is warp-uniform when every input is (known values stored once per warp, shape (S, 1, 1), or
+    unknown uniform ones), unless `uniform` says otherwise (a value merged across a branch is not).
+    """
     deps: frozenset[str] = frozenset()
     loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
     best = None
@@ -69,7 +76,9 @@ def unknown(*vals: Val, why: tuple[str, str] | None = None) -> Val:
         loads |= v.loads
         if v.data is None and v.why is not None:
             best = best_why(best, v.why)
-    return Val(None, deps, loads=loads, why=best or why)
+    if uniform is None:
+        uniform = bool(vals) and all((v.uniform if v.data is None else v.data.shape[-1] == 1) for v in vals)
+    return Val(None, deps, loads=loads, why=best or why, uniform=uniform)
 
 
 def why_of(*vals: Val) -> tuple[str, str] | None:
