@@ -90,6 +90,11 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             if inst is not None:
                 run_tu, run_fn = inst
         res = Interpreter(run_tu, run_fn, shape, defines).run()
+        if res.contradiction and shape.guess:
+            # The kernel asserts a launch shape this guess breaks: nothing it showed is real.
+            why = ("shape", f"blockDim = {shape.block}: {res.contradiction}")
+            res = dataclasses.replace(res, events=[], dead_regions={}, coverage=tuple(
+                evcov.SiteStatus(st.key, False, why) for st in res.coverage))
         out.append(KernelResult(
             path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
@@ -111,7 +116,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 coverage=again.coverage,
                 template=fn if run_fn is not fn else None,
             ))
-    main = [r for r in out if not r.regions]
+    main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
 
 
