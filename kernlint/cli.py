@@ -301,7 +301,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             continue
         sources[name] = text
         try:
-            result = lint_source(text, name, _project_options(options, f, project_dir, build_dir, no_project))
+            result = lint_source(text, name, _project_options(
+                options, f, project_dir, build_dir or (str(settings.compile_commands) if settings.compile_commands else None),
+                no_project or not settings.project))
         except FrontendError as exc:
             problems.append(InputProblem(name, str(exc)))
             continue
