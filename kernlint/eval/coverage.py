@@ -60,6 +60,8 @@ REASONS: dict[str, tuple[str, str, str]] = {
                   "not reached under the sampled values and launch shape",
                   "set the real values with --define NAME=VALUE or --block X,Y"),
     "unknown": ("the address could not be determined", "the condition could not be determined", ""),
+    "shape": ("not evaluated: the guessed {d}", "not evaluated: the guessed {d}",
+              "pass the real block shape with --block X,Y,Z or an annotation `// kernlint: block=(x,y,z)`"),
 }
 
 

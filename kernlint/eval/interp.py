@@ -63,6 +63,9 @@ class EvalResult:
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
     # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
     dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
+    # An `assert` that fails for every thread reaching it: the launch shape evaluated is one the
+    # kernel itself rules out (`assert(blockDim.x == 4)` under a guessed (32, 8)).
+    contradiction: str = ""
 
 
 class Interpreter:
@@ -1305,6 +1308,15 @@ class Interpreter:
 
     def eval_call(self, e: ir.Call) -> Val:
         name = e.name
+        if name == "__kernlint_assert" and len(e.args) == 1:
+            # Release builds (-DNDEBUG) drop asserts: their condition is read, never reported on.
+            n_events = len(self.result.events)
+            c = self.eval(e.args[0])
+            del self.result.events[n_events:]
+            if (c.data is not None and not self.result.contradiction and self.mask.any()
+                    and not (np.broadcast_to(c.data != 0, self.mask.shape) & self.mask).any()):
+                self.result.contradiction = f"the assert at line {e.span.line} fails for every thread that reaches it"
+            return UNKNOWN
         cg = coop_groups.eval_call(self, e)
         if cg is not None:
             if cg.data is None and cg.why is None and not cg.fields:
