@@ -370,7 +370,14 @@ def _project_options(options: Any, path: str, project_dir: str | None, build_dir
     root = Path(project_dir).resolve() if project_dir else find_project_root(path)
     if root is None:
         return options
-    index = load_index(root, options.include_dirs, build_dir)
+    try:
+        index = load_index(root, options.include_dirs, build_dir)
+    except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
+        note = f"project index of {root} not built ({type(exc).__name__}: {exc}); files are linted alone"
+        if note not in _NOTED:
+            _NOTED.add(note)
+            click.echo(f"kernlint: note: {note}", err=True)
+        return options
     for note in index.notes:
         if note not in _NOTED:
             _NOTED.add(note)

@@ -67,8 +67,13 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
     if index is not None and fn.is_kernel:
         from kernlint.project.units import project_instantiations, project_launches
 
-        plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
-        pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
+        try:
+            plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
+            pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - the index only adds launches: evaluate without them
+            plaunches = pinsts = ()
+            if unit is not None:
+                unit.notes.append(f"{fn.name}: launches elsewhere in the project not used ({type(exc).__name__}: {exc})")
     shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block,
                                         project_launches=plaunches, project_instantiations=pinsts,
                                         cli_defines=dict(options.defines))

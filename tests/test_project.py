@@ -250,3 +250,22 @@ def test_config_turns_the_index_off_and_points_at_compile_commands(tmp_path: Pat
     cfg.write_text("project = true\n")
     on = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", "k.cuh"])
     assert "KL201" in on.output
+
+
+def test_a_failing_index_never_loses_the_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+    from kernlint.project import index as index_mod
+
+    root = make(tmp_path / "p", {"k.cu": "__global__ void k(float* x, int s) { x[threadIdx.x * s] = 0; }\n"
+                                 "void go(float* x) { k<<<1, 256>>>(x, 32); }\n"})
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(index_mod.ProjectIndex, "build", classmethod(broken))
+    monkeypatch.setattr(index_mod, "_INDEXES", {})
+    res = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", str(root / "k.cu")])
+    assert res.exit_code == 1 and "KL102" in res.stdout
+    assert "project index of" in res.stderr and "disk on fire" in res.stderr
