@@ -20,7 +20,6 @@ from kernlint.exitcodes import (
     exit_code,
     format_traceback,
     internal_error_line,
-    internal_error_message,
     tracebacks_wanted,
 )
 
@@ -224,6 +223,9 @@ class _Command(click.Command):
 @click.option("--no-project", is_flag=True, help="Lint each file alone, without the project index.")
 @click.option("-p", "build_dir", default=None, metavar="BUILD_DIR",
               help="Directory holding compile_commands.json (per-file -I/-D), as clang-tidy -p.")
+@click.option("-j", "--jobs", "jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Lint files in N worker processes; output is the same as with -j 1 (one process). "
+                   "--confirm always runs in one process.  [default: the number of cores]")
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Print the traceback of internal errors (as {TRACEBACK_ENV}=1 does).")
 @click.version_option(__version__, "--version", prog_name="kernlint")
@@ -232,7 +234,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          ignore: str | None, exclude: tuple[str, ...], config_path: str | None, show_settings: bool,
          baseline: str | None, write_baseline: str | None, stdin_filename: str | None, color: bool | None,
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
-         no_project: bool = False, build_dir: str | None = None, verbose: bool = False) -> None:
+         no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
+         jobs: int | None = None) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
@@ -270,10 +273,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         click.echo("kernlint: error: no paths given (try `kernlint file.cu`, or `kernlint --help`)", err=True)
         sys.exit(EXIT_USAGE)
 
-    from kernlint.config import is_excluded, is_selected
-    from kernlint.engine import LintOptions, lint_source
-    from kernlint.frontend import FrontendError
-    from kernlint.suppress import apply_suppressions, parse_suppressions
+    from kernlint.engine import LintOptions
 
     files, problems = collect_paths(paths, settings.exclude)
     options = LintOptions(
@@ -283,39 +283,36 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         macros=tuple(macros), arch=settings.arch, occupancy_threshold=settings.occupancy_threshold,
         resources=not no_ptxas,
     )
+    from kernlint.parallel import FileJob, LintSetup, default_jobs, lint_files
+
     sources: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
-    results = []
-    for f in files:
-        name = (stdin_filename or "<stdin>") if f == "-" else f
-        click.get_current_context().meta[CURRENT_PATH] = name
-        try:
-            if f == "-":
-                text = decode_source(name, sys.stdin.buffer.read())
-            else:
-                if is_excluded(f, settings) and f not in paths:
-                    continue
-                text = read_cuda_file(Path(f))
-        except InputProblem as exc:
-            problems.append(exc)
+    results = []  # LintResults, kept only for --confirm (which runs in this process)
+    coverage = []
+    file_jobs = [FileJob(f, (stdin_filename or "<stdin>") if f == "-" else f,
+                         data=sys.stdin.buffer.read() if f == "-" else None, explicit=f in paths) for f in files]
+    setup = LintSetup(options=options, settings=settings, project_dir=project_dir,
+                      build_dir=build_dir or (str(settings.compile_commands) if settings.compile_commands else None),
+                      no_project=no_project or not settings.project, keep_results=bool(confirm),
+                      tracebacks=tracebacks_wanted())
+    workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
+    for outcome in lint_files(file_jobs, setup, workers):
+        click.get_current_context().meta[CURRENT_PATH] = outcome.name
+        for note in outcome.notes:
+            if note not in _NOTED:
+                _NOTED.add(note)
+                click.echo(f"kernlint: note: {note}", err=True)
+        if outcome.stderr:
+            click.echo(outcome.stderr, err=True, nl=False)
+        problems.extend(InputProblem(path, message, line) for path, message, line in outcome.problems)
+        if outcome.skipped:
             continue
-        sources[name] = text
-        try:
-            result = lint_source(text, name, _project_options(
-                options, f, project_dir, build_dir or (str(settings.compile_commands) if settings.compile_commands else None),
-                no_project or not settings.project))
-        except FrontendError as exc:
-            problems.append(InputProblem(name, str(exc)))
-            continue
-        except Exception as exc:  # noqa: BLE001 - never a traceback: report, and lint the other files
-            problems.append(InputProblem(name, internal_error_message(exc, name)))
-            if tracebacks_wanted():
-                click.echo(format_traceback(exc), err=True)
-            continue
-        results.append(result)
-        active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
-        kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)
-        diagnostics.extend(d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES))
+        if outcome.text is not None:
+            sources[outcome.name] = outcome.text
+        if outcome.result is not None:
+            results.append(outcome.result)
+        coverage.extend(outcome.coverage)
+        diagnostics.extend(outcome.diagnostics)
     click.get_current_context().meta.pop(CURRENT_PATH, None)  # later errors are not this file's
 
     if confirm:
@@ -351,44 +348,16 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd(),
-                        kernels=[k for r in results for k in r.coverage])
+                        kernels=coverage)
     out = render(settings.format, diagnostics, ctx)
     if out:
         click.echo(out, nl=False)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
 
 
-def _project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                     no_project: bool) -> Any:
-    """`options` with the index of `path`'s project and its compile_commands.json flags for `path`."""
-    import dataclasses
-
-    from kernlint.project import find_project_root, load_index
-
-    if no_project or path == "-":
-        return options
-    root = Path(project_dir).resolve() if project_dir else find_project_root(path)
-    if root is None:
-        return options
-    try:
-        index = load_index(root, options.include_dirs, build_dir)
-    except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
-        note = f"project index of {root} not built ({type(exc).__name__}: {exc}); files are linted alone"
-        if note not in _NOTED:
-            _NOTED.add(note)
-            click.echo(f"kernlint: note: {note}", err=True)
-        return options
-    for note in index.notes:
-        if note not in _NOTED:
-            _NOTED.add(note)
-            click.echo(f"kernlint: note: {note}", err=True)
-    flags = index.flags_for(path)
-    return dataclasses.replace(options, project=index,
-                               include_dirs=tuple(dict.fromkeys(options.include_dirs + flags.include_dirs)),
-                               macros=tuple(dict.fromkeys(options.macros + flags.macros)))
-
-
 _NOTED: set[str] = set()
+_POOL_BY_DEFAULT = False  # set by `run`: a real `kernlint` process defaults to one worker per core; in-process
+# callers of `main` (tests, which may monkeypatch the engine) lint in their own process unless given -j.
 
 
 def _settings(config_path: str | None, fmt: str | None, fail_on: str | None, block: str | None,
@@ -426,6 +395,8 @@ def run() -> None:
     """
     import gc
 
+    global _POOL_BY_DEFAULT
+    _POOL_BY_DEFAULT = True
     gc.disable()
     try:
         main.main(prog_name="kernlint")

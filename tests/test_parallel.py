@@ -1,0 +1,72 @@
+"""`-j N`: worker processes give the same output as one process, and one bad file never stops the others."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernlint.parallel import FileJob, LintSetup, lint_files
+
+ROOT = Path(__file__).resolve().parent.parent
+STRIDED = "__global__ void k(float* x, int s) { x[threadIdx.x * 32] = 0; }\n"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", *args], cwd=ROOT,
+                          capture_output=True, text=True, check=False, timeout=600)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_two_workers_print_exactly_what_one_process_prints(fmt: str) -> None:
+    one = _run("-j", "1", "--format", fmt, "fixtures")
+    two = _run("-j", "2", "--format", fmt, "fixtures")
+    assert one.stdout.count("\n") > 50  # the fixtures have findings: the comparison is not vacuous
+    assert two.stdout == one.stdout
+    assert two.stderr == one.stderr
+    assert two.returncode == one.returncode
+
+
+def test_a_bad_file_among_workers_is_reported_and_the_others_linted(tmp_path: Path) -> None:
+    files = []
+    for i in range(4):
+        f = tmp_path / f"k{i}.cu"
+        f.write_text(STRIDED)
+        files.append(str(f))
+    (tmp_path / "k2.cu").write_bytes(b"\x00\x01binary")
+    res = _run("-j", "2", "--format", "concise", *files)
+    assert res.returncode == 2, res.stderr
+    assert f"{files[2]}: error: binary file" in res.stderr
+    for i in (0, 1, 3):
+        assert f"{files[i]}:1:" in res.stdout and "KL102" in res.stdout
+
+
+class _DieWhenUnpickled:
+    """Kills the worker process that receives it, as a crash inside libclang would."""
+
+    def __reduce__(self) -> tuple[object, tuple[int]]:
+        return (os._exit, (3,))
+
+
+def test_a_worker_that_dies_costs_only_its_own_file(tmp_path: Path) -> None:
+    from kernlint.checks import ALL_RULES
+    from kernlint.config import load_settings
+    from kernlint.engine import LintOptions
+
+    paths = []
+    for i in range(4):
+        f = tmp_path / f"k{i}.cu"
+        f.write_text(STRIDED)
+        paths.append(str(f))
+    jobs = [FileJob(p, p) for p in paths]
+    jobs[1] = FileJob(paths[1], paths[1], data=_DieWhenUnpickled())  # type: ignore[arg-type]
+    setup = LintSetup(options=LintOptions(resources=False), settings=load_settings(None, ALL_RULES),
+                      no_project=True)
+    outcomes = list(lint_files(jobs, setup, workers=2))
+    assert [o.name for o in outcomes] == paths
+    assert outcomes[1].problems and "worker process" in outcomes[1].problems[0][1]
+    for i in (0, 2, 3):
+        assert not outcomes[i].problems
+        assert any(d.code == "KL102" for d in outcomes[i].diagnostics)
