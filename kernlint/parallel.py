@@ -67,7 +67,11 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     root = Path(project_dir).resolve() if project_dir else find_project_root(path)
     if root is None:
         return options, ()
-    index = load_index(root, options.include_dirs, build_dir)
+    try:
+        index = load_index(root, options.include_dirs, build_dir)
+    except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
+        return options, (f"project index of {root} not built ({type(exc).__name__}: {exc}); "
+                         "files are linted alone",)
     flags = index.flags_for(path)
     return dataclasses.replace(options, project=index,
                                include_dirs=tuple(dict.fromkeys(options.include_dirs + flags.include_dirs)),
