@@ -133,13 +133,16 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list
 def _parse_block(value: str | None) -> tuple[int, int, int] | None:
     if value is None:
         return None
-    parts = [p for p in value.replace("(", "").replace(")", "").replace("x", ",").split(",") if p.strip()]
-    try:
-        dims = [int(p) for p in parts]
-    except ValueError:
-        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}") from None
+    import re
+
+    text = value.strip().strip("()[]").strip()
+    parts = re.split(r"\s*[,x]\s*|\s+", text) if text else []
+    # Every part must be a number: `33,x` or `32,,8` is a typo, not (33, 1, 1).
+    if not parts or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}", param_hint="--block")
+    dims = [int(p) for p in parts]
     if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
-        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}")
+        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}", param_hint="--block")
     dims += [1] * (3 - len(dims))
     from kernlint.launch import valid_block
 
@@ -343,16 +346,34 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
     for p in problems:
         click.echo(p.render(), err=True)
+    run_notes = _skipped_checks(settings, no_ptxas, {r.code for r in ALL_RULES
+                                                     if is_selected(r.code, r.name, "", settings, ALL_RULES)})
+    if settings.format not in ("json", "sarif"):
+        for n in run_notes:
+            click.echo(f"kernlint: note: {n}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
 
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
-                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd())
+                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd(),
+                        notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems))
     out = render(settings.format, diagnostics, ctx)
     if out:
         click.echo(out, nl=False)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
+
+
+def _skipped_checks(settings: Any, no_ptxas: bool, active: set[str]) -> list[str]:
+    """Run-level notes naming the checks that could not run here, and why (said once per run)."""
+    import shutil
+
+    notes = []
+    # --no-ptxas asks for this explicitly, so only a missing nvcc is worth saying.
+    if "KL402" in active and not no_ptxas and shutil.which("nvcc") is None:
+        notes.append("KL402 (register-spill) was skipped: nvcc was not found on PATH, and spills are known only "
+                     "from ptxas; register counts for KL401/KL403 are estimated")
+    return notes
 
 
 def _project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
@@ -393,14 +414,14 @@ def _settings(config_path: str | None, fmt: str | None, fail_on: str | None, blo
             raise ConfigError(Path(config_path), None, "config file not found")
         settings = load_settings(path, ALL_RULES)
         return merge_cli(
-            settings, format=fmt, fail_on=fail_on, block=_parse_block(block), define=_parse_defines(defines),
+            settings, ALL_RULES, format=fmt, fail_on=fail_on, block=_parse_block(block), define=_parse_defines(defines),
             include_dirs=include_dirs, arch=arch,
             select=[s for s in select.split(",") if s.strip()] if select else None,
             ignore=[s for s in ignore.split(",") if s.strip()] if ignore else None,
             exclude=list(exclude) if exclude else None,
         )
     except ConfigError as exc:
-        click.echo(f"{exc}", err=True)
+        click.echo(f"{exc}" if exc.path is not None else f"kernlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     except click.BadParameter as exc:
         click.echo(f"kernlint: error: {exc.format_message()}", err=True)

@@ -114,6 +114,18 @@ def selector_known(selector: str, rules: Sequence[Rule], allow_all: bool = True)
     return any(selector_matches(selector, r.code, r.name) for r in rules)
 
 
+def unknown_selector_message(selector: str, rules: Sequence[Rule]) -> str:
+    """Return why `selector` picks no rule, with the closest code or name as a suggestion."""
+    sel = selector.strip()
+    choices = [r.code for r in rules] + [r.name for r in rules]
+    close = difflib.get_close_matches(sel.upper() if _CODE.match(sel) or sel.upper().startswith("KL") else sel.lower(),
+                                      choices, n=1, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(sel.lower(), [r.name for r in rules], n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{selector!r} matches no rule{hint} (see `kernlint --list-rules`)"
+
+
 def _best(selectors: Iterable[str], code: str, name: str) -> int | None:
     """Return the specificity of the most specific selector matching the rule, if any does."""
     found = [selector_specificity(s) or 0 for s in selectors if selector_matches(s, code, name)]
@@ -226,7 +238,13 @@ def _arch(value: Any) -> str:
     match = _ARCH.match(text.strip()) if isinstance(text, str) else None
     if not match:
         raise ValueError(f"expected a GPU architecture such as sm_80, got {value!r}")
-    return f"sm_{match.group(1)}{match.group(2).lower()}"
+    from kernlint.occupancy import ARCHS
+
+    name = f"sm_{match.group(1)}"
+    if name not in ARCHS:
+        # Occupancy (KL4xx) needs the architecture's limits: an unknown one must not silently turn it off.
+        raise ValueError(f"unsupported GPU architecture {value!r}; supported: {', '.join(ARCHS)}")
+    return f"{name}{match.group(2).lower()}"
 
 
 def _block(value: Any) -> tuple[int, int, int]:
@@ -461,16 +479,17 @@ def _check_known(path: Path, line: int | None, key: str, value: Any, rules: Sequ
     )
     for sel in selectors:
         if not selector_known(sel, rules):
-            raise ConfigError(path, line, f"{key}: {sel!r} matches no rule (see `kernlint --list-rules`)")
+            raise ConfigError(path, line, f"{key}: {unknown_selector_message(sel, rules)}")
 
 
-def merge_cli(settings: Settings, **overrides: Any) -> Settings:
+def merge_cli(settings: Settings, rules: Sequence[Rule] | None = None, **overrides: Any) -> Settings:
     """Return `settings` with command-line values laid over it; None means "flag not given".
 
     Keys are Settings field names (`select`, `fail_on`, `block`, ...), values are what the CLI
     parsed (strings are accepted and coerced as in the config file). `define` is merged by name,
     the CLI winning; `include_dirs` puts the CLI's directories first; every other field is
-    replaced. Raises ConfigError (with no path) for a bad value and TypeError for an unknown key.
+    replaced. With `rules`, a selector must pick at least one of them, as in the config file.
+    Raises ConfigError (with no path) for a bad value and TypeError for an unknown key.
     """
     changes: dict[str, Any] = {}
     for field, value in overrides.items():
@@ -483,6 +502,10 @@ def merge_cli(settings: Settings, **overrides: Any) -> Settings:
             coerced = coerce(value)
         except ValueError as exc:
             raise ConfigError(None, None, f"--{key}: {exc}") from None
+        if rules is not None and field in ("select", "ignore"):
+            for sel in coerced:
+                if not selector_known(sel, rules, allow_all=True):
+                    raise ConfigError(None, None, f"--{key}: {unknown_selector_message(sel, rules)}")
         if field == "define":
             merged = dict(settings.define)
             merged.update(coerced)

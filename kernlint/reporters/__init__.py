@@ -34,7 +34,10 @@ class ReportContext:
     fingerprints; `rules` is the rule catalogue (for names, summaries and SARIF descriptors);
     `color` asks for ANSI colour in the text format; `version` is kernlint's version; `tool_uri`
     is the project's home page, used as SARIF `informationUri` and to build rule `helpUri`s;
-    `root`, when set, is the directory that absolute paths are made relative to in SARIF.
+    `root`, when set, is the directory that absolute paths are made relative to in SARIF;
+    `notes` are run-level notes (checks skipped and why) that JSON and SARIF carry in the document;
+    `problems` are (path, line, message) of inputs that could not be linted (SARIF records them as
+    tool execution notifications).
     """
 
     sources: Mapping[str, str]
@@ -43,6 +46,8 @@ class ReportContext:
     version: str
     tool_uri: str = ""
     root: str = ""
+    notes: tuple[str, ...] = ()
+    problems: tuple[tuple[str, int, str], ...] = ()
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

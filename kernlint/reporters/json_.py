@@ -27,5 +27,7 @@ def jsonable(value: Any) -> Any:
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     """Return the JSON document, indented by two spaces, with a trailing newline."""
-    doc = {"version": ctx.version, "diagnostics": [d.to_dict() for d in diagnostics]}
+    doc: dict[str, Any] = {"version": ctx.version, "diagnostics": [d.to_dict() for d in diagnostics]}
+    if ctx.notes:
+        doc["notes"] = list(ctx.notes)  # run-level: checks that were skipped, and why
     return json.dumps(doc, indent=2, default=jsonable) + "\n"

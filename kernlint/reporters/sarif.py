@@ -171,17 +171,40 @@ def build_log(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> dict[str
     if ctx.tool_uri:
         driver["informationUri"] = ctx.tool_uri
     fps = fingerprints(diagnostics, ctx.sources)
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "invocations": [_invocation(ctx)],
+        "columnKind": "unicodeCodePoints",
+        "results": [result(d, index[d.code], fp, ctx) for d, fp in zip(diagnostics, fps)],
+    }
+    if ctx.root:
+        # Consumers resolve %SRCROOT%-relative URIs against this; GitHub code scanning substitutes its checkout.
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": _dir_uri(ctx.root)}}
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
-        "runs": [
-            {
-                "tool": {"driver": driver},
-                "columnKind": "unicodeCodePoints",
-                "results": [result(d, index[d.code], fp, ctx) for d, fp in zip(diagnostics, fps)],
-            }
-        ],
+        "runs": [run],
     }
+
+
+def _dir_uri(directory: str) -> str:
+    """Return the file URI of `directory`, ending in "/" as SARIF requires of a base URI."""
+    posix = PurePath(directory).as_posix()
+    uri = "file://" + quote(posix if posix.startswith("/") else "/" + posix, safe="/:")
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _invocation(ctx: ReportContext) -> dict[str, Any]:
+    """Return the SARIF invocation: files that could not be linted and run-level notes as notifications."""
+    notes: list[dict[str, Any]] = []
+    for path, line, message in ctx.problems:
+        location: dict[str, Any] = {"physicalLocation": _location(path, region(line, 1, line, 1) if line else None, ctx)}
+        notes.append({"level": "error", "message": {"text": message}, "locations": [location]})
+    notes.extend({"level": "note", "message": {"text": n}} for n in ctx.notes)
+    out: dict[str, Any] = {"executionSuccessful": not ctx.problems}
+    if notes:
+        out["toolExecutionNotifications"] = notes
+    return out
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:

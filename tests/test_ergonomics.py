@@ -1,0 +1,120 @@
+"""Behaving like trusted linters: bad values are errors, missing tools are said, config found per file."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kernlint.cli import main
+
+STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
+
+
+def run(args: list[str], ptxas: bool = False) -> tuple[int, str, str]:
+    extra = [] if ptxas else ["--no-ptxas"]
+    result = CliRunner().invoke(main, args + extra, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture()
+def bad(tmp_path: Path) -> Path:
+    p = tmp_path / "bad.cu"
+    p.write_text(STRIDED)
+    return p
+
+
+@pytest.mark.parametrize("flag,value,hint", [
+    ("--select", "KL999", None),
+    ("--select", "KL1O1", "KL101"),
+    ("--ignore", "NOPE", None),
+    ("--ignore", "shared-bank-conflicts", "shared-bank-conflict"),
+])
+def test_unknown_selectors_exit_2_with_a_suggestion(bad: Path, flag: str, value: str, hint: str | None) -> None:
+    code, out, err = run([str(bad), flag, value])
+    assert code == 2 and out == ""
+    assert f"{flag}: {value!r} matches no rule" in err
+    if hint:
+        assert f"did you mean {hint!r}" in err
+
+
+@pytest.mark.parametrize("value", ["KL1", "KL1xx", "KL101,KL102", "uncoalesced-global-load", "ALL"])
+def test_known_selectors_and_prefixes_stay_valid(bad: Path, value: str) -> None:
+    code, _, err = run([str(bad), "--select", value])
+    assert code == 1, err
+
+
+@pytest.mark.parametrize("args", [
+    ["--block", "33,x"], ["--block", "32,,8"], ["--block", "x"], ["--block", "32,8,2,1"], ["--block", "0"],
+    ["--define", "w=x"], ["--define", "=3"], ["--define", "w"],
+])
+def test_malformed_block_and_define_exit_2(bad: Path, args: list[str]) -> None:
+    code, out, err = run([str(bad), *args])
+    assert code == 2 and out == "", err
+    assert "error" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value,dims", [("32,8", "(32, 8, 1)"), ("32x8", "(32, 8, 1)"), ("(16, 16)", "(16, 16, 1)")])
+def test_wellformed_block_spellings(bad: Path, value: str, dims: str) -> None:
+    code, out, err = run([str(bad), "--block", value, "--format", "json"])
+    assert code == 1, err
+    assumptions = json.loads(out)["diagnostics"][0]["assumptions"]
+    assert any(dims in a for a in assumptions), assumptions
+
+
+def test_unsupported_arch_exits_2_listing_supported(bad: Path) -> None:
+    from kernlint.occupancy import ARCHS
+
+    code, out, err = run([str(bad), "--arch", "sm_61"])
+    assert code == 2 and out == ""
+    assert "sm_61" in err and all(a in err for a in ARCHS)
+    for arch in ARCHS:
+        code, _, err = run([str(bad), "--arch", arch])
+        assert code == 1, (arch, err)
+
+
+def test_unsupported_arch_in_config_is_an_error_too(bad: Path) -> None:
+    (bad.parent / "kernlint.toml").write_text('arch = "sm_61"\n')
+    code, _, err = run([str(bad), "--config", str(bad.parent / "kernlint.toml")])
+    assert code == 2 and "kernlint.toml:1" in err and "sm_75" in err
+
+
+def test_missing_nvcc_is_said_once_per_run(tmp_path: Path, bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other.cu"
+    other.write_text(STRIDED)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, _, err = run([str(bad), str(other)], ptxas=True)
+    assert code == 1
+    assert err.count("KL402 (register-spill) was skipped: nvcc was not found") == 1
+    code, out, err = run([str(bad), "--format", "json"], ptxas=True)
+    assert "KL402" not in err
+    assert any("KL402" in n and "nvcc" in n for n in json.loads(out)["notes"])
+    # Not asked for: not said.
+    code, _, err = run([str(bad), "--ignore", "KL402"], ptxas=True)
+    assert "KL402" not in err
+
+
+def test_sarif_defines_srcroot_and_records_failed_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_reporters import SCHEMA
+
+    (tmp_path / "bad.cu").write_text(STRIDED)
+    (tmp_path / "broken.cu").write_bytes(b"\x00\x01binary")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["bad.cu", "broken.cu", "--format", "sarif"])
+    assert code == 2
+    log = json.loads(out)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft4Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(log)
+    run_ = log["runs"][0]
+    base = run_["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+    assert base.startswith("file://") and base.endswith("/")
+    assert Path(base.removeprefix("file://")).resolve() == tmp_path.resolve()
+    loc = run_["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "bad.cu", "uriBaseId": "%SRCROOT%"}
+    inv = run_["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    failed = [n for n in inv["toolExecutionNotifications"] if n["level"] == "error"]
+    assert len(failed) == 1 and "binary" in failed[0]["message"]["text"]
+    assert failed[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.cu"
