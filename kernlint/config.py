@@ -136,20 +136,36 @@ def _best(selectors: Iterable[str], code: str, name: str) -> int | None:
 # Paths
 
 
+def _relative_to_base(path: str | PurePath, base: Path) -> str | None:
+    """Return `path` relative to `base` (both made absolute; symlinks tried resolved too), or None."""
+    import os
+
+    absolute = os.path.abspath(path)
+    for p in dict.fromkeys((absolute, os.path.realpath(absolute))):
+        for b in dict.fromkeys((os.path.abspath(base), os.path.realpath(base))):
+            try:
+                rel = PurePath(p).relative_to(b)
+            except ValueError:
+                continue
+            return rel.as_posix()
+    return None
+
+
 def path_matches(path: str | PurePath, pattern: str, base: Path | None = None) -> bool:
     """Return whether `path` matches glob `pattern` (as in per-file-ignores and exclude).
 
-    A pattern without "/" matches a file name anywhere; one with "/" matches the path relative to
-    `base` (the config file's directory) or as given; `**/` may match no directory at all; a
-    pattern naming a directory matches everything below it.
+    With `base` (the config file's directory), a path inside `base` is matched relative to it,
+    however it is spelled (absolute, relative to the working directory, `./`), as ruff does; other
+    paths are matched as given. A pattern without "/" matches a file or directory name anywhere;
+    one with "/" matches the whole path; `**/` may match no directory at all; a pattern naming a
+    directory matches everything below it.
     """
     pure = PurePath(path)
-    candidates = {PurePosixPath(*pure.parts).as_posix() if pure.parts else str(path)}
-    if pure.is_absolute() and base is not None:
-        try:
-            candidates.add(pure.relative_to(base).as_posix())
-        except ValueError:
-            pass
+    rel = _relative_to_base(path, base) if base is not None else None
+    if rel is not None:
+        candidates = {rel}
+    else:
+        candidates = {PurePosixPath(*pure.parts).as_posix() if pure.parts else str(path)}
     candidates = {c.removeprefix("./") for c in candidates}
     pat = pattern.strip()
     pat = pat.removeprefix("./")
@@ -165,9 +181,14 @@ def path_matches(path: str | PurePath, pattern: str, base: Path | None = None) -
     return False
 
 
+def settings_base(settings: Settings) -> Path:
+    """The directory that `settings`' globs are relative to: its config's, else the working directory."""
+    return settings.source.parent if settings.source else Path.cwd()
+
+
 def is_excluded(path: str | PurePath, settings: Settings) -> bool:
     """Return whether `path` (a file or directory met while walking the inputs) is excluded."""
-    base = settings.source.parent if settings.source else None
+    base = settings_base(settings)
     return any(path_matches(path, pattern, base) for pattern in settings.exclude)
 
 
@@ -184,7 +205,7 @@ def is_selected(code: str, name: str, path: str | PurePath, settings: Settings, 
     dropped = _best(settings.ignore, code, name)
     if dropped is not None and dropped >= chosen:
         return False
-    base = settings.source.parent if settings.source else None
+    base = settings_base(settings)
     for pattern, selectors in settings.per_file_ignores:
         if path_matches(path, pattern, base) and _best(selectors, code, name) is not None:
             return False

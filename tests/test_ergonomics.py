@@ -118,3 +118,79 @@ def test_sarif_defines_srcroot_and_records_failed_files(tmp_path: Path, monkeypa
     failed = [n for n in inv["toolExecutionNotifications"] if n["level"] == "error"]
     assert len(failed) == 1 and "binary" in failed[0]["message"]["text"]
     assert failed[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.cu"
+
+
+# --------------------------------------------------------------------------- config resolution
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src" / "third_party").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / "pyproject.toml").write_text(
+        '[tool.kernlint]\nexclude = ["build/**"]\n\n[tool.kernlint.per-file-ignores]\n"src/third_party/**" = ["KL101"]\n')
+    for rel in ("src/a.cu", "src/third_party/v.cu", "build/x.cu"):
+        (root / rel).write_text(STRIDED)
+    return root
+
+
+def spellings(target: Path, cwd: Path) -> list[str]:
+    rel = os.path.relpath(target, cwd)
+    return [str(target), rel, "./" + rel if rel != "." else "./"]
+
+
+def flagged(out: str) -> set[str]:
+    return {Path(os.path.abspath(d["path"])).resolve().relative_to(Path.cwd().resolve().anchor).as_posix()
+            for d in json.loads(out)["diagnostics"] if d["code"] == "KL101"}
+
+
+@pytest.mark.parametrize("where", ["proj", "proj/src", "/"])
+def test_config_applies_the_same_from_any_directory_and_spelling(project: Path, where: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    cwd = project.parent / where if where != "/" else Path("/")
+    monkeypatch.chdir(cwd)
+    expected = {(project / "src" / "a.cu").resolve().relative_to("/").as_posix()}
+    for spelled in spellings(project, cwd):
+        code, out, err = run([spelled, "--format", "json"])
+        assert code == 1, (spelled, err)
+        assert flagged(out) == expected, (where, spelled)
+    for spelled in spellings(project / "src", cwd):  # `cd src && kernlint .` keeps src/third_party/** ignored
+        code, out, _ = run([spelled, "--format", "json"])
+        assert flagged(out) == expected, (where, spelled)
+    for spelled in spellings(project / "src" / "third_party" / "v.cu", cwd):
+        code, out, _ = run([spelled, "--format", "json"])
+        assert code == 0 and flagged(out) == set(), (where, spelled)
+    for spelled in spellings(project / "build" / "x.cu", cwd):
+        # Named explicitly: linted, as ruff does; excluded only with --force-exclude.
+        code, out, _ = run([spelled, "--format", "json"])
+        assert code == 1 and len(flagged(out)) == 1, (where, spelled)
+        code, out, _ = run([spelled, "--format", "json", "--force-exclude"])
+        assert code == 0 and flagged(out) == set(), (where, spelled)
+
+
+def test_nearest_config_wins_per_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "src" / "third_party" / "kernlint.toml").write_text('select = ["KL2"]\n')
+    (project / "src" / "third_party" / "w.cu").write_text(STRIDED)
+    monkeypatch.chdir(project)
+    code, out, _ = run([".", "--format", "json"])
+    paths = {Path(d["path"]).name for d in json.loads(out)["diagnostics"]}
+    assert paths == {"a.cu"}  # the nested config selects only KL2xx, so neither vendored file is flagged for KL101
+
+
+def test_baseline_works_from_any_directory(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    baseline = tmp_path / "baseline.json"
+    monkeypatch.chdir(project)
+    assert run(["src", "--write-baseline", str(baseline)])[0] == 0
+    for cwd, target in ((project / "src", "."), (Path("/"), str(project / "src")), (project, "./src/a.cu")):
+        monkeypatch.chdir(cwd)
+        code, out, err = run([target, "--baseline", str(baseline), "--format", "json"])
+        assert code == 0 and json.loads(out)["diagnostics"] == [], (cwd, target, err)
+
+
+def test_sarif_uris_are_project_relative_from_a_subdirectory(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project / "src")
+    log = json.loads(run(["a.cu", "--format", "sarif"])[1])
+    run_ = log["runs"][0]
+    assert run_["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/a.cu"
+    assert Path(run_["originalUriBaseIds"]["%SRCROOT%"]["uri"].removeprefix("file://")) == project

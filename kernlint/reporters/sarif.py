@@ -9,6 +9,7 @@ output against the OASIS schema vendored beside this file.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
@@ -32,11 +33,13 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 def artifact_uri(path: str, root: str = "") -> tuple[str, str | None]:
     """Return (uri, uriBaseId) for `path`: relative to %SRCROOT% when possible, else a file URI."""
     pure = PurePath(path)
-    if pure.is_absolute() and root:
+    if root and not path.startswith("<"):
+        # Relative paths are relative to the working directory, which need not be the root.
+        absolute = PurePath(os.path.abspath(path))
         try:
-            pure = pure.relative_to(root)
+            pure = absolute.relative_to(root)
         except ValueError:
-            pass  # outside the root: keep the absolute path
+            pass  # outside the root: keep the path as given
     posix = pure.as_posix()
     if pure.is_absolute():
         return "file://" + quote(posix if posix.startswith("/") else "/" + posix, safe="/:"), None
