@@ -110,8 +110,7 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...] = (), *, resol
     files that are not C/C++/CUDA by their suffix get a note and are skipped.
     `exclude` (globs relative to the working directory) is used when no `resolver` is given.
     """
-    from kernlint.config import path_matches
-    from kernlint.discover import LINTABLE_SUFFIXES, excluded_by, walk
+    from kernlint.discover import LINTABLE_SUFFIXES, excluded_by, path_matches, walk
 
     if resolver is not None:
         excluded = excluded_by(resolver)

@@ -14,10 +14,17 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernlint.checks.base import Rule
-from kernlint.config import Settings, find_config, is_excluded, load_settings, merge_cli
+# kernlint.config imports the rule catalogue, whose rules import kernlint.suppress, which imports
+# kernlint.config: importing the catalogue first keeps that cycle resolvable from any entry point.
+import kernlint.checks  # noqa: F401  (import order, see above)
+from kernlint.config import Settings, find_config, is_excluded, load_settings, merge_cli, path_matches
+
+if TYPE_CHECKING:
+    from kernlint.checks.base import Rule
+
+__all__ = ["LINTABLE_SUFFIXES", "SKIPPED_DIRS", "SettingsResolver", "excluded_by", "gitignored", "path_matches", "walk"]
 
 SKIPPED_DIRS = frozenset({"build", "dist", "node_modules", "__pycache__", "site-packages"})
 """Directory names a walk never enters: build outputs and installed packages."""

@@ -194,3 +194,46 @@ def test_sarif_uris_are_project_relative_from_a_subdirectory(project: Path, monk
     run_ = log["runs"][0]
     assert run_["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/a.cu"
     assert Path(run_["originalUriBaseIds"]["%SRCROOT%"]["uri"].removeprefix("file://")) == project
+
+
+# --------------------------------------------------------------------------- directory walks
+
+
+def test_walk_skips_hidden_venvs_build_outputs_and_gitignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import subprocess
+
+    from kernlint.cli import collect_paths
+
+    for rel in ("k.cu", ".hidden/h.cu", "env/lib/v.cu", "build/b.cu", "dist/d.cu", "node_modules/n.cu",
+                "__pycache__/p.cu", "lib/site-packages/s.cu", "vendor/g.cu", "sub/ok.cu"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(STRIDED)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    names = lambda files: sorted(Path(os.path.abspath(f)).relative_to(tmp_path).as_posix() for f in files)  # noqa: E731
+    files, problems = collect_paths((str(tmp_path),))
+    assert not problems and names(files) == ["k.cu", "sub/ok.cu", "vendor/g.cu"]
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: .gitignore handling degrades to none")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("vendor/\n")
+    assert names(collect_paths((str(tmp_path),))[0]) == ["k.cu", "sub/ok.cu"]
+    assert names(collect_paths((str(tmp_path),), respect_gitignore=False)[0]) == ["k.cu", "sub/ok.cu", "vendor/g.cu"]
+    monkeypatch.chdir(tmp_path / "sub")
+    assert names(collect_paths(("..",))[0]) == ["k.cu", "sub/ok.cu"]
+    # The CLI flag, and an explicitly named hidden directory or ignored file is still linted.
+    code, out, _ = run([str(tmp_path), "--format", "json", "--no-respect-gitignore"])
+    assert "vendor/g.cu" in out
+    code, out, _ = run([str(tmp_path / "vendor" / "g.cu"), str(tmp_path / ".hidden"), "--format", "json"])
+    assert code == 1 and "vendor/g.cu" in out and "h.cu" in out
+
+
+def test_named_non_cuda_file_gets_one_note_and_is_skipped(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# Kernels\n\n```cuda\n__global__ void k() {}\n```\n")
+    code, out, err = run([str(readme), str(tmp_path / "README.md")])
+    assert code == 0
+    assert err.count("not a CUDA or C/C++ source") == 2 and "error" not in err  # once per named file
+    (tmp_path / "k.cu").write_text(STRIDED)
+    code, out, err = run([str(readme), str(tmp_path / "k.cu")])
+    assert code == 1 and "KL101" in out and err.count("README.md: note:") == 1
