@@ -67,7 +67,8 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
         pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
     shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block,
-                                        project_launches=plaunches, project_instantiations=pinsts)
+                                        project_launches=plaunches, project_instantiations=pinsts,
+                                        cli_defines=dict(options.defines))
     out = []
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.

@@ -152,6 +152,7 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
                   config_block: tuple[int, int, int] | None = None,
                   project_launches: tuple[ir.Launch, ...] = (),
                   project_instantiations: tuple[tuple[tuple[str, ...], str], ...] = (),
+                  cli_defines: dict[str, int] | None = None,
                   ) -> tuple[list[LaunchShape], dict[str, int]]:
     """Return the shapes to evaluate `fn` under (at least one) and the annotation's defines.
 
@@ -207,7 +208,7 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
         return shapes, defines
     if fn.launch_bounds:
         for bindings, bsource in bindings_list:
-            n = fold_bound(fn.launch_bounds[0], dict(bindings), tu.macros)
+            n = fold_bound(fn.launch_bounds[0], dict(bindings), {**tu.macros, **defines, **(cli_defines or {})})
             if n and 0 < n <= MAX_THREADS:
                 if _uses_y(fn):
                     out = [LaunchShape(s, f"__launch_bounds__({n}), a common 2-D split", grid_ann, bindings, bsource,

@@ -320,3 +320,13 @@ def test_rule_doc_exists_with_all_sections(rule: Any) -> None:
     example = doc.split("## Example")[1].split("## Use instead")[0]
     use_instead = doc.split("## Use instead")[1].split("## When to ignore")[0]
     assert example.count("```cuda") == 1 and use_instead.count("```cuda") == 1
+
+
+def test_kl401_opt_in_shared_memory_is_info() -> None:
+    # 72 KB of dynamic shared memory per block needs cudaFuncSetAttribute: a deliberate choice.
+    diag = only(lint(resources=exact(64), dynamic_shared_bytes=72 * KB), "KL401")
+    assert diag.severity is Severity.INFO and diag.metrics["limiter"] == "shared"
+    assert any("opts in to 72 KB" in n for n in diag.notes)
+    # Under the 48 KB default the same limiter is still a warning.
+    diag = only(lint(block_size=128, resources=exact(32), dynamic_shared_bytes=40 * KB), "KL401")
+    assert diag.severity is Severity.WARNING

@@ -211,3 +211,11 @@ def test_fragment_kernels_are_reported_once_at_their_own_file(tmp_path: Path) ->
     assert [(d.line, d.code, d.metrics.get("ways")) for d in r_frag.diagnostics] == [(5, "KL201", 32)]
     assert not r_main.diagnostics and not r_main.kernels
     assert any("parsed through its includer main.cu" in n for n in r_frag.notes)
+
+
+def test_launch_bounds_fold_with_define() -> None:
+    text = ("template <int NT>\n__global__ void __launch_bounds__(NT) k(float* x) {\n"
+            "    x[threadIdx.x] = 0;\n}\n")
+    r = lint_source(text, "k.cu", LintOptions(resources=False, defines=(("NT", 128),)))
+    assert r.results[0].shape.block == (128, 1, 1)
+    assert r.results[0].shape.source == "__launch_bounds__(128)"

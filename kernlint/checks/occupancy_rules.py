@@ -283,10 +283,10 @@ def occupancy_diagnostics(
                             arch=limits.name)
 
     def make(rule: Rule, message: str, notes: list[str], at: tuple[int, int] = (line, column),
-             extra: dict[str, Any] | None = None) -> Diagnostic:
+             extra: dict[str, Any] | None = None, severity: Severity | None = None) -> Diagnostic:
         return Diagnostic(
             path=path, line=at[0], column=at[1], code=rule.code, name=rule.name,
-            severity=rule.severity, message=message, kernel=kernel, notes=tuple(notes),
+            severity=severity or rule.severity, message=message, kernel=kernel, notes=tuple(notes),
             assumptions=assumption_tuple, metrics={**base_metrics, **(extra or {})},
         )
 
@@ -394,7 +394,16 @@ def occupancy_diagnostics(
                                          launch_bounds, launch_bounds_min_blocks)]
         notes.append(f"threshold {format_percent(threshold)}; low occupancy is fine when each "
                      f"warp has enough independent work (ILP) to hide latency")
-        out.append(make(LOW_OCCUPANCY, message, notes,
+        severity = None
+        if occ.limiter == "shared" and shared_total > limits.shared_per_block:
+            # More than 48 KB per block needs an explicit opt-in (cudaFuncSetAttribute(...,
+            # cudaFuncAttributeMaxDynamicSharedMemorySize, ...)): large tiles were chosen over
+            # occupancy on purpose, as tensor-core GEMMs do. Stated, not warned about.
+            severity = Severity.INFO
+            notes.append(f"severity info: the kernel opts in to {_bytes(shared_total)} of shared memory per "
+                         f"block, over the {_bytes(limits.shared_per_block)} default: a deliberate trade of "
+                         f"occupancy for tile size")
+        out.append(make(LOW_OCCUPANCY, message, notes, severity=severity,
                         extra={"threshold": threshold,
                                "blocks_by_warps": _limit(occ.blocks_by_warps),
                                "blocks_by_registers": _limit(occ.blocks_by_registers),

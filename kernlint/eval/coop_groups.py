@@ -154,6 +154,12 @@ def _factory(interp: "Interpreter", e: ir.Call) -> Val:
         return group(GRID, UNKNOWN)
     if name == "coalesced_threads":
         return group(COALESCED, UNKNOWN, ident=Val(interp.mask.copy().astype(np.int64)))
+    if name in ("labeled_partition", "binary_partition"):
+        # Groups of the lanes with equal labels: membership is data, so ranks and sizes are
+        # unknown, and (like a coalesced group) its lanes are those that run the call.
+        for a in e.args:
+            interp.eval(a)
+        return group(COALESCED, UNKNOWN)
     parent = _arg_group(interp, e.args[0])
     size: int | None = None
     if name == "tiled_partition":

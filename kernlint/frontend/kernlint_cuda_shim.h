@@ -53,6 +53,7 @@ typedef unsigned short ushort;
 typedef unsigned char uchar;
 typedef unsigned long ulong;
 typedef int cudaError_t;
+typedef long clock_t;
 typedef struct CUstream_st* cudaStream_t;
 typedef struct CUevent_st* cudaEvent_t;
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
@@ -89,7 +90,15 @@ extern const __device__ dim3 gridDim;
 extern const __device__ int warpSize;
 
 struct __attribute__((aligned(2))) __half { unsigned short __x; __device__ __half() {} __device__ __half(float); __device__ operator float() const; };
-struct __attribute__((aligned(4))) __half2 { __half x, y; };
+struct __attribute__((aligned(4))) __half2 {
+  __half x, y;
+  __device__ __half2() = default;
+  __device__ __half2(const __half& a, const __half& b) : x(a), y(b) {}
+};
+/* cuda_fp16.hpp's operators on __half2 (__half converts to float, so its arithmetic needs none). */
+__device__ __half2 operator+(const __half2&, const __half2&); __device__ __half2 operator-(const __half2&, const __half2&);
+__device__ __half2 operator*(const __half2&, const __half2&); __device__ __half2 operator/(const __half2&, const __half2&);
+__device__ __half2& operator+=(__half2&, const __half2&); __device__ __half2& operator*=(__half2&, const __half2&);
 struct __attribute__((aligned(2))) __nv_bfloat16 { unsigned short __x; __device__ __nv_bfloat16() {} __device__ __nv_bfloat16(float); __device__ operator float() const; };
 struct __attribute__((aligned(4))) __nv_bfloat162 { __nv_bfloat16 x, y; };
 typedef __half half;
@@ -291,7 +300,10 @@ extern void* stdout;
 
 namespace cooperative_groups {
 struct thread_group { __device__ void sync() const; __device__ unsigned int size() const; __device__ unsigned int thread_rank() const; };
-struct thread_block : thread_group { __device__ dim3 group_index() const; __device__ dim3 thread_index() const; };
+struct thread_block : thread_group {
+  __device__ dim3 group_index() const; __device__ dim3 thread_index() const; __device__ dim3 group_dim() const;
+  __device__ dim3 dim_threads() const; __device__ unsigned int num_threads() const;
+};
 template <unsigned int N> struct thread_block_tile : thread_group {
   __device__ unsigned int meta_group_size() const; __device__ unsigned int num_threads() const;
   template <class T> __device__ T shfl_up(T, unsigned int) const;
@@ -302,10 +314,19 @@ template <unsigned int N> struct thread_block_tile : thread_group {
   __device__ unsigned int ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
   __device__ unsigned int meta_group_rank() const;
 };
-struct grid_group : thread_group { __device__ unsigned long long num_threads() const; };
+struct grid_group : thread_group {
+  __device__ unsigned long long num_threads() const; __device__ bool is_valid() const;
+  __device__ unsigned long long block_rank() const; __device__ unsigned long long num_blocks() const;
+  __device__ dim3 block_index() const; __device__ dim3 dim_blocks() const; __device__ dim3 group_dim() const;
+};
 struct coalesced_group : thread_group {
   template <class T> __device__ T shfl_down(T, unsigned int) const;
+  template <class T> __device__ T shfl_up(T, unsigned int) const;
+  template <class T> __device__ T shfl_xor(T, unsigned int) const;
   template <class T> __device__ T shfl(T, int) const;
+  template <class T> __device__ unsigned int match_any(T) const;
+  __device__ unsigned int ballot(int) const; __device__ int any(int) const; __device__ int all(int) const;
+  __device__ unsigned int num_threads() const;
   __device__ unsigned int meta_group_rank() const; __device__ unsigned int meta_group_size() const;
 };
 template <unsigned int N> struct block_tile_memory {};
@@ -315,8 +336,15 @@ __device__ grid_group this_grid();
 __device__ coalesced_group coalesced_threads();
 template <unsigned int N, class P> __device__ thread_block_tile<N> tiled_partition(const P&);
 __device__ thread_group tiled_partition(const thread_group&, unsigned int);
+__device__ coalesced_group labeled_partition(const coalesced_group&, int);
+template <unsigned int N> __device__ coalesced_group labeled_partition(const thread_block_tile<N>&, int);
+__device__ coalesced_group binary_partition(const coalesced_group&, bool);
+template <unsigned int N> __device__ coalesced_group binary_partition(const thread_block_tile<N>&, bool);
 template <class G> __device__ void sync(const G&);
 template <class T> struct plus { __device__ T operator()(const T& a, const T& b) const; };
+template <class T> struct bit_and { __device__ T operator()(const T& a, const T& b) const; };
+template <class T> struct bit_or { __device__ T operator()(const T& a, const T& b) const; };
+template <class T> struct bit_xor { __device__ T operator()(const T& a, const T& b) const; };
 template <class T> struct less { __device__ T operator()(const T& a, const T& b) const; };
 template <class T> struct greater { __device__ T operator()(const T& a, const T& b) const; };
 template <class G, class T, class Op> __device__ T reduce(const G&, T, Op);
@@ -333,6 +361,14 @@ template <class T> __device__ T tex1D(cudaTextureObject_t, float);
 template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);
 template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);
 template <class T> __device__ void surf2Dwrite(T, cudaSurfaceObject_t, int, int);
+template <class T> __device__ T tex2DLod(cudaTextureObject_t, float, float, float);
+template <class T> __device__ T tex2DLayered(cudaTextureObject_t, float, float, int);
+template <class T> __device__ T texCubemap(cudaTextureObject_t, float, float, float);
+template <class T> __device__ T surf2Dread(cudaSurfaceObject_t, int, int);
+template <class T> __device__ void surf2Dread(T*, cudaSurfaceObject_t, int, int);
+template <class T> __device__ void surf1Dwrite(T, cudaSurfaceObject_t, int);
+template <class T> __device__ void surf3Dwrite(T, cudaSurfaceObject_t, int, int, int);
+template <class T> __device__ void surf2DLayeredwrite(T, cudaSurfaceObject_t, int, int, int);
 __device__ unsigned int __cvta_generic_to_shared(const void*);
 __device__ void __pipeline_commit();
 __device__ void __pipeline_wait_prior(int);
@@ -341,6 +377,11 @@ __device__ float __shfl_sync(unsigned int, float, int, int);
 __device__ __half __hadd(__half, __half); __device__ __half __hmul(__half, __half);
 __device__ __half2 __hadd2(__half2, __half2); __device__ __half2 __hmul2(__half2, __half2);
 __device__ __half2 __float2half2_rn(float); __device__ float2 __half22float2(__half2);
+__device__ __half __hfma(__half, __half, __half); __device__ __half2 __hfma2(__half2, __half2, __half2);
+__device__ __half __hsub(__half, __half); __device__ __half2 __hsub2(__half2, __half2);
+__device__ __half __hdiv(__half, __half); __device__ __half2 __h2div(__half2, __half2);
+__device__ __half2 __halves2half2(__half, __half); __device__ __half __low2half(__half2); __device__ __half __high2half(__half2);
+__device__ __half2 __half2half2(__half); __device__ __half __hmax(__half, __half); __device__ __half __hmin(__half, __half);
 __device__ __half2 __floats2half2_rn(float, float); __device__ float __low2float(__half2); __device__ float __high2float(__half2);
 
 namespace std {

@@ -12,11 +12,10 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from kernlint.project.scan import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
+from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
 
 
 def cache_dir() -> Path | None:
@@ -48,13 +47,17 @@ def facts_from_json(d: dict[str, Any]) -> FileFacts:
 
 
 class FactsCache:
-    """path -> (content hash, FileFacts) for one project, loaded once and saved once per run."""
+    """path -> (content hash, FileFacts) for one project, loaded once and saved once per run.
+
+    An entry also records the file's (mtime_ns, size) when it was hashed: a file whose stamp is
+    unchanged is not read again; any other is read, hashed, and rescanned only if its content changed.
+    """
 
     def __init__(self, root: Path) -> None:
         base = cache_dir()
         key = hashlib.blake2b(str(root).encode(), digest_size=12).hexdigest()
         self.file = base / f"index-v{SCAN_VERSION}" / f"{key}.json" if base is not None else None
-        self.entries: dict[str, tuple[str, FileFacts]] = {}
+        self.entries: dict[str, tuple[str, FileFacts, tuple[int, int]]] = {}
         self.raw: dict[str, Any] = {}
         self.dirty = False
         if self.file is None:
@@ -66,7 +69,14 @@ class FactsCache:
         except (OSError, ValueError):
             self.raw = {}  # missing or corrupt: rebuilt and rewritten
 
-    def get(self, path: str, digest: str) -> FileFacts | None:
+    def get_unchanged(self, path: str, stamp: tuple[int, int]) -> FileFacts | None:
+        """The entry of `path` if its (mtime_ns, size) are those it was hashed with (no need to re-read)."""
+        hit = self.raw.get(path)
+        if not isinstance(hit, dict) or hit.get("stamp") != list(stamp):
+            return None
+        return self.get(path, str(hit.get("hash")), stamp)
+
+    def get(self, path: str, digest: str, stamp: tuple[int, int] = (0, 0)) -> FileFacts | None:
         hit = self.raw.get(path)
         if not isinstance(hit, dict) or hit.get("hash") != digest:
             return None
@@ -74,20 +84,25 @@ class FactsCache:
             facts = facts_from_json(hit["facts"])
         except (KeyError, TypeError, ValueError):
             return None
-        self.entries[path] = (digest, facts)
+        if list(stamp) != hit.get("stamp"):
+            self.dirty = True  # same content, new mtime: store the new stamp
+        self.entries[path] = (digest, facts, stamp)
         return facts
 
-    def put(self, path: str, digest: str, facts: FileFacts) -> None:
-        self.entries[path] = (digest, facts)
+    def put(self, path: str, digest: str, facts: FileFacts, stamp: tuple[int, int] = (0, 0)) -> None:
+        self.entries[path] = (digest, facts, stamp)
         self.dirty = True
 
     def save(self, root: Path) -> None:
         if self.file is None or not (self.dirty or set(self.raw) - set(self.entries)):
             return
-        files = {p: {"hash": h, "facts": dataclasses.asdict(f)} for p, (h, f) in self.entries.items()}
+        files = {p: {"hash": h, "stamp": list(st), "facts": dataclasses.asdict(f)}
+                 for p, (h, f, st) in self.entries.items()}
         payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".index-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -16,7 +16,7 @@ from pathlib import Path
 from kernlint.project.cache import FactsCache, content_hash
 from kernlint.project.compile_db import FileFlags, find_compile_db, load_compile_db
 from kernlint.project.fold import fold
-from kernlint.project.scan import FileFacts, RawLaunch, scan_text, split_top
+from kernlint.project.facts import FileFacts, RawLaunch
 
 MARKERS = ("pyproject.toml", "kernlint.toml", ".git")
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl", ".cuinc")
@@ -108,26 +108,38 @@ class ProjectIndex:
         skipped: list[str] = []
         for p in paths:
             try:
-                if os.path.getsize(p) > max_bytes:
-                    skipped.append(f"{_rel(p, root)} (over {max_bytes // 1_000_000} MB)")
-                    continue
+                st = os.stat(p)
+            except OSError as exc:
+                skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
+                continue
+            stamp = (st.st_mtime_ns, st.st_size)
+            facts = cache.get_unchanged(p, stamp)
+            if facts is not None:
+                idx.facts[p] = facts
+                continue
+            if st.st_size > max_bytes:
+                skipped.append(f"{_rel(p, root)} (over {max_bytes // 1_000_000} MB)")
+                continue
+            try:
                 with open(p, "rb") as fh:
                     data = fh.read()
             except OSError as exc:
                 skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
                 continue
             digest = content_hash(data)
-            facts = cache.get(p, digest)
+            facts = cache.get(p, digest, stamp)
             if facts is None:
                 if b"\x00" in data[:8192]:
                     skipped.append(f"{_rel(p, root)} (binary)")
                     continue
                 try:
+                    from kernlint.project.scan import scan_text
+
                     facts = scan_text(data.decode("utf-8", errors="replace"))
                 except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
                     skipped.append(f"{_rel(p, root)} ({type(exc).__name__})")
                     continue
-                cache.put(p, digest, facts)
+                cache.put(p, digest, facts, stamp)
                 idx.scanned += 1
             idx.facts[p] = facts
         if skipped:
@@ -340,6 +352,8 @@ def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: i
         return None
     if t in env and isinstance(env[t], str) and str(env[t]).startswith("dim3"):
         return _fold_dim3(str(env[t]), env, unbound, depth + 1)
+    from kernlint.project.scan import split_top
+
     m = re.fullmatch(r"(?:dim3\s*)?[({](.*)[)}]", t, re.S)
     if m and (t.startswith("dim3") or t.startswith("{")):
         parts = [p for p in split_top(m.group(1)) if p]

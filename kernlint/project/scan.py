@@ -9,40 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-SCAN_VERSION = 3  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
-
-
-@dataclass(frozen=True, slots=True)
-class RawLaunch:
-    kernel: str
-    template_args: tuple[str, ...]
-    config: tuple[str, ...]  # grid, block[, shared bytes[, stream]] as written
-    args: tuple[str, ...]
-    line: int
-    host: str = ""  # the enclosing host function's name
-    host_params: tuple[tuple[str, bool, str], ...] = ()  # its template parameters (name, is_type, default)
-    locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
-    host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
-
-
-@dataclass(frozen=True, slots=True)
-class KernelDef:
-    name: str
-    line: int
-    template_params: tuple[tuple[str, bool, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class FileFacts:
-    includes: tuple[tuple[str, bool, int], ...] = ()  # (name, quoted, line)
-    defines: tuple[tuple[str, str], ...] = ()  # object-like macros: NAME -> body text
-    constants: tuple[tuple[str, str], ...] = ()  # file-scope `constexpr/const int NAME = ...;`
-    kernels: tuple[KernelDef, ...] = ()
-    launches: tuple[RawLaunch, ...] = ()
-    instantiations: tuple[tuple[str, tuple[str, ...], int], ...] = ()
-    template_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # `name<args>(` outside launches
-    cuda: bool = False  # defines kernels/device code or launches
-
+from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
@@ -53,6 +20,7 @@ _CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:uns
 _LOCAL = re.compile(r"\b(?:(?:static|const|constexpr)\s+)*(?:unsigned\s+)?(?:int|long|size_t|unsigned|"
                     r"u?int\d+_t|auto|dim3)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+)|\(([^;{}]*)\)|\{([^;{}]*)\})\s*;")
 _GLOBAL_KW = re.compile(r"\b__global__\b")
+_STRUCTURE = re.compile(r"<<<|[{};]")
 _TEMPLATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*<")
 _INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<", re.M)
 _KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
@@ -62,11 +30,14 @@ _MAX_CALLS = 4000
 
 def blank(text: str) -> str:
     """`text` with comments, string and character literals replaced by spaces (newlines kept)."""
+    def spaces(s: str) -> str:
+        return " " * len(s) if "\n" not in s else "\n".join(" " * len(x) for x in s.split("\n"))
+
     def repl(m: re.Match[str]) -> str:
         s = m.group(0)
         if s.startswith('"') or s.startswith("'"):
-            return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1] if len(s) >= 2 else s
-        return re.sub(r"[^\n]", " ", s)
+            return s[0] + spaces(s[1:-1]) + s[-1] if len(s) >= 2 else s
+        return spaces(s)
     return _COMMENT_OR_STRING.sub(repl, text)
 
 
@@ -229,7 +200,7 @@ def scan_text(text: str) -> FileFacts:
         if body.endswith("\\"):
             continue
         defines.append((m.group(1), body))
-    code = _PP_LINE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), clean)
+    code = _PP_LINE.sub(lambda m: "\n".join(" " * len(x) for x in m.group(0).split("\n")), clean)
     cuda = bool(_GLOBAL_KW.search(code)) or "<<<" in code or "__device__" in code
 
     # Brace structure: each `{` opens a block whose header is the text since the previous ; { or }.
@@ -238,38 +209,36 @@ def scan_text(text: str) -> FileFacts:
     kernels: list[KernelDef] = []
     constants: list[tuple[str, str]] = []
     boundary = 0
-    launch_at = {m.start() for m in re.finditer(r"<<<", code)}
-    i = 0
-    n = len(code)
     func_locals: dict[int, list[tuple[str, str]]] = {}
-    while i < n:
-        ch = code[i]
+    inside = 0  # open blocks that are functions or other non-scope blocks
+    for m in _STRUCTURE.finditer(code):
+        i = m.start()
+        ch = m.group(0)
         if ch == "{":
             head = code[boundary:i]
-            blk = _classify_header(head) if not any(b.kind in ("function", "other") for b in stack) else _Block("other")
+            blk = _classify_header(head) if not inside else _Block("other")
             blk.start = i
             if blk.kind == "function" and _GLOBAL_KW.search(head):
                 kernels.append(KernelDef(blk.name, _line_of(starts, boundary + len(head) - len(head.lstrip())),
                                          blk.tparams))
+            if blk.kind != "scope":
+                inside += 1
             stack.append(blk)
             boundary = i + 1
         elif ch == "}":
-            if stack:
-                stack.pop()
+            if stack and stack.pop().kind != "scope":
+                inside -= 1
             boundary = i + 1
         elif ch == ";":
-            if not any(b.kind in ("function", "other") for b in stack):
-                for m in _CONST.finditer(code[boundary:i + 1]):
-                    constants.append((m.group(1), " ".join(m.group(2).split())))
+            if not inside and "=" in code[boundary:i]:
+                for c in _CONST.finditer(code[boundary:i + 1]):
+                    constants.append((c.group(1), " ".join(c.group(2).split())))
             boundary = i + 1
-        elif i in launch_at:
+        else:  # <<<
             fn = next((b for b in stack if b.kind == "function"), None)
             ln = _launch_at(code, i, starts, fn, func_locals)
             if ln is not None:
                 launches.append(ln)
-            i += 3
-            continue
-        i += 1
 
     instantiations = []
     for m in _INSTANTIATION.finditer(code):

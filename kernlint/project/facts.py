@@ -1,0 +1,38 @@
+"""What the index keeps per file (frozen data, cached as JSON): see `scan` for how it is found."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCAN_VERSION = 4  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+
+
+@dataclass(frozen=True, slots=True)
+class RawLaunch:
+    kernel: str
+    template_args: tuple[str, ...]
+    config: tuple[str, ...]  # grid, block[, shared bytes[, stream]] as written
+    args: tuple[str, ...]
+    line: int
+    host: str = ""  # the enclosing host function's name
+    host_params: tuple[tuple[str, bool, str], ...] = ()  # its template parameters (name, is_type, default)
+    locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
+    host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelDef:
+    name: str
+    line: int
+    template_params: tuple[tuple[str, bool, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    includes: tuple[tuple[str, bool, int], ...] = ()  # (name, quoted, line)
+    defines: tuple[tuple[str, str], ...] = ()  # object-like macros: NAME -> body text
+    constants: tuple[tuple[str, str], ...] = ()  # file-scope `constexpr/const int NAME = ...;`
+    kernels: tuple[KernelDef, ...] = ()
+    launches: tuple[RawLaunch, ...] = ()
+    instantiations: tuple[tuple[str, tuple[str, ...], int], ...] = ()
+    template_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # `name<args>(` outside launches
+    cuda: bool = False  # defines kernels/device code or launches
