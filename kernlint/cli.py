@@ -387,14 +387,27 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
 
-    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    use_color = color if color is not None else _color_from_env(sys.stdout.isatty())
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
-                        notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems))
+                        notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
+                        files_checked=len(results))
     out = render(settings.format, diagnostics, ctx)
     if out:
-        click.echo(out, nl=False)
+        # click strips ANSI codes from output that is not a terminal unless told otherwise.
+        click.echo(out, nl=False, color=bool(use_color) or None)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
+
+
+def _color_from_env(tty: bool) -> bool:
+    """Colour without --color/--no-color: NO_COLOR (no-color.org) turns it off, FORCE_COLOR
+    (force-color.org) turns it on even when piped, else only on a terminal. Either counts only when
+    set to a non-empty value; NO_COLOR wins when both are."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR") not in (None, "", "0"):
+        return True
+    return tty
 
 
 def _run_root(paths: tuple[str, ...]) -> str:

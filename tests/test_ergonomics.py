@@ -237,3 +237,42 @@ def test_named_non_cuda_file_gets_one_note_and_is_skipped(tmp_path: Path) -> Non
     (tmp_path / "k.cu").write_text(STRIDED)
     code, out, err = run([str(readme), str(tmp_path / "k.cu")])
     assert code == 1 and "KL101" in out and err.count("README.md: note:") == 1
+
+
+# --------------------------------------------------------------------------- output
+
+
+def test_github_multiline_spans_carry_no_columns_and_errors_come_first() -> None:
+    from kernlint.diagnostics import Diagnostic, Severity
+    from kernlint.reporters.github import render as gh
+
+    warn = Diagnostic("a.cu", 3, 5, "KL101", "uncoalesced-global-load", Severity.WARNING, "w", end_line=3, end_column=9)
+    multi = Diagnostic("a.cu", 7, 2, "KL301", "divergent-barrier", Severity.ERROR, "e", end_line=9, end_column=4)
+    lines = gh([warn, multi], None).splitlines()  # type: ignore[arg-type]
+    assert lines[0].startswith("::error file=a.cu,line=7,endLine=9,title=")
+    assert "col=" not in lines[0] and "endColumn=" not in lines[0]
+    assert lines[1].startswith("::warning file=a.cu,line=3,col=5,endLine=3,endColumn=9,")
+
+
+@pytest.mark.parametrize("env,flag,expect", [
+    ({}, None, False), ({}, "--color", True), ({"FORCE_COLOR": "1"}, None, True), ({"FORCE_COLOR": "0"}, None, False),
+    ({"NO_COLOR": "1"}, "--color", True), ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, None, False),
+    ({"FORCE_COLOR": "1"}, "--no-color", False),
+])
+def test_colour_flags_and_environment(bad: Path, monkeypatch: pytest.MonkeyPatch, env: dict, flag: str | None,
+                                      expect: bool) -> None:
+    for var in ("NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    _, out, _ = run([str(bad)] + ([flag] if flag else []))  # CliRunner's stdout is not a terminal
+    assert ("\x1b[" in out) is expect
+
+
+def test_text_ends_with_a_found_line_counting_by_severity(tmp_path: Path, bad: Path) -> None:
+    clean = tmp_path / "clean.cu"
+    clean.write_text("__global__ void k(float* o) { o[blockIdx.x * blockDim.x + threadIdx.x] = 0; }\n")
+    _, out, _ = run([str(bad), str(clean)])
+    assert out.rstrip("\n").splitlines()[-1] == "Found 1 warning in 1 file (2 checked)"
+    _, out, _ = run([str(clean)])
+    assert out.rstrip("\n").splitlines()[-1] == "No findings (1 file checked)"

@@ -37,7 +37,7 @@ class ReportContext:
     `root`, when set, is the directory that absolute paths are made relative to in SARIF;
     `notes` are run-level notes (checks skipped and why) that JSON and SARIF carry in the document;
     `problems` are (path, line, message) of inputs that could not be linted (SARIF records them as
-    tool execution notifications).
+    tool execution notifications); `files_checked` is how many files were linted (0: unknown).
     """
 
     sources: Mapping[str, str]
@@ -48,6 +48,7 @@ class ReportContext:
     root: str = ""
     notes: tuple[str, ...] = ()
     problems: tuple[tuple[str, int, str], ...] = ()
+    files_checked: int = 0
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
