@@ -276,3 +276,31 @@ def test_text_ends_with_a_found_line_counting_by_severity(tmp_path: Path, bad: P
     assert out.rstrip("\n").splitlines()[-1] == "Found 1 warning in 1 file (2 checked)"
     _, out, _ = run([str(clean)])
     assert out.rstrip("\n").splitlines()[-1] == "No findings (1 file checked)"
+
+
+# --------------------------------------------------------------------------- directive look-alikes
+
+LOOKALIKES = '''__global__ void k(const float* a, float* o) {
+  o[threadIdx.x] = a[threadIdx.x * 32];  // kernlint: disable[KL101]
+  o[threadIdx.x] = a[threadIdx.x * 32];  // kernlint ignore KL101
+  o[threadIdx.x] = a[threadIdx.x * 32];  // kernlint: Ignore[KL101]
+  o[threadIdx.x] = a[threadIdx.x * 32];  // NOLINT(KL101)
+  o[threadIdx.x] = a[threadIdx.x * 32];  // kernlint: ignore[KL101] measured, fine
+  // kernlint: block=(32,8) is an annotation; the kernlint docs say more
+}
+'''
+
+
+def test_directive_lookalikes_are_kl902_and_silence_nothing(tmp_path: Path) -> None:
+    p = tmp_path / "k.cu"
+    p.write_text(LOOKALIKES)
+    code, out, _ = run([str(p), "--format", "json"])
+    diags = json.loads(out)["diagnostics"]
+    by_line = {}
+    for d in diags:
+        by_line.setdefault(d["line"], set()).add(d["code"])
+    for line in (2, 3, 4, 5):
+        assert by_line[line] == {"KL101", "KL902"}, (line, by_line)
+    assert 6 not in by_line and 7 not in by_line
+    kl902 = [d for d in diags if d["code"] == "KL902"]
+    assert all("kernlint: ignore[KL101]" in d["message"] for d in kl902)
