@@ -304,3 +304,69 @@ def test_directive_lookalikes_are_kl902_and_silence_nothing(tmp_path: Path) -> N
     assert 6 not in by_line and 7 not in by_line
     kl902 = [d for d in diags if d["code"] == "KL902"]
     assert all("kernlint: ignore[KL101]" in d["message"] for d in kl902)
+
+
+# --------------------------------------------------------------------------- one finding per root cause
+
+ROOT = Path(__file__).resolve().parent.parent
+TILE_16_17 = '''__global__ void k(const float* in, float* out) {
+    __shared__ float tile[16][17];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * 16 + threadIdx.x];
+    __syncthreads();
+    out[threadIdx.y * 16 + threadIdx.x] = tile[threadIdx.y][threadIdx.x];
+}
+'''
+TWO_LINES = '''__global__ void k(const float* in, float* out) {
+    __shared__ float
+        tile[32]
+            [32];
+    tile[threadIdx.x][threadIdx.y] = in[threadIdx.y * 32 + threadIdx.x];
+    __syncthreads();
+    out[threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.y][threadIdx.x];
+}
+'''
+
+
+def kl201(path: Path, *args: str) -> list[dict]:
+    code, out, err = run([str(path), "--select", "KL201", "--format", "json", *args])
+    return json.loads(out)["diagnostics"]
+
+
+def test_accesses_one_padding_fixes_are_one_finding_with_related_locations() -> None:
+    diags = kl201(ROOT / "fixtures" / "KL201_stride.cu")
+    grouped = [d for d in diags if d["metrics"].get("related_locations")]
+    assert grouped, diags
+    first = grouped[0]
+    related = [r["line"] for r in first["metrics"]["related_locations"]]
+    assert first["line"] not in related and len(related) >= 2
+    assert not any(d["line"] in related for d in diags)  # the others are not reported again
+    assert any("the same padding also fixes" in n for n in first["notes"])
+    code, out, _ = run([str(ROOT / "fixtures" / "KL201_stride.cu"), "--select", "KL201", "--format", "sarif"])
+    from test_reporters import SCHEMA
+
+    log = json.loads(out)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft4Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(log)
+    res = next(r for r in log["runs"][0]["results"] if r.get("relatedLocations"))
+    assert [loc["physicalLocation"]["region"]["startLine"] for loc in res["relatedLocations"]] == related
+
+
+def test_padding_search_removes_existing_padding_when_that_is_cheapest(tmp_path: Path) -> None:
+    p = tmp_path / "t.cu"
+    p.write_text(TILE_16_17)
+    diags = kl201(p, "--block", "16,16")
+    assert len(diags) == 1
+    d = diags[0]
+    assert d["metrics"]["suggested_declaration"] == "tile[16][16]"
+    assert d["metrics"]["padding_removes_all_conflicts"] is True
+    assert d["fixes"][0]["text"] == "16" and d["fixes"][0]["line"] == 2
+
+
+def test_declaration_over_two_lines_still_gets_its_edit(tmp_path: Path) -> None:
+    p = tmp_path / "t.cu"
+    p.write_text(TWO_LINES)
+    diags = kl201(p, "--block", "32,32")
+    assert diags and diags[0]["fixes"]
+    edit = diags[0]["fixes"][0]
+    assert (edit["line"], edit["text"]) == (4, "33")
+    assert TWO_LINES.split("\n")[3][edit["column"] - 1:edit["end_column"] - 1] == "32"

@@ -155,6 +155,14 @@ def result(diag: Diagnostic, rule_index: int, fp: str, ctx: ReportContext) -> di
         "partialFingerprints": {FINGERPRINT_KEY: fp},
         "properties": props,
     }
+    related = diag.metrics.get("related_locations") or ()
+    if related:
+        # Other accesses with the same root cause (one edit fixes them all), as in KL201's grouping.
+        out["relatedLocations"] = [
+            {"id": n, "physicalLocation": _location(
+                diag.path, region(r["line"], r.get("column", 1), r.get("end_line", 0), r.get("end_column", 0)), ctx),
+             "message": {"text": str(r.get("message") or "same root cause")}}
+            for n, r in enumerate(related, start=1)]
     if diag.fixes:
         out["fixes"] = [_fix(diag, e, ctx) for e in diag.fixes]
     return out
