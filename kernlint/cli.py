@@ -228,6 +228,9 @@ class _Command(click.Command):
 @click.option("--select", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to enable.")
 @click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to disable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB when searching directories.")
+@click.option("--fix", is_flag=True,
+              help="Apply the suggested edits that re-linting proves (the finding goes, nothing new appears).")
+@click.option("--diff", is_flag=True, help="Show the edits --fix would make, as a unified diff; write nothing.")
 @click.option("--force-exclude", is_flag=True,
               help="Apply exclude also to files named on the command line (as ruff --force-exclude).")
 @click.option("--no-respect-gitignore", is_flag=True,
@@ -260,7 +263,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          baseline: str | None, write_baseline: str | None, stdin_filename: str | None, color: bool | None,
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
          no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
-         force_exclude: bool = False, no_respect_gitignore: bool = False) -> None:
+         force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
+         diff: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
@@ -285,7 +289,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     if list_rules:
         from kernlint.docs import rules_table
 
-        click.echo(rules_table(ALL_RULES), nl=False)
+        from kernlint.fix import FIXABLE_CODES
+
+        click.echo(rules_table(ALL_RULES, fixable=FIXABLE_CODES), nl=False)
         sys.exit(EXIT_OK)
 
     resolver = _resolver(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude)
@@ -322,6 +328,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     sources: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
     results = []
+    diffs: list[str] = []
+    fixed_count = 0
     for f in files:
         name = (stdin_filename or "<stdin>") if f == "-" else f
         click.get_current_context().meta[CURRENT_PATH] = name
@@ -348,8 +356,26 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             continue
         results.append(result)
         active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, file_settings, ALL_RULES)}
-        kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)
-        diagnostics.extend(d for d in kept if is_selected(d.code, d.name, name, file_settings, ALL_RULES))
+
+        def selected(res: Any, src: str, name: str = name, fs: Any = file_settings, active: set = active) -> list:
+            kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES, active)
+            return [d for d in kept if is_selected(d.code, d.name, name, fs, ALL_RULES)]
+
+        file_diags = selected(result, text)
+        if (fix or diff) and f != "-" and any(d.fixes for d in file_diags):
+            from kernlint.fix import fix_file
+
+            file_options = _project_options(options_for(file_settings), f, project_dir, build_dir, no_project)
+            outcome = fix_file(name, text, file_diags,
+                               lambda new, o=file_options, n=name: selected(lint_source(new, n, o), new))
+            if outcome.changed:
+                fixed_count += len(outcome.fixed)
+                if diff:
+                    diffs.append(outcome.diff())
+                else:
+                    Path(f).write_text(outcome.text, encoding="utf-8")
+                    sources[name], file_diags = outcome.text, list(outcome.remaining)
+        diagnostics.extend(file_diags)
     click.get_current_context().meta.pop(CURRENT_PATH, None)  # later errors are not this file's
 
     if confirm:
@@ -377,6 +403,16 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             sys.exit(EXIT_USAGE)
         diagnostics = filter_new(diagnostics, sources, known)
 
+    if diff:
+        for p in problems:
+            click.echo(p.render(), err=True)
+        if diffs:
+            click.echo("".join(diffs), nl=False)
+        click.echo(f"kernlint: {fixed_count} finding{'s' if fixed_count != 1 else ''} can be fixed "
+                   f"in {len(diffs)} file{'s' if len(diffs) != 1 else ''} (run with --fix)", err=True)
+        sys.exit(EXIT_USAGE if problems else 1 if diffs else EXIT_OK)
+    if fix:
+        click.echo(f"kernlint: fixed {fixed_count} finding{'s' if fixed_count != 1 else ''}", err=True)
     for p in problems:
         click.echo(p.render(), err=True)
     run_notes = _skipped_checks(settings, no_ptxas, {r.code for r in ALL_RULES

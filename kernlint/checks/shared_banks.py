@@ -337,7 +337,11 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
     out: dict[int, tuple[int, int, int]] = {}
     # Every pitch: shrinking rows (removing existing padding: a [16][17] tile read by 16-wide rows is
     # conflict-free as [16][16]) as well as growing them; smaller rows first, as they cost less.
-    shrink = [p for p in range(widest + 1 - dims[-1], 0)]
+    # Only padding is removed: rows keep at least the largest power of two within the declared length
+    # (the data's extent: 16 of [16][17]) besides every column the evaluated accesses touch, since a
+    # shape evaluated here need not be the only one the kernel runs with.
+    floor = max(widest + 1, 1 << (dims[-1].bit_length() - 1))
+    shrink = list(range(floor - dims[-1], 0))
     for pad in [*shrink, *range(1, tries + 1)]:
         new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
         per_site: dict[tuple[int, int], int] = {}
