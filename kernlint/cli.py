@@ -427,7 +427,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
-                        files_checked=len(results))
+                        files_checked=len(results), kernels=[k for r in results for k in r.coverage])
     out = render(settings.format, diagnostics, ctx)
     if out:
         # click strips ANSI codes from output that is not a terminal unless told otherwise.

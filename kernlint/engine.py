@@ -15,6 +15,7 @@ from kernlint import ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
+from kernlint.eval import coverage as evcov
 from kernlint.eval import resample
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
@@ -49,6 +50,8 @@ class LintResult:
     kernels: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     results: tuple[KernelResult, ...] = field(default=(), compare=False)
+    # One record per kernel: how much of it was evaluated (KL904 names the rest).
+    coverage: tuple[evcov.KernelCoverage, ...] = field(default=(), compare=False)
 
 
 def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions,
@@ -87,6 +90,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
+            coverage=res.coverage,
             template=fn if run_fn is not fn else None,
         ))
         if res.dead_regions and not res.truncated:
@@ -99,6 +103,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 notes=(), source_lines=source_lines,
                 shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
                 regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed),
+                coverage=again.coverage,
                 template=fn if run_fn is not fn else None,
             ))
     main = [r for r in out if not r.regions]
@@ -237,23 +242,38 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
     notes: list[str] = list(unit.notes)
+    records: list[evcov.KernelCoverage] = []
     for fn in tu.kernels:
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
             diags.extend(combine(results, rules))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
+            records.append(evcov.failed(fn, tu.path, f"{type(exc).__name__}: {exc}"))
             continue
         all_results.extend(results)
         for r in results:
             notes.extend(f"{fn.name}: {n}" for n in r.notes)
-        truncated = [n for r in results for n in r.notes if "budget" in n]
-        if truncated:
-            diags.append(parse_problems.incomplete(tu.path, fn, truncated[0]))
+        # A kernel not fully evaluated is never silent: one KL904 names what was not, and why.
+        runs: list[tuple[evcov.SiteStatus, ...]] = []
+        main_runs = [r for r in results if not r.regions and r.odd_offset is None]
+        for r in results:
+            if r.regions and runs:
+                # Regions re-evaluated with other samples: only their findings count, so only their sites.
+                inside = tuple(st for st in r.coverage
+                               if any(first <= st.key[0] <= last for _l, _c, first, last in r.regions))
+                runs[-1] = evcov.union(runs[-1], inside)
+            elif not r.regions and r.odd_offset is None:
+                runs.append(r.coverage)
+        record = evcov.merge(fn, tu.path, runs,
+                             all_guessed=len(main_runs) > 1 and all(r.shape.guess for r in main_runs))
+        records.append(record)
+        if record.status != "full":
+            diags.append(parse_problems.incomplete(tu.path, fn, record))
     diags.extend(_occupancy(tu, text, options, all_results))
     diags.sort(key=lambda d: d.sort_key())
     return LintResult(path, tuple(diags), tuple(k.name for k in tu.kernels), tuple(dict.fromkeys(notes)),
-                      tuple(all_results))
+                      tuple(all_results), tuple(records))
 
 
 def _occupancy(tu: ir.TranslationUnit, text: str, options: LintOptions,
@@ -277,4 +297,4 @@ def lint_with_suppressions(text: str, path: str, options: LintOptions | None = N
     result = lint_source(text, path, options)
     kept = apply_suppressions(path, result.diagnostics, parse_suppressions(text), ALL_RULES)
     kept.sort(key=lambda d: d.sort_key())
-    return LintResult(result.path, tuple(kept), result.kernels, result.notes, result.results)
+    return LintResult(result.path, tuple(kept), result.kernels, result.notes, result.results, result.coverage)

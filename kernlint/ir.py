@@ -337,6 +337,9 @@ class Launch:
     kernel_key: str = ""  # Function.key of the launched kernel when clang resolved it (overloads)
     site: str = ""  # "runner.cu:193" for a launch found in another file of the project ("" = this file)
     via: str = ""  # the host function template call that bound its template arguments, if any
+    # Values for arguments that do not fold, from the host loops/ifs around the launch
+    # (frontend/host_samples.py): one tuple per argument (value k of each from one host iteration).
+    arg_samples: tuple[tuple[int, ...] | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

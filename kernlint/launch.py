@@ -26,6 +26,9 @@ class LaunchShape:
     dynamic_shared: int | None = None
     arg_values: tuple[tuple[str, int], ...] = ()  # kernel parameters folded from the launch's arguments
     guess: str = ""  # "" known; "split": thread count known, its 2-D split guessed; "default": both guessed
+    # Kernel parameters whose values (in arg_values) come from the loops and ifs around the launch, with
+    # the values the host iterations picked (frontend/host_samples.py).
+    arg_samples: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def threads(self) -> int:
@@ -195,13 +198,21 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
             continue  # unknown, or a shape the launch itself would reject (KL404/launch error territory)
         assert ln.block is not None
         binding, bsource = _launch_binding(fn, ln)
-        key = (ln.block, binding, ln.args)
+        key = (ln.block, binding, ln.args, ln.arg_samples)
         if key in seen:
             continue
         seen.add(key)
         argv = tuple((p.name, v) for p, v in zip(fn.params, ln.args) if v is not None)
-        shapes.append(LaunchShape(ln.block, f"launch at {where(ln)}", ln.grid or grid_ann, binding,
-                                  bsource, ln.shared_bytes, argv))
+        # Arguments the host loops around the launch vary (frontend/host_samples.py): one shape per
+        # host iteration picked, so relations between them hold and the worst launch is reported.
+        argsamples = tuple((p.name, v) for p, v in zip(fn.params, ln.arg_samples) if v is not None)
+        variants = [argv]
+        if argsamples:
+            n = min(len(v) for _name, v in argsamples)
+            variants = list(dict.fromkeys(argv + tuple((nm, v[k]) for nm, v in argsamples) for k in range(n)))
+        for av in variants:
+            shapes.append(LaunchShape(ln.block, f"launch at {where(ln)}", ln.grid or grid_ann, binding,
+                                      bsource, ln.shared_bytes, av, arg_samples=argsamples))
         if len(shapes) >= (MAX_BINDINGS if fn.template_params else MAX_SHAPES):
             break
     if shapes:

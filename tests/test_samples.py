@@ -61,3 +61,45 @@ __global__ void k(const double* a, double* out, int n, int s) {
     opts = LintOptions(resources=False, defines=(("s", 3),))
     (d3,) = [d for d in lint_source(src, "t.cu", opts).diagnostics if d.code == "KL103"]
     assert "unless" not in d3.message
+
+
+HOST = """#define LIMIT 1024
+__global__ void merge_global(float* d, unsigned size, unsigned stride) {
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned pos = 2 * g - (g & (stride - 1));
+    float a = d[pos], b = d[pos + stride];
+    if ((g & (size / 2)) != 0) { d[pos] = b; d[pos + stride] = a; }
+}
+__global__ void sort_shared(float* d, unsigned arrayLength) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < arrayLength) d[i] = d[i] * 2.0f;
+}
+void sort(float* d, unsigned N, unsigned arrayLength) {
+    if (arrayLength <= LIMIT) {
+        sort_shared<<<N / LIMIT, LIMIT / 2>>>(d, arrayLength);
+    }
+    for (unsigned size = 2 * LIMIT; size <= 8192; size <<= 1)
+        for (unsigned stride = size / 2; stride > 0; stride >>= 1)
+            if (stride >= LIMIT) merge_global<<<N / 512, 256>>>(d, size, stride);
+}
+"""
+
+
+def test_host_loops_and_conditions_give_joint_samples() -> None:
+    tu = parse_source(HOST, "host.cu")
+    by_kernel = {ln.kernel: ln for ln in tu.launches}
+    merge = by_kernel["merge_global"]
+    # One (size, stride) pair per sample, both from one host iteration: stride < size holds.
+    sizes, strides = merge.arg_samples[1], merge.arg_samples[2]
+    assert sizes is not None and strides is not None
+    assert all(st < sz and st >= 1024 for sz, st in zip(sizes, strides))
+    assert by_kernel["sort_shared"].arg_samples[1] == (1024, 1024)  # `if (arrayLength <= LIMIT)` bounds it
+    results = lint_source(HOST, "host.cu", OPTIONS).results
+    # One evaluation per host iteration picked, each with its (size, stride) pair.
+    pairs = [(dict(r.defines)["size"], dict(r.defines)["stride"]) for r in results
+             if r.kernel.name == "merge_global" and r.odd_offset is None]
+    assert pairs == list(zip(sizes, strides))
+    r = next(r for r in results if r.kernel.name == "merge_global")
+    assert any("size, stride from the loops and conditions around it" in a for a in r.assumptions())
+    # Parameters the host gives are not re-sampled odd.
+    assert not [x for x in results if x.kernel.name == "merge_global" and x.odd_offset is not None]

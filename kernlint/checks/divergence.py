@@ -630,7 +630,8 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
         else:
             warps = np.nonzero(miss[s].any(axis=-1))[0]
             w = int(warps[0])
-            message = (f"{_call_name(e)} with mask {_hex(e.member_mask)} in divergent code: in {len(warps)} warp(s) "
+            mask_txt = " (its tile's threads)" if _is_tile(e) else f" with mask {_hex(e.member_mask)}"
+            message = (f"{_call_name(e)}{mask_txt} in divergent code: in {len(warps)} warp(s) "
                        f"only {int(got[w].sum())} of {int((live[w] & _bits(e.member_mask)).sum())} named live "
                        f"lanes reach it (undefined behaviour)")
             notes.append(f"warps: {lane_ranges(warps)}; in warp {w} lanes {lane_ranges(np.nonzero(miss[s, w])[0])} "
@@ -664,7 +665,8 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
         warps = np.nonzero(miss[s].any(axis=-1))[0]
         w = int(warps[0])
         named = int((live[w] & _bits(e.member_mask)).sum())
-        message = (f"{e.name}(mask {_hex(e.member_mask)}) in divergent code: in {len(warps)} of "
+        call_txt = f"{e.name}() (its tile's threads)" if _is_tile(e) else f"{e.name}(mask {_hex(e.member_mask)})"
+        message = (f"{call_txt} in divergent code: in {len(warps)} of "
                    f"{int(got.any(axis=-1).sum())} warps that execute it, lanes named in the mask do not "
                    f"(warp {w}: {int(got[w].sum())} of {named} lanes); the result is undefined and the call may hang")
         notes = [(f"warp {w}: lanes {lane_ranges(np.nonzero(got[w])[0])} execute it; lanes "
@@ -687,6 +689,11 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
             assumptions=result.assumptions(None if not everywhere else e.deps), metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
         )
+
+
+def _is_tile(e: Barrier) -> bool:
+    """A cooperative-groups tile operation (eval/coop_groups.py): checked per tile, not per mask."""
+    return e.name == "tile.sync" or e.name.startswith(("thread_block_tile<", "cg::"))
 
 
 def _call_name(e: Barrier) -> str:

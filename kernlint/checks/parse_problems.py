@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from kernlint import ir
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.coverage import KernelCoverage, show_lines
 
 KL900 = Rule("KL900", "parse-error", "a kernel (or the file) has a syntax error kernlint could not parse",
              Severity.ERROR, None, "meta")
@@ -21,19 +22,52 @@ KL903 = Rule("KL903", "unresolved-names", "a kernel uses names kernlint could no
              Severity.INFO, None, "meta")
 
 
-KL904 = Rule("KL904", "analysis-incomplete", "the evaluator stopped before the end of a kernel (step budget)",
+KL904 = Rule("KL904", "analysis-incomplete",
+             "part of a kernel was not evaluated (what, why, and how to supply what is missing)",
              Severity.INFO, None, "meta")
 KL905 = Rule("KL905", "internal-error", "kernlint failed while analysing a kernel (a bug: please report it)",
              Severity.ERROR, None, "meta")
 
+MAX_REASONS = 6  # reasons listed in one KL904; the rest are counted
 
-def incomplete(path: str, fn: ir.Function, note: str) -> Diagnostic:
-    """KL904 for a kernel whose evaluation stopped early."""
+
+def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic:
+    """KL904 for a kernel that was not fully evaluated: what was not (lines, or the whole kernel),
+    why, grouped by reason, and how to supply what is missing. One per kernel, at its line."""
+    acc_missing = record.accesses_seen - record.accesses_evaluated
+    br_missing = record.branches_seen - record.branches_evaluated
+    if record.status == "none":
+        what = "the whole kernel"
+    else:
+        parts = []
+        if acc_missing:
+            parts.append(f"{acc_missing} of {record.accesses_seen} memory accesses")
+        if br_missing:
+            parts.append(f"{br_missing} of {record.branches_seen} branches")
+        what = " and ".join(parts)
+    gaps = record.gaps
+    first = gaps[0].text() if gaps else "unknown"
+    if record.status == "none":
+        message = f"kernel '{fn.name}' was not analysed: {first}"
+    else:
+        message = f"kernel '{fn.name}' was only partly analysed: {what} not evaluated ({first})"
+    notes = []
+    for g in gaps[:MAX_REASONS]:
+        notes.append(f"{show_lines(g.lines)}: {g.text()}")
+    if len(gaps) > MAX_REASONS:
+        rest = gaps[MAX_REASONS:]
+        n_lines = len({ln for g in rest for ln in g.lines})
+        notes.append(f"and {len(rest)} more reason{'s' if len(rest) > 1 else ''} ({n_lines} more lines)")
+    hints = list(dict.fromkeys(g.hint() for g in gaps[:MAX_REASONS] if g.hint()))
+    notes.extend(f"to supply it: {h}" for h in hints)
+    notes.append("what was not evaluated yields no finding: silence there is not a clean bill" if record.status != "none"
+                 else "no finding can be made for this kernel: silence is not a clean bill")
+    metrics = {"accesses_seen": record.accesses_seen, "accesses_evaluated": record.accesses_evaluated,
+               "branches_seen": record.branches_seen, "branches_evaluated": record.branches_evaluated,
+               "status": record.status}
     return Diagnostic(path=path, line=fn.span.line, column=fn.span.column, code=KL904.code, name=KL904.name,
-                      severity=KL904.severity, message=f"kernel '{fn.name}' was not analysed to the end: {note}",
-                      kernel=fn.name,
-                      notes=("accesses after that point were not evaluated; findings there may be missing",
-                             "passing real sizes with --define often shortens the loops that use the budget"))
+                      severity=KL904.severity, message=message, kernel=fn.name, notes=tuple(notes),
+                      metrics=metrics)
 
 
 def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic:

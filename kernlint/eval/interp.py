@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
+from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
-from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, wrap_int
+from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
 WARP = 32
@@ -58,6 +59,7 @@ class EvalResult:
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
     truncated: bool = False
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
+    coverage: tuple[cov.SiteStatus, ...] = ()  # every access and branch site: evaluated, or why not
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
     # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
     dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
@@ -122,6 +124,9 @@ class Interpreter:
         self.shared_subtypes: dict[str, dict[ir.CType, ir.CType]] = {}
         # `__shared__` scalars hold one value per block (eval/shared_scalars.py), not one per lane.
         self.shared_scalars = SharedScalars(self.S)
+        # Coverage: which sites produced an event, and why the others did not (eval/coverage.py).
+        self.cov = cov.Recorder()
+        self.cov_shared = cov.shared_names(fn, tu)
         # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
         self.recent_loads = RecentLoads()
         self.sample_overrides = dict(sample_overrides or {})
@@ -151,6 +156,8 @@ class Interpreter:
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy()))
+        seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
+        self.result.coverage = cov.finish(self.cov, seen, self.result.truncated)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         return self.result
 
@@ -181,7 +188,9 @@ class Interpreter:
                 fv = self.param_value(ir.Param(f.name, f.ctype), index * 64 + j + 1, prefix=name + ".")
                 fields.append((f.name, fv))
             return Val(None, fields=tuple(fields))
-        return UNKNOWN
+        if t.kind == "float":
+            return Val(None, why=("unmodelled", f"the floating-point value of `{name}`"), uniform=True)
+        return Val(None, why=("param", name), uniform=True)
 
     def allocate_shared(self, name: str, ctype: ir.CType) -> int:
         if name in self.shared_bases:
@@ -260,6 +269,39 @@ class Interpreter:
             return
         self.site_counts[key] = n + 1
         self.result.events.append(event)
+
+    def site_key(self, span: ir.Span, kind: str) -> cov.SiteKey:
+        """The coverage key of a site: code inlined from a helper is reported at the kernel's call site."""
+        o = self.call_sites[0][0] if self.call_sites else span
+        return (o.line, o.column, span.line, span.column, span.end_line, span.end_column, kind)
+
+    def branch_unknown(self, span: ir.Span, c: Val) -> None:
+        """A branch on an unknown condition: evaluated when the condition is proved warp-uniform (it
+        cannot split a warp), else not, with the condition's cause."""
+        key = self.site_key(span, cov.BRANCH)
+        if c.uniform:
+            self.cov.hit(key)
+        else:
+            self.cov.drop(key, c.why)
+
+    def type_why(self, t: ir.CType, other: ir.CType | None = None, member: str = "") -> tuple[str, str]:
+        """Why a type's size or layout is unknown: an unbound template value parameter in it (`T[N]`),
+        else the dependent type itself."""
+        text = " ".join(x.name for x in (t, t.pointee, other) if x is not None)
+        names = set(re.findall(r"[A-Za-z_]\w*", text))
+        for tp in self.fn.template_params:
+            if not tp.is_type and tp.name in names and tp.name not in self.bindings and tp.name not in self.defines:
+                return ("template", tp.name)
+        shown = f"`{t.name or (other.name if other else '')}`"
+        return ("type", shown + (f" (member `{member}`)" if member else ""))
+
+    def mark_dead(self, node: object, deps: frozenset[str]) -> None:
+        """Sites skipped by a condition that is a constant of this launch (no sampled value in it) are
+        dead code here, not unevaluated; under a guessed shape they only count as not reached."""
+        if deps or self.shape.guess or node is None:
+            return
+        outer = self.call_sites[0][0] if self.call_sites else None
+        self.cov.dead.update(cov.sites_of(node, self.tu, self.cov_shared, outer, len(self.frames)))
 
     def attribute(self, event: ev.Event) -> ev.Event:
         """Place an event of inlined code at its own line in the helper, with the call lines in `via`:
@@ -355,7 +397,10 @@ class Interpreter:
             self.declare(d.name, Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=d.name), t)
             return
         if t.kind == "array":
-            # A per-thread local array: registers or local memory; its contents are not tracked.
+            # A per-thread local array: registers or local memory; its contents are not tracked (its
+            # initializer is still evaluated, for the loads in it).
+            if d.init is not None:
+                self.eval(d.init)
             self.declare(d.name, Val(None, space="local", root=d.name), t)
             return
         v = self.eval(d.init) if d.init is not None else UNINIT
@@ -377,6 +422,7 @@ class Interpreter:
             # A `return`/`break`/`continue` in such a branch may remove some lanes, not all: the
             # lanes are assumed to go on (exits are restored), so what follows is still evaluated.
             written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
+            self.branch_unknown(s.span, c)
             exits = self.save_exits()
             start = self.data_region_start(s, c)
             try:
@@ -392,8 +438,8 @@ class Interpreter:
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = unknown(self.frame.env[name], c)
-            self.shared_scalars.forget(written)
+                    self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
+            self.shared_scalars.forget(written, why_of(c))
             return
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
@@ -404,13 +450,18 @@ class Interpreter:
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
         w0 = self.warp_work.copy()
+        self.cov.hit(self.site_key(s.span, cov.BRANCH))
         if taken.any():
             self.mask = taken
             self.exec(s.then)
+        else:
+            self.mark_dead(s.then, c.deps)
         w1 = self.warp_work.copy()
         if s.other is not None and not_taken.any():
             self.mask = not_taken
             self.exec(s.other)
+        elif s.other is not None:
+            self.mark_dead(s.other, c.deps)
         # Emitted after both sides ran, so that it carries the work each warp did on each side.
         self.emit(ev.Branch(s.span, "if", cond.copy(), parent.copy(), c.deps, iters, lvars, cost_then, cost_else,
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
@@ -493,6 +544,8 @@ class Interpreter:
         truncated = False
         deps: frozenset[str] = frozenset()
         data_dependent = False
+        cond_why: tuple[str, str] | None = None
+        cond_uniform = True
         w0 = self.warp_work.copy()
         per_iteration_ops = max(1, _ops(cond) + _ops(step))
         region: tuple[object, ...] | None = None
@@ -507,6 +560,8 @@ class Interpreter:
                     deps |= c.deps
                     if c.data is None:
                         data_dependent = True
+                        cond_why = cond_why or c.why
+                        cond_uniform = cond_uniform and c.uniform
                         c_lanes = np.ones_like(active)
                         if region is None and c.loads:
                             # The trip count is data: the body is evaluated once for every lane.
@@ -537,12 +592,26 @@ class Interpreter:
             if region is not None and data_cond is not None:
                 self.mask = entry
                 self.data_region_end(region, s, "loop", data_cond, entry, True, "")
+        if cond is not None:
+            key = self.site_key(s.span, cov.BRANCH)
+            if data_dependent and not cond_uniform:
+                self.cov.drop(key, cond_why)
+            elif data_dependent:
+                self.cov.hit(key)  # unknown trip count, but the same for every lane of a warp
+            else:
+                self.cov.hit(key)
+                if k == 0 and not do_while:
+                    self.mark_dead(body, deps)  # the loop runs no iteration under this launch
+                    if step is not None:
+                        self.mark_dead(step, deps)
         if truncated:
+            why = cond_why if data_dependent else ("loop", str(s.span.line))
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = (unknown(self.frame.env[name], data_cond) if data_cond is not None
-                                            else unknown(self.frame.env[name]))
-            self.shared_scalars.forget(written)
+                    self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why, uniform=False)
+                                            if data_cond is not None
+                                            else unknown(self.frame.env[name], why=why, uniform=False))
+            self.shared_scalars.forget(written, why)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
         self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
@@ -572,6 +641,8 @@ class Interpreter:
                 lane_sel = parent & (sel | (remaining if is_default else False))
             remaining = remaining & ~lane_sel
             arms[lane_sel & (arms < 0)] = arm
+            if not lane_sel.any():
+                self.mark_dead(ir.Block(tuple(body), s.span), c.deps)
             if lane_sel.any():
                 self.mask = lane_sel
                 for st in body:
@@ -585,6 +656,10 @@ class Interpreter:
             self.mask = parent
             self.data_region_end(region, s, "switch", c, parent, _has_real_loop(s.cases), "")
         if c.data is not None:
+            self.cov.hit(self.site_key(s.span, cov.BRANCH))
+        else:
+            self.branch_unknown(s.span, c)
+        if c.data is not None:
             iters, lvars = self.loop_context()
             self.emit(ev.Branch(s.span, "switch", arms >= 0, parent.copy(), c.deps, iters, lvars,
                                 _stmt_cost(s.cases), 0, _has_loop(s.cases), False,
@@ -593,8 +668,8 @@ class Interpreter:
         if c.data is None:
             for name in written:
                 if name in self.frame.env:
-                    self.frame.env[name] = unknown(self.frame.env[name])
-            self.shared_scalars.forget(written)
+                    self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
+            self.shared_scalars.forget(written, why_of(c))
 
     # --- expressions ------------------------------------------------------------------------------
 
@@ -619,11 +694,11 @@ class Interpreter:
         if isinstance(e, ir.InitList):
             for item in e.items:
                 self.eval(item)
-            return UNKNOWN
+            return Val(None, why=("unmodelled", "an initializer list"))
         if isinstance(e, ir.Opaque):
             for ch in e.children:
                 self.eval(ch)
-            return UNKNOWN
+            return Val(None, why=("unmodelled", f"an expression ({e.reason})"))
         return UNKNOWN
 
     def eval_ref(self, e: ir.Ref) -> Val:
@@ -637,7 +712,7 @@ class Interpreter:
                 return const(int(self.defines[e.name]))
             # An unbound template value parameter is usually a tile or block size: sampling it as a
             # runtime size would be a guess (BLOCK = 4096), so it stays unknown.
-            return Val(None, frozenset([e.name]))
+            return Val(None, frozenset([e.name]), why=("template", e.name), uniform=True)
         if e.kind == "builtin" and e.name == "warpSize":
             return const(WARP)
         for frame in reversed(self.frames[-1:]):
@@ -659,9 +734,13 @@ class Interpreter:
                 return Val(np.full((1, 1, 1), base, dtype=np.int64), space=e.kind, root=e.name)
             if decl is not None and decl.init is not None and decl.ctype.const:
                 return self.eval(decl.init)
-            return UNKNOWN
+            if e.name in self.defines:
+                return const(int(self.defines[e.name]))
+            return Val(None, why=("global", e.name), uniform=True)
         if e.name in self.defines:
             return const(int(self.defines[e.name]))
+        if e.kind == "unknown":
+            return Val(None, why=("unresolved", e.name), uniform=True)
         return UNKNOWN
 
     def builtin_member(self, base: ir.Expr, fieldname: str) -> Val | None:
@@ -703,24 +782,32 @@ class Interpreter:
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
                 if not np.all(np.isfinite(data)):
-                    return unknown(v)
+                    return unknown(v, why=("unmodelled", "a conversion of a non-finite value"))
                 data = np.trunc(data).astype(np.int64)
         return Val(wrap_int(data.astype(np.int64), t) if not v.deps else data.astype(np.int64), v.deps)
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
         parent = self.mask
+        branch = _has_side_effects(e.then) or _has_side_effects(e.other)
         if c.data is None:
             a = self.eval(e.then)
             b = self.eval(e.other)
+            if branch:
+                self.branch_unknown(e.span, c)
             return unknown(a, b, c)
         cond = np.broadcast_to(c.data != 0, parent.shape)
         self.mask = parent & cond
         a = self.eval(e.then) if self.mask.any() else UNKNOWN
+        if not self.mask.any():
+            self.mark_dead(e.then, c.deps)
         self.mask = parent & ~cond
         b = self.eval(e.other) if self.mask.any() else UNKNOWN
+        if not self.mask.any():
+            self.mark_dead(e.other, c.deps)
         self.mask = parent
-        if _has_side_effects(e.then) or _has_side_effects(e.other):
+        if branch:
+            self.cov.hit(self.site_key(e.span, cov.BRANCH))
             # `?:` with side effects is a branch the compiler cannot turn into a select.
             iters, lvars = self.loop_context()
             ct, ce = _stmt_cost(e.then), _stmt_cost(e.other)
@@ -746,11 +833,18 @@ class Interpreter:
             target = _target_name(e.operand)
             if target in self.shared_scalars and target not in self.frame.env:
                 # The address escapes (an atomic, a helper): the block's value is no longer known.
-                self.shared_scalars.forget([target])
+                self.shared_scalars.forget([target], ("unmodelled", f"`{target}`, a __shared__ variable whose "
+                                                            "address is taken (an atomic?)"))
                 base = self.allocate_shared(target, self.shared_scalars.types[target])
                 return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=target)
             lv = self.lvalue(e.operand)
-            return lv[0] if lv is not None else UNKNOWN
+            if lv is None:
+                target = _strip_implicit(e.operand)
+                if isinstance(target, ir.Ref) and target.kind in ("local", "param") and target.name not in self.cov_shared:
+                    # The address of a variable held by the thread (a local scalar or struct).
+                    return Val(None, space="local", root=target.name)
+                return Val(None, why=("unmodelled", "the address of a variable"))
+            return lv[0]
         if op in ("pre++", "pre--", "post++", "post--"):
             old = self.eval(e.operand)
             delta = 1 if "++" in op else -1
@@ -805,6 +899,8 @@ class Interpreter:
                 av = np.broadcast_to(a.data != 0, parent.shape)
                 self.mask = parent & (av if op == "&&" else ~av)
             b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
+            if not self.mask.any():
+                self.mark_dead(e.rhs, a.deps)
             self.mask = parent
             if a.data is None or b.data is None:
                 # `false && unknown` is still false; `true || unknown` still true.
@@ -831,6 +927,17 @@ class Interpreter:
         return self.arith(op, a, b, self.resolve(e.ctype), ltype, btype)
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
+        r = self._arith(op, a, b, rtype, ltype, btype)
+        if r.data is None and r.why is None and a.data is not None and b.data is not None:
+            lt, bt = self.resolve(ltype), self.resolve(btype)
+            if op in ("+", "-") and (lt.kind in ("pointer", "array") or bt.kind in ("pointer", "array")):
+                pointee = (lt if lt.kind in ("pointer", "array") else bt).pointee
+                r = Val(None, r.deps, why=("type", f"`{pointee.name if pointee else ''}`"))
+            else:
+                r = Val(None, r.deps, why=("unmodelled", f"operator '{op}' on these values"))
+        return r
+
+    def _arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         if a.data is None or b.data is None:
             return unknown(a, b)
         deps = a.deps | b.deps
@@ -917,12 +1024,17 @@ class Interpreter:
             t = self.resolve(e.ctype)
             if base.root in self.shared_subtypes:
                 t = self.shared_subtypes[base.root].get(t, t)
+            if base.space == "local" or (base.data is None and cov.is_local_storage(e.base, self.cov_shared)):
+                return (Val(None, base.deps | idx.deps, "local", base.root), t)  # thread-local storage
             if base.data is None or not base.space:
-                return (unknown(base, idx), t)
+                return (unknown(base, idx, why=("unknown", "")), t)
             if idx.data is None or t.size <= 0:
-                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads), t)
+                why = why_of(idx) if idx.data is None else self.type_why(t, e.ctype)
+                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads,
+                            why=why), t)
             if idx.is_float:
-                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads), t)
+                return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads,
+                            why=("unmodelled", "a floating-point index")), t)
             return (Val(base.data + idx.data * t.size, base.deps | idx.deps, base.space, base.root), t)
         if isinstance(e, ir.Unary) and e.op == "*":
             p = self.eval(e.operand)
@@ -939,7 +1051,8 @@ class Interpreter:
                 if t.kind == "template" and offset >= 0 and pt.pointee is not None:
                     t = self.field_type(e, pt.pointee) or t
                 if p.data is None or offset < 0 or not p.space:
-                    return (Val(None, p.deps, p.space, p.root, loads=p.loads), t)
+                    why = why_of(p) if p.data is None else self.type_why(pt, e.ctype, e.field)
+                    return (Val(None, p.deps, p.space, p.root, loads=p.loads, why=why), t)
                 return (Val(p.data + offset, p.deps, p.space, p.root), t)
             inner = self.lvalue(e.base)
             if inner is None:
@@ -949,7 +1062,8 @@ class Interpreter:
             if t.kind == "template":
                 t = self.field_type(e, bt) or t
             if addr.data is None or offset < 0:
-                return (Val(None, addr.deps, addr.space, addr.root, loads=addr.loads), t)
+                why = why_of(addr) if addr.data is None else self.type_why(bt, e.ctype, e.field)
+                return (Val(None, addr.deps, addr.space, addr.root, loads=addr.loads, why=why), t)
             return (Val(addr.data + offset, addr.deps, addr.space, addr.root), t)
         if isinstance(e, ir.Ref):
             t = self.resolve(e.ctype)
@@ -983,11 +1097,13 @@ class Interpreter:
                 base_v = self.eval_struct_value(e.base)
                 if base_v is not None:
                     fv = base_v.field(e.field)
-                    return fv if fv is not None else unknown(base_v)
+                    return fv if fv is not None else unknown(base_v, why=("unmodelled", f"member `{e.field}`"))
         lv = self.lvalue(e)
         if lv is None:
             if isinstance(e, ir.Member):
-                return UNKNOWN
+                # A member of a value that is not in memory (`make_float4(...).x`): still evaluate the
+                # value, for the accesses in it.
+                return unknown(self.eval(e.base), why=("unmodelled", f"member `{e.field}`"))
             if isinstance(e, ir.Index):
                 self.eval(e.index)
             return UNKNOWN
@@ -995,6 +1111,8 @@ class Interpreter:
         if t.kind == "array":
             return addr  # an array lvalue decays to its address: no access
         self.access(e, addr, t, "load")
+        if addr.space == "local":
+            return Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
         return self.loaded(e, addr)
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
@@ -1014,7 +1132,12 @@ class Interpreter:
                text: str = "") -> None:
         if kind != "load" and addr.space != "local":
             self.recent_loads.forget()  # a store may alias anything loaded before it
-        if not addr.space or addr.space == "local":
+        key = self.site_key(span or e.span, cov.ACCESS)
+        if addr.space == "local" or (not addr.space and addr.why is not None and addr.why[0] == "local"):
+            self.cov.local.add(key)
+            return
+        if not addr.space:
+            self.cov.drop(key, addr.why)  # the pointer itself is unknown
             return
         width = t.size
         if t.kind == "struct":
@@ -1023,13 +1146,19 @@ class Interpreter:
             # field, as ptxas emits them), each a warp request of its own at the same site.
             if width not in (1, 2, 4, 8, 16) or (t.align and t.align < width):
                 if addr.data is None:
+                    self.cov.drop(key, addr.why)
                     return
                 for offset, ft in _scalar_fields(t):
                     shifted = Val(addr.data + offset, addr.deps, addr.space, addr.root)
                     self.access(e, shifted, ft, kind, span, text=".struct")
                 return
-        if width <= 0 or addr.data is None:
+        if addr.data is None:
+            self.cov.drop(key, addr.why)
             return
+        if width <= 0:
+            self.cov.drop(key, self.type_why(t, e.ctype))
+            return
+        self.cov.hit(key)
         iters, lvars = self.loop_context()
         address = np.broadcast_to(addr.data, self.mask.shape).astype(np.int64)
         vec = 1
@@ -1112,7 +1241,8 @@ class Interpreter:
         if addr.space in ("global", "shared", "constant") and (loads or self.lane_varying(addr)):
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
-        return Val(None, addr.deps, loads=loads)
+        uniform = addr.data is not None and not loads and not self.lane_varying(addr)
+        return Val(None, addr.deps, loads=loads, why=("loaded", ""), uniform=uniform)
 
     def lane_varying(self, v: Val) -> bool:
         """Whether the active lanes of some warp hold different values of `v` (known values only)."""
@@ -1155,7 +1285,7 @@ class Interpreter:
                 return new
             # Loaded data in the other lanes: the merged value is unknown.
             return Val(None, old.deps | new.deps, new.space or old.space, new.root or old.root,
-                       loads=old.loads | new.loads)
+                       loads=old.loads | new.loads, why=why_of(old, new))
         is_float = old.is_float or new.is_float
         data = np.where(mask, new.data, old.data)
         root = new.root if new.root == old.root else ""
@@ -1167,12 +1297,14 @@ class Interpreter:
         name = e.name
         cg = coop_groups.eval_call(self, e)
         if cg is not None:
+            if cg.data is None and cg.why is None and not cg.fields:
+                return dataclasses.replace(cg, why=("call", name))
             return cg
         if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
             for a in e.args:
                 self.eval(a)
             self.barrier(e, name, "block", None)
-            return UNKNOWN
+            return Val(None, why=("call", name), uniform=True)  # a block-wide result
         if name in ("__syncwarp",) or (name.endswith("_sync") and name.startswith("__")):
             args = [self.eval(a) for a in e.args]
             member = None
@@ -1181,7 +1313,7 @@ class Interpreter:
             elif not args and name == "__syncwarp":
                 member = 0xFFFFFFFF
             self.barrier(e, name, "warp", member, frozenset().union(*[a.deps for a in args]) if args else frozenset())
-            return UNKNOWN
+            return Val(None, why=("call", name), uniform=name in ("__ballot_sync", "__any_sync", "__all_sync"))
         if e.receiver is None and name in ("min", "max", "umin", "umax", "fminf", "fmaxf", "fmin", "fmax", "__mul24",
                                            "__umul24", "abs", "llabs"):
             args = [self.eval(a) for a in e.args]
@@ -1224,13 +1356,23 @@ class Interpreter:
             if atomics.is_atomic(name) and e.args:
                 return atomics.eval_atomic(self, e)
             if builtins_math.is_pure(name):
-                return builtins_math.fold(name, [self.eval(a) for a in e.args]) or UNKNOWN
+                margs = [self.eval(a) for a in e.args]
+                r = builtins_math.fold(name, margs)
+                if r is None or (r.data is None and r.why is None):
+                    return unknown(*margs, why=("call", name))  # (the why says what made it unknown)
+                return r
         if e.receiver is not None:
             self.eval(e.receiver)
         args = [self.eval(a) for a in e.args]
         if not _PURE_CALL.match(name):
             self.recent_loads.forget()  # a call the evaluator does not see into may write memory
-        return unknown(*args)
+        if callee is not None:
+            # Not inlined (too deep): the accesses and branches in its body are not evaluated.
+            outer = self.call_sites[0][0] if self.call_sites else e.span
+            for key in cov.sites_of(callee.body, self.tu, self.cov_shared, outer, len(self.frames) + 1):
+                self.cov.drop(key, ("depth", callee.name))
+            return Val(None, why=("depth", callee.name))
+        return unknown(*args, why=("call", name), uniform=False)
 
     def find_callee(self, e: ir.Call) -> ir.Function | None:
         """The device function a call reaches: by clang's reference, else by name and arity.
@@ -1239,6 +1381,7 @@ class Interpreter:
         (`ld(p, i)` calling `template <class T> T ld(const T*, int)`), so fall back to the one
         device function of that name and parameter count in the file, when it is unambiguous.
         """
+        # (eval/coverage.py's find_callee mirrors this, to find the sites of helpers statically.)
         fn = self.tu.functions.get(e.target) if e.target else None
         if fn is None and e.target:
             # A member of a class template specialization: clang names the specialization
@@ -1313,7 +1456,14 @@ class Interpreter:
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)
             if t.kind == "reference" and not v.field("__cg"):
-                v = UNKNOWN  # (a cooperative group's handle is immutable: passed by reference it is the same group)
+                pointee = self.resolve(t.pointee) if t.pointee is not None else None
+                if pointee is not None and (pointee.const or t.name.startswith("const ")):
+                    # A const reference reads like a value (the callee cannot write through it).
+                    if pointee.kind in ("int", "bool", "float"):
+                        v = self.convert(v, pointee)
+                else:
+                    # (a cooperative group's handle is immutable: passed by reference it is the same group)
+                    v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask.copy()
             frame.ctype_of[p.name] = t
@@ -1358,7 +1508,7 @@ class Interpreter:
                 self.assign_var(target.name, obj)  # `acc.add(v)` updated acc's fields
             if e.receiver is None and rv is None:
                 return obj  # a constructor: the call's value is the object it built
-        return rv if rv is not None else UNKNOWN
+        return rv if rv is not None else Val(None, why=("call", callee.name))
 
 
 # Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
@@ -1458,6 +1608,12 @@ def _pointer_chain_type(e: ir.Expr, resolve) -> ir.CType | None:  # type: ignore
 
 def _builtin_type(name: str) -> ir.CType | None:
     return _BUILTIN_TYPES.get(" ".join(name.replace("const", "").split()))
+
+
+def _strip_implicit(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Cast) and not e.explicit:
+        e = e.operand
+    return e
 
 
 def _target_name(e: ir.Expr) -> str | None:

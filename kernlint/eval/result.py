@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.launch import LaunchShape
 
@@ -22,6 +23,8 @@ class KernelResult:
     # The parsed file, so a rule can re-evaluate the kernel under a changed declaration (KL201's
     # padding search); None when a result is built by hand.
     unit: ir.TranslationUnit | None = field(default=None, compare=False, repr=False)
+    # Every access and branch site of the kernel: evaluated, or why not (eval/coverage.py).
+    coverage: tuple[SiteStatus, ...] = field(default=(), compare=False, repr=False)
     # A re-evaluation with small samples for regions the first samples made dead (eval/resample.py):
     # only its findings inside `regions` count, and each carries `resampled` as an assumption.
     regions: tuple[tuple[int, int, int, int], ...] = ()
@@ -56,7 +59,9 @@ class KernelResult:
         launch_args = dict(self.shape.arg_values)
         if launch_args:
             shown = ", ".join(f"{k} = {v}" for k, v in launch_args.items())
-            out.append(f"kernel arguments {shown} (from the {self.shape.source})")
+            host = [k for k, _v in self.shape.arg_samples if k in launch_args]
+            how = f"; {', '.join(host)} from the loops and conditions around it" if host else ""
+            out.append(f"kernel arguments {shown} (from the {self.shape.source}{how})")
         # Defined values are constants to the evaluator (no deps), so they are always listed.
         names = {p.name for p in self.kernel.params} | {t.name for t in self.kernel.template_params}
         defined = [f"{k} = {v}" for k, v in self.defines if k in names and launch_args.get(k) != v]

@@ -164,7 +164,8 @@ def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
     for r in results:
         if r.unit is None:
             continue
-        for p in sorted(offset_parameters(r.kernel) - {k for k, _v in r.defines}):
+        known = {k for k, _v in r.defines} | {k for k, _v in r.shape.arg_samples}  # the host gives these
+        for p in sorted(offset_parameters(r.kernel) - known):
             defines = dict(r.defines)
             defines[p] = ODD_OFFSET
             run = Interpreter(r.unit, r.kernel, r.shape, defines).run()

@@ -40,27 +40,28 @@ class SharedScalars:
     def declare(self, name: str, ctype: ir.CType) -> None:
         if name not in self.types:
             self.types[name] = ctype
-            self.values[name] = Val(None)
+            self.values[name] = Val(None, uniform=True)
 
     def __contains__(self, name: str) -> bool:
         return name in self.types
 
     def read(self, name: str) -> Val:
-        return self.values.get(name, Val(None))
+        return self.values.get(name, Val(None, uniform=True))
 
-    def forget(self, names: object) -> None:
-        """Variables written where the evaluator cannot tell which value stands become unknown."""
+    def forget(self, names: object, why: tuple[str, str] | None = None) -> None:
+        """Variables written where the evaluator cannot tell which value stands become unknown
+        (`why`: the cause, for coverage: the condition's, a loop's)."""
         for name in names:  # type: ignore[attr-defined]
             if name in self.values:
                 old = self.values[name]
-                self.values[name] = Val(None, old.deps)
+                self.values[name] = Val(None, old.deps, why=why or old.why, uniform=True)
 
     def write(self, name: str, v: Val, mask: np.ndarray) -> None:
         """Lanes in `mask` (S, W, 32) store `v`; the block then holds one value per sample."""
-        old = self.values.get(name, Val(None))
+        old = self.values.get(name, Val(None, uniform=True))
         deps = old.deps | v.deps
         if v.data is None:
-            self.values[name] = Val(None, deps)
+            self.values[name] = Val(None, deps, why=v.why, uniform=True)
             return
         data = np.broadcast_to(v.data, mask.shape)
         out = np.zeros((mask.shape[0], 1, 1), dtype=data.dtype)
@@ -68,14 +69,15 @@ class SharedScalars:
             lanes = data[s][mask[s]]
             if lanes.size == 0:
                 if old.data is None:
-                    self.values[name] = Val(None, deps)
+                    self.values[name] = Val(None, deps, why=old.why, uniform=True)
                     return
                 out[s, 0, 0] = np.broadcast_to(old.data, (mask.shape[0], 1, 1))[s, 0, 0]
             elif np.all(lanes == lanes[0]):
                 out[s, 0, 0] = lanes[0]
             else:
                 # Threads store different values: one of them wins, the same for the whole block.
-                self.values[name] = Val(None, deps)
+                self.values[name] = Val(None, deps, uniform=True, why=("unmodelled", f"`{name}`, a __shared__ variable "
+                                                         "that threads write with different values"))
                 return
         space = v.space if old.data is None or old.space == v.space else ""
         root = v.root if old.data is None or old.root == v.root else ""

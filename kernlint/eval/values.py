@@ -25,6 +25,12 @@ class Val:
     # Unknown values computed from memory that lanes of a warp read at different addresses (KL305):
     # each load as (line, column, end_line, end_column, root). Empty for warp-uniform or opaque values.
     loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
+    # Why an unknown value is unknown, as (kind, detail): ("loaded", ""), ("template", "N"), ... (see
+    # `kernlint.eval.coverage.REASONS`); None when known or when nothing more specific is known.
+    why: tuple[str, str] | None = None
+    # Unknown, but the same for every lane of a warp (a load every lane makes at one address, a
+    # parameter, a ballot, a __shared__ scalar): a branch on it cannot split a warp.
+    uniform: bool = False
 
     @property
     def known(self) -> bool:
@@ -41,13 +47,43 @@ UNKNOWN = Val(None)
 UNINIT = Val(None, uninit=True)
 
 
-def unknown(*vals: Val) -> Val:
+# Which cause to name when an unknown value has several: the most actionable first (a template
+# argument or a header the user can supply), loaded data (inherent to the code) after them.
+WHY_RANK = {"local": 0, "template": 1, "unresolved": 2, "param": 3, "type": 4, "global": 5, "loaded": 6,
+            "loop": 7, "depth": 8, "call": 9, "unmodelled": 10}
+
+
+def best_why(*whys: tuple[str, str] | None) -> tuple[str, str] | None:
+    """The most telling of several causes of unknown (see `WHY_RANK`); None when there is none."""
+    best = None
+    for w in whys:
+        if w is not None and (best is None or WHY_RANK.get(w[0], 99) < WHY_RANK.get(best[0], 99)):
+            best = w
+    return best
+
+
+def unknown(*vals: Val, why: tuple[str, str] | None = None, uniform: bool | None = None) -> Val:
+    """An unknown value computed from `vals`: their deps, and the most telling cause among them (else `why`).
+
+    It is warp-uniform when every input is (known values stored once per warp, shape (S, 1, 1), or
+    unknown uniform ones), unless `uniform` says otherwise (a value merged across a branch is not).
+    """
     deps: frozenset[str] = frozenset()
     loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
+    best = None
     for v in vals:
         deps |= v.deps
         loads |= v.loads
-    return Val(None, deps, loads=loads)
+        if v.data is None and v.why is not None:
+            best = best_why(best, v.why)
+    if uniform is None:
+        uniform = bool(vals) and all((v.uniform if v.data is None else v.data.shape[-1] == 1) for v in vals)
+    return Val(None, deps, loads=loads, why=best or why, uniform=uniform)
+
+
+def why_of(*vals: Val) -> tuple[str, str] | None:
+    """The most telling cause among the unknown values of `vals`."""
+    return best_why(*(v.why for v in vals if v.data is None))
 
 
 def const(value: int | float) -> Val:

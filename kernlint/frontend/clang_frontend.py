@@ -1096,6 +1096,8 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
     # "b.x"); one assigned more than once, or by `+=`/`>>=`, is unknown (None).
     local_inits.update(_member_assignments(c))
 
+    ancestors: list[ci.Cursor] = []  # enclosing for/if statements of the host code (host_samples.py)
+
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
             return
@@ -1137,8 +1139,14 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
                     key = _function_key(decl.get_definition() or decl) if decl is not None else ""
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
                                  for a in kids[2:])
-                    out.append(ir.Launch(name, targs, grid, block, shmem, _span(ch), block_text, args, key))
+                    out.append(ir.Launch(name, targs, grid, block, shmem, _span(ch), block_text, args, key,
+                                         arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits)))
+            scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
+            if scoped:
+                ancestors.append(ch)
             walk(ch, depth + 1)
+            if scoped:
+                ancestors.pop()
 
     walk(c, 0)
     return out
@@ -1171,6 +1179,28 @@ def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
         key = f"{b.spelling}.{lhs.spelling}"
         out[key] = kids[1] if op == "=" and key not in out else None
     return out
+
+
+def _host_samples(launch: ci.Cursor, ancestors: list[ci.Cursor], args: list[ci.Cursor],
+                  folded: tuple[int | None, ...], inits: dict[str, ci.Cursor]) -> tuple[tuple[int, ...] | None, ...]:
+    """Joint samples for integer arguments that do not fold, from the loops and ifs around the launch."""
+    from kernlint.frontend.host_samples import launch_arg_samples
+
+    todo = [i for i, a in enumerate(args) if folded[i] is None and a.type.get_canonical().kind in _INT_KINDS]
+    if not todo or not ancestors:
+        return ()
+    try:
+        got = launch_arg_samples(
+            launch, list(ancestors), [args[i] for i in todo], inits,
+            lambda c: _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(c)),  # type: ignore[attr-defined]
+            lambda c: _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(c)),  # type: ignore[attr-defined]
+            _evaluate)
+    except Exception:  # noqa: BLE001 - host code is only a hint: trouble here must not stop the parse
+        return ()
+    out: list[tuple[int, ...] | None] = [None] * len(args)
+    for i, v in zip(todo, got):
+        out[i] = v
+    return tuple(out) if any(v is not None for v in out) else ()
 
 
 def _reassigned_names(fn: ci.Cursor) -> set[str]:

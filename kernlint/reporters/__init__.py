@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
+from kernlint.eval.coverage import KernelCoverage
 
 FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
 
@@ -37,7 +38,9 @@ class ReportContext:
     `root`, when set, is the directory that absolute paths are made relative to in SARIF;
     `notes` are run-level notes (checks skipped and why) that JSON and SARIF carry in the document;
     `problems` are (path, line, message) of inputs that could not be linted (SARIF records them as
-    tool execution notifications); `files_checked` is how many files were linted (0: unknown).
+    tool execution notifications); `files_checked` is how many files were linted (0: unknown);
+    `kernels`, when set, is one coverage record per kernel analysed (the text summary counts them,
+    JSON lists them); None when the caller has none (then those parts are left out).
     """
 
     sources: Mapping[str, str]
@@ -49,6 +52,7 @@ class ReportContext:
     notes: tuple[str, ...] = ()
     problems: tuple[tuple[str, int, str], ...] = ()
     files_checked: int = 0
+    kernels: Sequence[KernelCoverage] | None = None
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -1,5 +1,9 @@
 """JSON: exactly one object, `{"version": ..., "diagnostics": [Diagnostic.to_dict(), ...]}`.
 
+When the run has coverage records, the object also has `"kernels"`: one
+`{"name", "path", "line", "coverage": {"status", "accesses", "branches", "access_lines", "reasons"}}`
+per kernel (status full/partial/none; accesses and branches as `{"evaluated", "seen"}`).
+
 Named `json_` so that it does not shadow the standard library's `json` inside this package.
 """
 from __future__ import annotations
@@ -30,4 +34,6 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     doc: dict[str, Any] = {"version": ctx.version, "diagnostics": [d.to_dict() for d in diagnostics]}
     if ctx.notes:
         doc["notes"] = list(ctx.notes)  # run-level: checks that were skipped, and why
+    if ctx.kernels is not None:
+        doc["kernels"] = [k.to_dict() for k in ctx.kernels]
     return json.dumps(doc, indent=2, default=jsonable) + "\n"

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval.coverage import summary as coverage_summary
 from kernlint.reporters import ReportContext, source_line
 
 _RESET = "\x1b[0m"
@@ -116,7 +117,12 @@ def summary(diagnostics: Sequence[Diagnostic], files_checked: int = 0) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
-    """Return every diagnostic as a compiler-style block, then the summary line."""
+    """Return every diagnostic as a compiler-style block, then (when the context has coverage
+    records) how many kernels were fully, partly or not analysed, then the summary line."""
     blocks = [format_diagnostic(d, ctx) for d in diagnostics]
-    closing = _paint(summary(diagnostics, ctx.files_checked), _BOLD, ctx.color)
-    return "\n".join([*blocks, closing]) + "\n"
+    closing = []
+    if ctx.kernels is not None:
+        closing.append(coverage_summary(ctx.kernels))
+    # The summary comes last, as ruff's "Found N errors." does.
+    closing.append(_paint(summary(diagnostics, ctx.files_checked), _BOLD, ctx.color))
+    return "\n".join([*blocks, *closing]) + "\n"

@@ -1,0 +1,516 @@
+"""Coverage: which memory accesses and branches of a kernel the evaluator evaluated, and why not the rest.
+
+A *site* is a memory access (a load or store of global/shared/constant memory) or a branch (`if`,
+`switch`, a loop condition, a `?:` with side effects) in the kernel or in a helper it inlines (then
+reported at the kernel's call site). The sites *seen* are found statically in the IR, mirroring how
+the interpreter walks it; the interpreter records while it runs (`Recorder`) which sites produced an
+event (*evaluated*: an address computed for the active lanes, a condition known per lane) and, for
+the others, why it dropped them. A site never visited is "not reached under the sampled values"
+(or cut off by the step budget); one skipped by a condition that is a constant for this launch is
+dead code and not counted. Per kernel the shapes are merged (`merge`) into a `KernelCoverage`.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from kernlint import ir
+
+MAX_INLINE_DEPTH = 6  # must match the interpreter's
+
+# (report line, report column, code line, column, end line, end column, "access" | "branch"): the
+# report position is the kernel's call site for code inlined from a helper, else the code's own;
+# the code's whole extent tells `rows[r]` from `rows[r][c]`, which start at the same column.
+SiteKey = tuple[int, int, int, int, int, int, str]
+Why = tuple[str, str]
+
+ACCESS, BRANCH = "access", "branch"
+
+# kind -> (what, for an access; what, for a branch; how to supply it). `{d}` is the detail.
+REASONS: dict[str, tuple[str, str, str]] = {
+    "template": ("template parameter `{d}` has no launch or instantiation kernlint could find",
+                 "template parameter `{d}` has no launch or instantiation kernlint could find",
+                 "bind it with --define {d}=VALUE, an annotation `// kernlint: define({d}=VALUE)` above the "
+                 "kernel, or lint it with the file that launches it"),
+    "unresolved": ("uses `{d}`, a name kernlint could not resolve (a missing header?)",
+                   "uses `{d}`, a name kernlint could not resolve (a missing header?)",
+                   "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR), "
+                   "or a value with --define {d}=VALUE"),
+    "param": ("the value of `{d}` is unknown where the address needs it",
+              "the value of `{d}` is unknown where the condition needs it",
+              "pass it with --define {d}=VALUE"),
+    "type": ("the element type or layout is unknown (dependent type {d})",
+             "the element type or layout is unknown (dependent type {d})",
+             "launch or instantiate the template with concrete arguments, or bind them with --define"),
+    "global": ("the value of the global variable `{d}` is unknown",
+               "the value of the global variable `{d}` is unknown",
+               "pass it with --define {d}=VALUE"),
+    "loaded": ("address depends on loaded data", "condition depends on loaded data", ""),
+    "loop": ("a value changed by the loop at line {d} is unknown (the loop was not run to its end)",
+             "a value changed by the loop at line {d} is unknown (the loop was not run to its end)",
+             "real sizes (--define NAME=VALUE) often let such loops run to their end"),
+    "depth": ("helper `{d}` was not inlined (calls nested too deep)",
+              "helper `{d}` was not inlined (calls nested too deep)", ""),
+    "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
+    "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
+    "budget": ("the evaluator's step budget ran out before this point",
+               "the evaluator's step budget ran out before this point",
+               "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
+    "unreached": ("not reached under the sampled values and launch shape",
+                  "not reached under the sampled values and launch shape",
+                  "set the real values with --define NAME=VALUE or --block X,Y"),
+    "unknown": ("the address could not be determined", "the condition could not be determined", ""),
+}
+
+
+def reason_text(kind: str, detail: str, site_kind: str = ACCESS) -> str:
+    """One reason, in words (for an access or for a branch)."""
+    access, branch, _hint = REASONS.get(kind, REASONS["unknown"])
+    return (branch if site_kind == BRANCH else access).replace("{d}", detail)
+
+
+def reason_hint(kind: str, detail: str) -> str:
+    """How to supply what a reason lacks ("" when nothing can be supplied)."""
+    return REASONS.get(kind, REASONS["unknown"])[2].replace("{d}", detail)
+
+
+# --- what the interpreter records --------------------------------------------------------------
+
+
+@dataclass
+class Recorder:
+    """Filled by the interpreter while it runs one kernel under one shape (cheap: dict updates)."""
+
+    hits: set[SiteKey] = field(default_factory=set)
+    drops: dict[SiteKey, Why] = field(default_factory=dict)
+    local: set[SiteKey] = field(default_factory=set)  # thread-local storage: not a memory access
+    dead: set[SiteKey] = field(default_factory=set)  # skipped by a condition that is constant here
+
+    def hit(self, key: SiteKey) -> None:
+        self.hits.add(key)
+
+    def drop(self, key: SiteKey, why: Why | None) -> None:
+        if key not in self.drops or self.drops[key][0] == "unknown":
+            self.drops[key] = why or ("unknown", "")
+
+
+@dataclass(frozen=True, slots=True)
+class SiteStatus:
+    """One site after a run: evaluated, or the cause (kind, detail) it was not."""
+
+    key: SiteKey
+    evaluated: bool
+    why: Why = ("", "")
+
+
+def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool) -> tuple[SiteStatus, ...]:
+    """Every site of one run with its status; local-storage and dead sites are left out."""
+    out: dict[SiteKey, SiteStatus] = {}
+    for key in list(seen) + [k for k in rec.hits] + [k for k in rec.drops]:
+        if key in out:
+            continue
+        if key in rec.hits:
+            out[key] = SiteStatus(key, True)
+        elif key in rec.drops:
+            out[key] = SiteStatus(key, False, rec.drops[key])
+        elif key in rec.local or key in rec.dead:
+            continue
+        else:
+            out[key] = SiteStatus(key, False, ("budget", "") if truncated else ("unreached", ""))
+    return tuple(out.values())
+
+
+# --- the sites of a kernel, found statically -------------------------------------------------------
+
+
+def _strip(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Cast) and not e.explicit:
+        e = e.operand
+    return e
+
+
+def is_local_storage(e: ir.Expr, shared: Iterable[str] = ()) -> bool:
+    """Whether `e` names thread-local storage: a local array or a struct held by value (registers).
+
+    A variable of a dependent type that is indexed (`packed[k]` on a `Packed128<T>`) is a class
+    value with an `operator[]` too: pointers are declared as pointers (`T*`), not as `T`.
+    """
+    e = _strip(e)
+    if isinstance(e, ir.Ref):
+        return (e.kind in ("local", "param") and e.ctype.kind in ("array", "struct", "template")
+                and e.name not in shared)
+    if isinstance(e, ir.Member) and not e.arrow:
+        return is_local_storage(e.base, shared)
+    if isinstance(e, ir.Index) and e.ctype.kind == "array":
+        return is_local_storage(e.base, shared)
+    return False
+
+
+_BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+_LOADS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
+_STORES = {"__stcg", "__stcs", "__stwt", "__stwb"}
+
+
+def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
+    """The device function a call reaches, as `Interpreter.find_callee` finds it, or None."""
+    fn = tu.functions.get(e.target) if e.target else None
+    if fn is None and e.target:
+        where = e.target[e.target.rfind("@"):]
+        fn = next((f for k, f in tu.functions.items() if k.endswith(where)), None)
+    if fn is None and e.receiver is not None:
+        return None
+    if fn is None:
+        matches = [f for f in tu.functions.values()
+                   if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
+        if len(matches) > 1 and e.template_args:
+            matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
+        fn = matches[0] if len(matches) == 1 else None
+    if fn is None or fn.body is None or fn.is_kernel:
+        return None
+    return fn
+
+
+def has_side_effects(e: object) -> bool:
+    """Assignments, increments and calls (other than pure math) make a `?:` a real branch."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+            return True
+        if isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            return True
+        if isinstance(n, ir.Call) and (n.name.startswith("atomic") or n.target):
+            return True
+    return False
+
+
+def shared_names(fn: ir.Function, tu: ir.TranslationUnit) -> frozenset[str]:
+    """Names of the `__shared__` arrays a kernel declares in its body (they are memory, not locals)."""
+    out = {n.name for n in ir.walk(fn.body) if isinstance(n, ir.VarDecl) and n.shared}
+    out |= {name for name, d in tu.globals.items() if d.shared}
+    return frozenset(out)
+
+
+class _Walker:
+    """Collect the sites under a statement or expression, in the order the interpreter visits them."""
+
+    def __init__(self, tu: ir.TranslationUnit, shared: frozenset[str]) -> None:
+        self.tu = tu
+        self.shared = shared
+        self.out: list[SiteKey] = []
+        self.stack: list[str] = []
+
+    def site(self, span: ir.Span, outer: ir.Span | None, kind: str) -> None:
+        o = outer or span
+        self.out.append((o.line, o.column, span.line, span.column, span.end_line, span.end_column, kind))
+
+    # statements
+    def stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
+        if s is None:
+            return
+        if isinstance(s, ir.Block):
+            for x in s.body:
+                self.stmt(x, outer, depth)
+        elif isinstance(s, ir.ExprStmt):
+            self.expr(s.expr, outer, depth)
+        elif isinstance(s, ir.VarDecl):
+            if not s.shared and s.init is not None:
+                self.expr(s.init, outer, depth)
+        elif isinstance(s, ir.If):
+            self.expr(s.cond, outer, depth)
+            self.site(s.span, outer, BRANCH)
+            self.stmt(s.then, outer, depth)
+            self.stmt(s.other, outer, depth)
+        elif isinstance(s, ir.For):
+            self.stmt(s.init, outer, depth)
+            if s.cond is not None:
+                self.expr(s.cond, outer, depth)
+                self.site(s.span, outer, BRANCH)
+            self.stmt(s.body, outer, depth)
+            if s.step is not None:
+                self.expr(s.step, outer, depth)
+        elif isinstance(s, ir.While):
+            self.expr(s.cond, outer, depth)
+            self.site(s.span, outer, BRANCH)
+            self.stmt(s.body, outer, depth)
+        elif isinstance(s, ir.Switch):
+            self.expr(s.cond, outer, depth)
+            self.site(s.span, outer, BRANCH)
+            for _labels, body in s.cases:
+                for x in body:
+                    self.stmt(x, outer, depth)
+        elif isinstance(s, ir.Return):
+            if s.value is not None:
+                self.expr(s.value, outer, depth)
+
+    # expressions
+    def expr(self, e: object, outer: ir.Span | None, depth: int) -> None:
+        if e is None or isinstance(e, (ir.Lit, ir.Ref)):
+            return
+        if isinstance(e, ir.Cast):
+            self.expr(e.operand, outer, depth)
+        elif isinstance(e, ir.Binary):
+            if e.op == "=":
+                self.expr(e.rhs, outer, depth)
+                self.store(e.lhs, outer, depth)
+            elif e.op.endswith("=") and e.op not in ("==", "!=", "<=", ">="):
+                self.expr(e.rhs, outer, depth)
+                self.expr(e.lhs, outer, depth)
+                self.store(e.lhs, outer, depth)
+            else:
+                self.expr(e.lhs, outer, depth)
+                self.expr(e.rhs, outer, depth)
+        elif isinstance(e, ir.Unary):
+            if e.op == "*":
+                self.expr(e.operand, outer, depth)
+                if e.ctype.kind != "array":
+                    self.site(e.span, outer, ACCESS)
+            elif e.op == "&":
+                self.lvalue(e.operand, outer, depth)
+            elif e.op in ("pre++", "pre--", "post++", "post--"):
+                self.expr(e.operand, outer, depth)
+                self.store(e.operand, outer, depth)
+            else:
+                self.expr(e.operand, outer, depth)
+        elif isinstance(e, (ir.Index, ir.Member)):
+            self.read(e, outer, depth)
+        elif isinstance(e, ir.Cond):
+            self.expr(e.cond, outer, depth)
+            self.expr(e.then, outer, depth)
+            self.expr(e.other, outer, depth)
+            if has_side_effects(e.then) or has_side_effects(e.other):
+                self.site(e.span, outer, BRANCH)
+        elif isinstance(e, ir.Call):
+            self.call(e, outer, depth)
+        elif isinstance(e, ir.InitList):
+            for x in e.items:
+                self.expr(x, outer, depth)
+        elif isinstance(e, ir.Opaque):
+            for x in e.children:
+                self.expr(x, outer, depth)
+
+    def read(self, e: ir.Index | ir.Member, outer: ir.Span | None, depth: int) -> None:
+        if isinstance(e, ir.Member):
+            base = _strip(e.base) if isinstance(e.base, ir.Cast) else e.base
+            if isinstance(base, ir.Ref) and base.kind == "builtin":
+                return
+            if not e.arrow and isinstance(base, ir.Ref) and base.kind in ("param", "local"):
+                return  # a member of a value held in a variable
+        if self.lvalue(e, outer, depth) and e.ctype.kind != "array":
+            self.site(e.span, outer, ACCESS)
+
+    def lvalue(self, e: ir.Expr, outer: ir.Span | None, depth: int) -> bool:
+        """Evaluate what an lvalue's address needs; whether it lives in memory (not thread-local)."""
+        if isinstance(e, ir.Cast) and not e.explicit:
+            return self.lvalue(e.operand, outer, depth)
+        if isinstance(e, ir.Index):
+            self.expr(e.base, outer, depth)
+            self.expr(e.index, outer, depth)
+            return not is_local_storage(e.base, self.shared)
+        if isinstance(e, ir.Unary) and e.op == "*":
+            self.expr(e.operand, outer, depth)
+            return True
+        if isinstance(e, ir.Member):
+            if e.arrow:
+                self.expr(e.base, outer, depth)
+                return True
+            if isinstance(_strip(e.base), (ir.Index, ir.Member, ir.Unary)):
+                return self.lvalue(e.base, outer, depth)
+            self.expr(e.base, outer, depth)
+            return False
+        return False
+
+    def store(self, target: ir.Expr, outer: ir.Span | None, depth: int) -> None:
+        inner = _strip(target)
+        if isinstance(inner, ir.Ref):
+            return
+        if isinstance(inner, ir.Member) and not inner.arrow:
+            base = _strip(inner.base)
+            if isinstance(base, ir.Ref) and base.kind in ("local", "param"):
+                return
+        if isinstance(inner, (ir.Index, ir.Member)) or (isinstance(inner, ir.Unary) and inner.op == "*"):
+            if self.lvalue(inner, outer, depth) and inner.ctype.kind != "array":
+                self.site(inner.span, outer, ACCESS)
+
+    def call(self, e: ir.Call, outer: ir.Span | None, depth: int) -> None:
+        name = e.name
+        if name in _LOADS and e.args:
+            self.expr(e.args[0], outer, depth)
+            if e.args[0].ctype.kind in ("pointer", "template"):
+                self.site(e.span, outer, ACCESS)
+            for a in e.args[1:]:
+                self.expr(a, outer, depth)
+            return
+        if name in _STORES and len(e.args) >= 2:
+            self.expr(e.args[0], outer, depth)
+            self.expr(e.args[1], outer, depth)
+            if e.args[0].ctype.kind in ("pointer", "template"):
+                self.site(e.span, outer, ACCESS)
+            return
+        if name == "operator=" and e.receiver is None and len(e.args) >= 2:
+            self.expr(e.args[-1], outer, depth)
+            self.store(e.args[0], outer, depth)
+            return
+        if e.receiver is not None:
+            self.expr(e.receiver, outer, depth)
+        for a in e.args:
+            self.expr(a, outer, depth)
+        if name in _BARRIERS or name.endswith("_sync") or name == "__syncwarp":
+            return
+        callee = find_callee(self.tu, e)
+        if callee is None or callee.key in self.stack or depth > MAX_INLINE_DEPTH:
+            return
+        self.stack.append(callee.key)
+        try:
+            self.stmt(callee.body, outer or e.span, depth + 1)
+        finally:
+            self.stack.pop()
+
+
+def sites_of(node: object, tu: ir.TranslationUnit, shared: frozenset[str], outer: ir.Span | None = None,
+             depth: int = 1) -> list[SiteKey]:
+    """The sites under a statement (or a function body), reported at `outer` when inside a helper."""
+    w = _Walker(tu, shared)
+    if isinstance(node, (ir.Block, ir.If, ir.For, ir.While, ir.Switch, ir.Return, ir.ExprStmt, ir.VarDecl)):
+        w.stmt(node, outer, depth)
+    else:
+        w.expr(node, outer, depth)
+    return w.out
+
+
+# --- per kernel ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Sites not evaluated for one reason: the lines they are on (report lines) and how many."""
+
+    kind: str
+    detail: str
+    lines: tuple[int, ...]
+    accesses: int
+    branches: int
+
+    def text(self) -> str:
+        site_kind = BRANCH if self.accesses == 0 else ACCESS
+        return reason_text(self.kind, self.detail, site_kind)
+
+    def hint(self) -> str:
+        return reason_hint(self.kind, self.detail)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"reason": self.kind, "detail": self.detail, "text": self.text(), "hint": self.hint(),
+                "lines": list(self.lines), "accesses": self.accesses, "branches": self.branches}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCoverage:
+    """How much of one kernel was evaluated (every shape and binding it was evaluated under, merged)."""
+
+    name: str
+    path: str
+    line: int
+    column: int = 1
+    accesses_seen: int = 0
+    accesses_evaluated: int = 0
+    branches_seen: int = 0
+    branches_evaluated: int = 0
+    access_lines_seen: int = 0
+    access_lines_evaluated: int = 0
+    gaps: tuple[Gap, ...] = ()
+    error: str = ""  # the analysis failed (KL905): nothing was evaluated
+
+    @property
+    def status(self) -> str:
+        """full (everything seen was evaluated), partial, or none (nothing was)."""
+        if self.error:
+            return "none"
+        seen = self.accesses_seen + self.branches_seen
+        done = self.accesses_evaluated + self.branches_evaluated
+        if done == seen:
+            return "full"
+        return "none" if done == 0 else "partial"
+
+    def to_dict(self) -> dict[str, object]:
+        """The record reporters write: `{"name", "path", "line", "coverage": {...}}`."""
+        cov: dict[str, object] = {
+            "status": self.status,
+            "accesses": {"evaluated": self.accesses_evaluated, "seen": self.accesses_seen},
+            "branches": {"evaluated": self.branches_evaluated, "seen": self.branches_seen},
+            "access_lines": {"evaluated": self.access_lines_evaluated, "seen": self.access_lines_seen},
+            "reasons": [g.to_dict() for g in self.gaps],
+        }
+        if self.error:
+            cov["error"] = self.error
+        return {"name": self.name, "path": self.path, "line": self.line, "coverage": cov}
+
+
+def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteStatus, ...]:
+    """Two runs of one shape (a re-evaluation of regions with other samples): evaluated by either."""
+    out = {s.key: s for s in a}
+    for s in b:
+        old = out.get(s.key)
+        if old is None or (s.evaluated and not old.evaluated):
+            out[s.key] = s
+    return tuple(out.values())
+
+
+def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], all_guessed: bool) -> KernelCoverage:
+    """Merge the runs of one kernel: a site counts as evaluated when any run evaluated it, or, when
+    every shape is a guess (findings must then hold under all of them), only when all runs did."""
+    status: dict[SiteKey, SiteStatus] = {}
+    for run in runs:
+        for st in run:
+            old = status.get(st.key)
+            if old is None:
+                status[st.key] = st
+            elif all_guessed:
+                if old.evaluated and not st.evaluated:
+                    status[st.key] = st
+            elif st.evaluated and not old.evaluated:
+                status[st.key] = st
+    acc = [s for s in status.values() if s.key[-1] == ACCESS]
+    br = [s for s in status.values() if s.key[-1] == BRANCH]
+    lines_seen = {s.key[0] for s in acc}
+    lines_bad = {s.key[0] for s in acc if not s.evaluated}
+    groups: dict[Why, list[SiteStatus]] = {}
+    for s in sorted(status.values(), key=lambda s: s.key):
+        if not s.evaluated:
+            groups.setdefault(s.why, []).append(s)
+    gaps = [Gap(w[0], w[1], tuple(sorted({s.key[0] for s in ss})), sum(1 for s in ss if s.key[-1] == ACCESS),
+                sum(1 for s in ss if s.key[-1] == BRANCH)) for w, ss in groups.items()]
+    gaps.sort(key=lambda g: (-(g.accesses + g.branches), g.lines[0] if g.lines else 0))
+    return KernelCoverage(fn.name, path, fn.span.line, fn.span.column, len(acc), sum(s.evaluated for s in acc),
+                          len(br), sum(s.evaluated for s in br), len(lines_seen), len(lines_seen - lines_bad),
+                          tuple(gaps))
+
+
+def failed(fn: ir.Function, path: str, error: str) -> KernelCoverage:
+    """The record of a kernel whose analysis raised (KL905)."""
+    return KernelCoverage(fn.name, path, fn.span.line, fn.span.column, error=error)
+
+
+def show_lines(lines: Sequence[int], cap: int = 6) -> str:
+    """"line 7", "lines 3, 5, 9", "lines 3, 5, 7, 9, 11, 13 and 7 more lines"."""
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    shown = ", ".join(str(n) for n in lines[:cap])
+    more = len(lines) - cap
+    return f"lines {shown}" + (f" and {more} more line{'s' if more > 1 else ''}" if more > 0 else "")
+
+
+def summary(records: Sequence[KernelCoverage]) -> str:
+    """"12 kernels: 9 fully analysed, 2 partly, 1 not analysed (KL904)"."""
+    n = len(records)
+    full = sum(1 for r in records if r.status == "full")
+    part = sum(1 for r in records if r.status == "partial")
+    none = n - full - part
+    head = f"{n} kernel{'s' if n != 1 else ''}"
+    if n == 0:
+        return "no kernels found"
+    if full == n:
+        return f"{head}: {'all' if n > 1 else ''} fully analysed".replace(":  ", ": ")
+    parts = [f"{full} fully analysed"]
+    if part:
+        parts.append(f"{part} partly")
+    if none:
+        parts.append(f"{none} not analysed")
+    return f"{head}: {', '.join(parts)} (KL904)"
