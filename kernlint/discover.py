@@ -124,7 +124,7 @@ def walk(root: str, keep_dir: Callable[[str], bool], keep_file: Callable[[str], 
             if ignored is not None and os.path.normpath(os.path.abspath(full)) in ignored:
                 continue
             if keep_file(full):
-                found.append(full)
+                found.append(str(Path(full)))  # `./k.cu` reads `k.cu`, as the paths were spelled before
     return sorted(found)
 
 
