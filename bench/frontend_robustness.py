@@ -8,7 +8,19 @@ Per project it prints: files, files that are not decodable, files whose parse st
 clang error (a missing include clang stopped at), kernels found, files with an error-severity KL900,
 and files that would exit 2. With `--nvcc`, it also compiles every file that has a kernel with
 nvcc/ptxas (as the occupancy rules do) and counts files that got exact register figures.
-Project include directories: cuda-samples gets `-I <corpus>/cuda-samples/Common`.
+Project include directories: cuda-samples gets `-I cuda-samples/Common`, relative to the current
+directory as users type it (run from the corpus directory for the figures below).
+
+Measured 2026-11-22 on the shared corpus (cd corpus; python .../frontend_robustness.py . --nvcc),
+before -> after the front-end work of issue 11 (item 4), nvcc 13.0, sm_80:
+
+    files linted                     340 -> 373   (+ .h/.hpp/.inl/.cpp files with device code)
+    files still ending in a fatal    181 -> 0     (a missing include clang stopped at)
+    kernels found                    451 -> 452
+    files with an error KL900          9 -> 1     (host-code errors are info now; the one left
+                                                   is `__shared__ alignas(...)`, which clang rejects)
+    files exiting 2                   10 -> 1     (one was a Latin-1 comment)
+    files with exact ptxas registers  45 -> 193 of 238 with kernels (146 when -I is absolute)
 """
 from __future__ import annotations
 
@@ -35,7 +47,7 @@ def _count_fatal(original):  # noqa: ANN001, ANN202 - a thin wrapper around the 
 
 
 def _include_dirs(corpus: Path, project: str) -> tuple[str, ...]:
-    if project == "cuda-samples":  # relative, as users type it (`-I cuda-samples/Common`)
+    if project == "cuda-samples":  # relative to the current directory, as users type it
         return (os.path.relpath(corpus / "cuda-samples" / "Common"),)
     return ()
 

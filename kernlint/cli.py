@@ -344,8 +344,11 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             continue
         sources[name] = text
         try:
-            result = lint_source(text, name, _project_options(options_for(file_settings), f, project_dir, build_dir,
-                                                              no_project))
+            file_options = _project_options(
+                options_for(file_settings), f, project_dir,
+                build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
+                no_project or not file_settings.project)
+            result = lint_source(text, name, file_options)
         except FrontendError as exc:
             problems.append(InputProblem(name, str(exc)))
             continue
@@ -365,7 +368,6 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         if (fix or diff) and f != "-" and any(d.fixes for d in file_diags):
             from kernlint.fix import fix_file
 
-            file_options = _project_options(options_for(file_settings), f, project_dir, build_dir, no_project)
             outcome = fix_file(name, text, file_diags,
                                lambda new, o=file_options, n=name: selected(lint_source(new, n, o), new))
             if outcome.changed:
@@ -479,7 +481,14 @@ def _project_options(options: Any, path: str, project_dir: str | None, build_dir
     root = Path(project_dir).resolve() if project_dir else find_project_root(path)
     if root is None:
         return options
-    index = load_index(root, options.include_dirs, build_dir)
+    try:
+        index = load_index(root, options.include_dirs, build_dir)
+    except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
+        note = f"project index of {root} not built ({type(exc).__name__}: {exc}); files are linted alone"
+        if note not in _NOTED:
+            _NOTED.add(note)
+            click.echo(f"kernlint: note: {note}", err=True)
+        return options
     for note in index.notes:
         if note not in _NOTED:
             _NOTED.add(note)

@@ -70,6 +70,8 @@ class Settings:
     exclude: tuple[str, ...] = ()
     occupancy_threshold: float = 0.5
     format: str = "text"
+    project: bool = True  # use the project index (launches, includers from other files)
+    compile_commands: Path | None = None  # directory holding compile_commands.json
     source: Path | None = None
 
 
@@ -338,6 +340,18 @@ def _format(value: Any) -> str:
     return str(value)
 
 
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _directory(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a directory, got {value!r}")
+    return value
+
+
 # TOML key -> (Settings field, coercion). include-dirs is handled apart: it resolves paths.
 _KEYS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "select": ("select", _selectors),
@@ -351,6 +365,8 @@ _KEYS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "exclude": ("exclude", _strings("globs")),
     "occupancy-threshold": ("occupancy_threshold", _threshold),
     "format": ("format", _format),
+    "project": ("project", _bool),
+    "compile-commands": ("compile_commands", _directory),
 }
 _FIELDS = {field: (key, coerce) for key, (field, coerce) in _KEYS.items()}
 
@@ -491,6 +507,8 @@ def load_settings(path: Path | None, rules: Sequence[Rule] | None = None) -> Set
     if "include_dirs" in values:
         # Relative include directories are relative to the config file, not to the cwd.
         values["include_dirs"] = tuple(path.parent / d for d in values["include_dirs"])
+    if "compile_commands" in values:
+        values["compile_commands"] = path.parent / values["compile_commands"]
     return Settings(**values, source=path)
 
 

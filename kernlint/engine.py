@@ -67,8 +67,13 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
     if index is not None and fn.is_kernel:
         from kernlint.project.units import project_instantiations, project_launches
 
-        plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
-        pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
+        try:
+            plaunches = project_launches(index, fn, tu.path)  # type: ignore[arg-type]
+            pinsts = project_instantiations(index, fn, tu.path)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - the index only adds launches: evaluate without them
+            plaunches = pinsts = ()
+            if unit is not None:
+                unit.notes.append(f"{fn.name}: launches elsewhere in the project not used ({type(exc).__name__}: {exc})")
     shapes, ann_defines = launch_shapes(fn, tu, cli_block=options.block, config_block=options.config_block,
                                         project_launches=plaunches, project_instantiations=pinsts,
                                         cli_defines=dict(options.defines))
@@ -85,6 +90,11 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             if inst is not None:
                 run_tu, run_fn = inst
         res = Interpreter(run_tu, run_fn, shape, defines).run()
+        if res.contradiction and shape.guess:
+            # The kernel asserts a launch shape this guess breaks: nothing it showed is real.
+            why = ("shape", f"blockDim = {shape.block}: {res.contradiction}")
+            res = dataclasses.replace(res, events=[], dead_regions={}, coverage=tuple(
+                evcov.SiteStatus(st.key, False, why) for st in res.coverage))
         out.append(KernelResult(
             path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
             assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
@@ -106,7 +116,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 coverage=again.coverage,
                 template=fn if run_fn is not fn else None,
             ))
-    main = [r for r in out if not r.regions]
+    main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
 
 

@@ -238,3 +238,17 @@ __global__ void k(const int* flags, const float* in, float* out, float alpha) {
     rec = record(text)
     assert (rec.branches_evaluated, rec.branches_seen) == (3, 4)
     assert [(g.kind, g.lines, g.branches) for g in rec.gaps] == [("loaded", (6,), 1)]
+
+
+def test_elements_of_a_register_object_are_not_memory_accesses() -> None:
+    text = """\
+struct Pack { float v[4]; __device__ float& operator[](int i) { return v[i]; } };
+__global__ void k(const float* in, float* out) {
+    Pack p;
+    for (int j = 0; j < 4; ++j) p[j] = in[threadIdx.x * 4 + j];
+    out[threadIdx.x] = p[0] + p[3];
+}
+"""
+    rec = record(text)
+    assert rec.status == "full"
+    assert (rec.accesses_evaluated, rec.accesses_seen) == (2, 2)  # in[...] and out[...]

@@ -137,3 +137,12 @@ def test_worst_launch_wins_and_is_named() -> None:
     # Reversed order: the same answer.
     (d2,) = combine(list(reversed(results)), (rule,))
     assert d2.message == "width 4"
+
+
+def test_confirmation_leaves_data_dependent_findings_alone() -> None:
+    from kernlint.confirm import _confirmable
+
+    path = FIXTURES / "KL305_data_dependent.cu"
+    diags = lint_source(path.read_text(), str(path), OPTIONS).diagnostics
+    assert not any(_confirmable(d) for d in diags if d.code == "KL305")
+    assert any(_confirmable(d) for d in diags if d.code == "KL101")

@@ -264,3 +264,22 @@ def test_math_api_resolves_in_the_shim() -> None:
     }"""
     tu = parse_source(src, "m.cu")
     assert not tu.problems, tu.problems
+
+
+def test_dim3_assigned_as_a_whole() -> None:
+    src = """
+    __global__ void k(float* a) { a[threadIdx.x] = 0; }
+    void host(float* a, int n, int bs) {
+        dim3 threads, blocks;
+        threads = dim3(512, 1);
+        blocks = dim3(n / threads.x, 1);
+        k<<<blocks, threads>>>(a);
+        threads = dim3(512, 1);
+        k<<<blocks, threads>>>(a);
+        dim3 t2;
+        t2 = dim3(256);
+        t2 = dim3(bs);
+        k<<<1, t2>>>(a);
+    }"""
+    tu = parse_source(src, "d.cu")
+    assert [l.block for l in tu.launches] == [(512, 1, 1), (512, 1, 1), None]

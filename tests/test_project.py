@@ -219,3 +219,53 @@ def test_launch_bounds_fold_with_define() -> None:
     r = lint_source(text, "k.cu", LintOptions(resources=False, defines=(("NT", 128),)))
     assert r.results[0].shape.block == (128, 1, 1)
     assert r.results[0].shape.source == "__launch_bounds__(128)"
+
+
+def test_host_template_calls_bind_only_where_the_template_is_visible(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cuh": """#include "k.cuh"
+template <class T>
+void run(const T* a, T* c) { tile<64, 8, T><<<4, 64>>>(a, c); }
+""", "main.cu": '#include "run.cuh"\nint main() { run<float>(0, 0); }\n',
+        "other/unrelated.cu": "template <class T> void run(T x) {}\nvoid f() { run<double>(1.0); }\n"})
+    [pl] = ProjectIndex.build(root).launches_of("tile", str(root / "k.cuh"))
+    assert pl.template_args == ("64", "8", "float") and "main.cu:2" in pl.via
+
+
+def test_config_turns_the_index_off_and_points_at_compile_commands(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+    from kernlint.config import load_settings
+
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cu": '#include "k.cuh"\n'
+                                 "void go() { tile<128, 16, float><<<8, 128>>>(0, 0); }\n"})
+    cfg = root / "kernlint.toml"
+    cfg.write_text('project = false\ncompile-commands = "out"\n')
+    settings = load_settings(cfg)
+    assert settings.project is False and settings.compile_commands == root / "out"
+    monkeypatch.chdir(root)
+    off = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", "k.cuh"])
+    assert "KL201" not in off.output
+    cfg.write_text("project = true\n")
+    on = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", "k.cuh"])
+    assert "KL201" in on.output
+
+
+def test_a_failing_index_never_loses_the_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+    from kernlint.project import index as index_mod
+
+    root = make(tmp_path / "p", {"k.cu": "__global__ void k(float* x, int s) { x[threadIdx.x * s] = 0; }\n"
+                                 "void go(float* x) { k<<<1, 256>>>(x, 32); }\n"})
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(index_mod.ProjectIndex, "build", classmethod(broken))
+    monkeypatch.setattr(index_mod, "_INDEXES", {})
+    res = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", str(root / "k.cu")])
+    assert res.exit_code == 1 and "KL102" in res.stdout
+    assert "project index of" in res.stderr and "disk on fire" in res.stderr

@@ -103,3 +103,20 @@ def test_host_loops_and_conditions_give_joint_samples() -> None:
     assert any("size, stride from the loops and conditions around it" in a for a in r.assumptions())
     # Parameters the host gives are not re-sampled odd.
     assert not [x for x in results if x.kernel.name == "merge_global" and x.odd_offset is not None]
+
+
+def test_a_host_loop_with_an_unknown_bound_still_gives_its_first_values() -> None:
+    src = """#define BS 16
+__global__ void diag(float* m, int dim, int offset) {
+    int i = threadIdx.x;
+    m[offset * dim + offset + i] = 0.0f;
+}
+void lud(float* m, int dim) {
+    for (int i = 0; i < dim - BS; i += BS) diag<<<1, BS>>>(m, dim, i);
+}
+"""
+    (ln,) = parse_source(src, "lud.cu").launches
+    assert ln.arg_samples[2] == (0, 16) and ln.arg_samples[1] is None
+    diags = lint_source(src, "lud.cu", OPTIONS).diagnostics
+    # The host only passes multiples of 16: no "misaligned unless offset is a multiple of 8".
+    assert not [d for d in diags if d.code == "KL103"]

@@ -60,6 +60,8 @@ REASONS: dict[str, tuple[str, str, str]] = {
                   "not reached under the sampled values and launch shape",
                   "set the real values with --define NAME=VALUE or --block X,Y"),
     "unknown": ("the address could not be determined", "the condition could not be determined", ""),
+    "shape": ("not evaluated: the guessed {d}", "not evaluated: the guessed {d}",
+              "pass the real block shape with --block X,Y,Z or an annotation `// kernlint: block=(x,y,z)`"),
 }
 
 
@@ -103,8 +105,12 @@ class SiteStatus:
     why: Why = ("", "")
 
 
-def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool) -> tuple[SiteStatus, ...]:
-    """Every site of one run with its status; local-storage and dead sites are left out."""
+def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool,
+           unresolved: dict[int, str] | None = None) -> tuple[SiteStatus, ...]:
+    """Every site of one run with its status; local-storage and dead sites are left out. A site
+    dropped for no known cause on a line with an unresolved name (`unresolved`: line -> name) is
+    put down to that name."""
+    unresolved = unresolved or {}
     out: dict[SiteKey, SiteStatus] = {}
     for key in list(seen) + [k for k in rec.hits] + [k for k in rec.drops]:
         if key in out:
@@ -112,7 +118,10 @@ def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool) -> tuple[Sit
         if key in rec.hits:
             out[key] = SiteStatus(key, True)
         elif key in rec.drops:
-            out[key] = SiteStatus(key, False, rec.drops[key])
+            why = rec.drops[key]
+            if why[0] == "unknown" and key[2] in unresolved:
+                why = ("unresolved", unresolved[key[2]])
+            out[key] = SiteStatus(key, False, why)
         elif key in rec.local or key in rec.dead:
             continue
         else:
@@ -144,6 +153,13 @@ def is_local_storage(e: ir.Expr, shared: Iterable[str] = ()) -> bool:
     if isinstance(e, ir.Index) and e.ctype.kind == "array":
         return is_local_storage(e.base, shared)
     return False
+
+
+def is_local_method_ref(e: ir.Expr, shared: Iterable[str] = ()) -> bool:
+    """Whether `e` is a reference a method of a thread-local object returns (`packed[k]` on a
+    register type is `*packed.operator[](k)`): dereferencing it reads registers, not memory."""
+    e = _strip(e)
+    return isinstance(e, ir.Call) and e.receiver is not None and is_local_storage(e.receiver, shared)
 
 
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
@@ -261,7 +277,7 @@ class _Walker:
         elif isinstance(e, ir.Unary):
             if e.op == "*":
                 self.expr(e.operand, outer, depth)
-                if e.ctype.kind != "array":
+                if e.ctype.kind != "array" and not is_local_method_ref(e.operand, self.shared):
                     self.site(e.span, outer, ACCESS)
             elif e.op == "&":
                 self.lvalue(e.operand, outer, depth)
@@ -307,7 +323,7 @@ class _Walker:
             return not is_local_storage(e.base, self.shared)
         if isinstance(e, ir.Unary) and e.op == "*":
             self.expr(e.operand, outer, depth)
-            return True
+            return not is_local_method_ref(e.operand, self.shared)
         if isinstance(e, ir.Member):
             if e.arrow:
                 self.expr(e.base, outer, depth)

@@ -63,6 +63,9 @@ class EvalResult:
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
     # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
     dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
+    # An `assert` that fails for every thread reaching it: the launch shape evaluated is one the
+    # kernel itself rules out (`assert(blockDim.x == 4)` under a guessed (32, 8)).
+    contradiction: str = ""
 
 
 class Interpreter:
@@ -108,6 +111,12 @@ class Interpreter:
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
+        # The first unresolved name on each line: an initializer clang dropped because of it leaves
+        # the variable unknown for that reason (coverage names it).
+        self.unresolved_names: dict[int, str] = {}
+        for ln, _c, msg in fn.unresolved:
+            if msg.count("'") >= 2:
+                self.unresolved_names.setdefault(ln, msg.split("'")[1])
         # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
         # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
         # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
@@ -157,7 +166,7 @@ class Interpreter:
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
-        self.result.coverage = cov.finish(self.cov, seen, self.result.truncated)
+        self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         return self.result
 
@@ -404,6 +413,8 @@ class Interpreter:
             self.declare(d.name, Val(None, space="local", root=d.name), t)
             return
         v = self.eval(d.init) if d.init is not None else UNINIT
+        if d.init is None and d.span.line in self.unresolved_names:
+            v = Val(None, why=("unresolved", self.unresolved_names[d.span.line]))  # its initializer did not parse
         if d.init is not None and t.kind in ("int", "bool", "float"):
             v = self.convert(v, t)
         self.declare(d.name, v, t)
@@ -1038,6 +1049,8 @@ class Interpreter:
             return (Val(base.data + idx.data * t.size, base.deps | idx.deps, base.space, base.root), t)
         if isinstance(e, ir.Unary) and e.op == "*":
             p = self.eval(e.operand)
+            if p.data is None and cov.is_local_method_ref(e.operand, self.cov_shared):
+                p = Val(None, p.deps, "local")  # a register object's element (`packed[k]`)
             t = self.resolve(e.ctype)
             if t.size <= 0 and isinstance(e.operand, ir.Call):
                 t = self.returned_element_type(e.operand) or t
@@ -1295,6 +1308,15 @@ class Interpreter:
 
     def eval_call(self, e: ir.Call) -> Val:
         name = e.name
+        if name == "__kernlint_assert" and len(e.args) == 1:
+            # Release builds (-DNDEBUG) drop asserts: their condition is read, never reported on.
+            n_events = len(self.result.events)
+            c = self.eval(e.args[0])
+            del self.result.events[n_events:]
+            if (c.data is not None and not self.result.contradiction and self.mask.any()
+                    and not (np.broadcast_to(c.data != 0, self.mask.shape) & self.mask).any()):
+                self.result.contradiction = f"the assert at line {e.span.line} fails for every thread that reaches it"
+            return UNKNOWN
         cg = coop_groups.eval_call(self, e)
         if cg is not None:
             if cg.data is None and cg.why is None and not cg.fields:
@@ -1343,6 +1365,11 @@ class Interpreter:
             if pt.kind == "pointer" and pt.pointee is not None:
                 self.access(e, p, self.resolve(pt.pointee), "store")
             return UNKNOWN
+        if name == "__builtin_assume_aligned" and e.args:
+            v = self.eval(e.args[0])  # the pointer itself (the alignment is a promise to the compiler)
+            for a in e.args[1:]:
+                self.eval(a)
+            return v
         if name == "operator=" and e.receiver is None and len(e.args) >= 2:
             # A struct assignment (`v[t] = in[i]` on float4) is one store of the whole value; the
             # front end lists the callee between the operands.

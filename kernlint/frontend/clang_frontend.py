@@ -1156,11 +1156,23 @@ def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
     """`v.x = expr` in a host function, keyed "v.x": the assigned value, or None when `v.x` is
     assigned more than once or by a compound assignment (its value at a launch is then unknown)."""
     out: dict[str, ci.Cursor | None] = {}
+    wholes: dict[str, list[ci.Cursor]] = {}
     stack = [fn]
     while stack:
         n = stack.pop()
         kids = list(n.get_children())
         stack.extend(kids)
+        if n.kind == K.CALL_EXPR and n.spelling == "operator=":
+            # `threads = dim3(512, 1);` on a class type is an operator= call: "threads=" lists the
+            # values assigned (the variable's value at a launch when they all fold to the same).
+            ops = [k for k in kids if k.kind.is_expression() and not _is_callee_ref(k, "operator=")]
+            t = ops[0] if len(ops) == 2 else None
+            while t is not None and t.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+                sub = [k for k in t.get_children() if k.kind.is_expression()]
+                t = sub[0] if len(sub) == 1 else None
+            if t is not None and t.kind == K.DECL_REF_EXPR:
+                wholes.setdefault(t.spelling, []).append(ops[1])
+            continue
         if n.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
             continue
         op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
@@ -1178,6 +1190,9 @@ def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
             continue
         key = f"{b.spelling}.{lhs.spelling}"
         out[key] = kids[1] if op == "=" and key not in out else None
+    for name, values in wholes.items():
+        for i, v in enumerate(values):
+            out[f"{name}={i}"] = v
     return out
 
 
@@ -1258,7 +1273,8 @@ def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) 
             if not sub:
                 break
             base = sub[0]
-        if base.kind == K.DECL_REF_EXPR and (base.spelling in inits or f"{base.spelling}.{c.spelling}" in inits):
+        if base.kind == K.DECL_REF_EXPR and (base.spelling in inits or f"{base.spelling}.{c.spelling}" in inits
+                                             or f"{base.spelling}=0" in inits):
             dims = _fold_dim3_var(base.spelling, inits, depth + 1)
             if dims is not None and c.spelling in ("x", "y", "z"):
                 return dims["xyz".index(c.spelling)]
@@ -1269,9 +1285,18 @@ def _fold_dim3_var(name: str, inits: dict[str, ci.Cursor | None], depth: int) ->
     """A dim3 local's value at a launch: its initializer (a plain `dim3 b;` is (1, 1, 1)) with the
     members assigned one by one (`b.x = 256`) folded in."""
     init = inits.get(name)
-    if init is None:  # not a local declared here (a parameter, a member): its other members are unknown
+    if f"{name}=0" in inits:
+        # Assigned as a whole (`threads = dim3(512, 1)`): the value when every assignment agrees.
+        values = {_fold_dim3(v, inits, depth + 1) for k, v in inits.items()
+                  if k.startswith(f"{name}=") and k[len(name) + 1:].isdigit() and v is not None}
+        init = None
+        folded = values.pop() if len(values) == 1 else None
+        if folded is None:
+            return None
+    elif init is None:  # not a local declared here (a parameter, a member): its other members are unknown
         return None
-    folded = _fold_dim3(init, inits, depth + 1)
+    else:
+        folded = _fold_dim3(init, inits, depth + 1)
     dims: list[int | None] = list(folded) if folded is not None else [None, None, None]
     for i, m in enumerate("xyz"):
         key = f"{name}.{m}"
@@ -1292,7 +1317,8 @@ def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0)
     if "dim3" not in spelling_type:
         v = _fold_int(c, inits, depth + 1)
         return (v, 1, 1) if v is not None else None
-    if c.kind == K.DECL_REF_EXPR and (c.spelling in inits or any(f"{c.spelling}.{m}" in inits for m in "xyz")):
+    if c.kind == K.DECL_REF_EXPR and (c.spelling in inits or f"{c.spelling}=0" in inits
+                                      or any(f"{c.spelling}.{m}" in inits for m in "xyz")):
         return _fold_dim3_var(c.spelling, inits, depth)
     if c.kind in (K.CALL_EXPR, K.INIT_LIST_EXPR, K.UNEXPOSED_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
         if c.kind == K.CALL_EXPR and len(kids) >= 1 and c.spelling == "dim3" and len(kids) <= 3 and not (

@@ -19,6 +19,7 @@ from clang import cindex as ci
 K = ci.CursorKind
 MAX_COMBINATIONS = 4096
 DEFAULT_SIZE = 4096  # the interpreter's first size sample, for variables only an `if` bounds
+UNBOUNDED_ITERATIONS = 2  # iterations taken from a host loop whose bound is unknown
 
 
 class _Unknown(Exception):
@@ -199,9 +200,15 @@ def launch_arg_samples(launch: ci.Cursor, ancestors: list[ci.Cursor], args: list
                 nxt: list[dict[str, int]] = []
                 for env in combos:
                     v = folder.fold(start, env)
-                    for _ in range(MAX_COMBINATIONS):
+                    for k in range(MAX_COMBINATIONS):
                         e = dict(env, **{var: v})
-                        if not folder.fold(cond, e):
+                        try:
+                            go = folder.fold(cond, e)
+                        except _Unknown:
+                            # A bound the host code does not fix (`i < matrix_dim - 16`): its first
+                            # iterations still show the values the loop gives (multiples of its step).
+                            go = k < UNBOUNDED_ITERATIONS
+                        if not go:
                             break
                         nxt.append(e)
                         if len(nxt) > MAX_COMBINATIONS:

@@ -262,11 +262,17 @@ class ProjectIndex:
 
     # --- folding -------------------------------------------------------------------------------
 
-    def _host_bindings(self, host: str, params: tuple[tuple[str, bool, str], ...]) -> list[tuple[dict[str, str], str]]:
-        """Bindings of a host function template's parameters from the calls `host<...>(...)` in the project."""
+    def _host_bindings(self, host: str, params: tuple[tuple[str, bool, str], ...],
+                       defined_in: str) -> list[tuple[dict[str, str], str]]:
+        """Bindings of a host function template's parameters from the calls `host<...>(...)` in the
+        project files that can see its definition (C++ needs it visible where it is instantiated)."""
         out: list[tuple[dict[str, str], str]] = []
         seen = set()
         for p, facts in self.facts.items():
+            if not any(name == host for name, _a, _l in facts.template_calls):
+                continue
+            if p != defined_in and defined_in not in self.closure(p):
+                continue
             for name, args, line in facts.template_calls:
                 if name != host or len(args) > len(params):
                     continue
@@ -302,7 +308,7 @@ class ProjectIndex:
         host_names = {n for n, _t, _d in ln.host_params}
         variants: list[tuple[dict[str, str], str]] = [({}, "")]
         if host_names:
-            found = self._host_bindings(ln.host, ln.host_params)
+            found = self._host_bindings(ln.host, ln.host_params, path)
             variants = found or [({}, "")]
         out = []
         for binding, via in variants:
