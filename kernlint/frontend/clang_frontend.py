@@ -778,6 +778,20 @@ def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "") -> lis
     return problems
 
 
+# `__shared__ alignas(16) float t[...]` is valid CUDA (nvcc accepts it; cuda-samples use it), but the
+# shim spells `__shared__` as a GNU attribute, after which clang refuses a C++11 attribute. Swapping the
+# two specifiers is the same declaration and keeps every offset of the file (same length, same line).
+_SPACE_THEN_ALIGNAS_RE = re.compile(
+    r"\b(__shared__|__constant__|__device__|__managed__)([ \t]+)(alignas[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))")
+
+
+def clang_spelling(text: str) -> str:
+    """`text` with CUDA spellings the shim cannot take rewritten in place (same length and lines)."""
+    if "alignas" not in text:
+        return text
+    return _SPACE_THEN_ALIGNAS_RE.sub(lambda m: m.group(3) + m.group(2) + m.group(1), text)
+
+
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
                  ) -> ir.TranslationUnit:
@@ -801,6 +815,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     args += [f"-I{d}" for d in include_dirs] + [f"-I{STUB_DIR}"]
     args += [f"-D{d}" for d in defines]
     names, paths = _stub_includes(text, parse_path, include_dirs)
+    text = clang_spelling(text)
+    if fragment_text is not None:
+        fragment_text = clang_spelling(fragment_text)
     index = ci.Index.create()
     tu = None
     for _round in range(_MAX_PARSE_ROUNDS):
