@@ -432,3 +432,43 @@ def test_list_rules_says_which_rules_can_fix() -> None:
     assert "fix" in header
     rows = {line.split()[0]: line.split()[header.index("fix")] for line in out.splitlines()[1:]}
     assert rows["KL201"] == "yes" and rows["KL101"] == "-"
+
+
+
+# --------------------------------------------------------------------------- KL301's fix text
+
+REDUCTIONS = """__global__ void seq(const float* in, float* out) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (tid < k) s[tid] += s[tid + k];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+__global__ void inter(const float* in, float* out) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (unsigned k = 1; k < blockDim.x; k *= 2) {
+        if (tid % (2 * k) == 0) s[tid] += s[tid + k];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+"""
+
+
+def test_kl301_fix_does_not_suggest_what_the_code_already_does(tmp_path: Path) -> None:
+    p = tmp_path / "red.cu"
+    p.write_text(REDUCTIONS)
+    code, out, _ = run([str(p), "--block", "256", "--select", "KL301", "--format", "json"])
+    by_line = {d["line"]: d for d in json.loads(out)["diagnostics"]}
+    sequential, interleaved = by_line[7], by_line[18]
+    fix_seq = next(n for n in sequential["notes"] if n.startswith("fix:"))
+    assert "sequential addressing" not in fix_seq and "already contiguous" in fix_seq
+    fix_int = next(n for n in interleaved["notes"] if n.startswith("fix:"))
+    assert "sequential addressing" in fix_int
