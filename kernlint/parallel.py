@@ -26,20 +26,21 @@ class FileJob:
     path: str
     name: str
     data: bytes | None = None
-    explicit: bool = False  # named on the command line: config `exclude` does not apply
+    settings: Any = None  # config.Settings of this file
+    options: Any = None  # engine.LintOptions of this file, without the project index
+    build_dir: str | None = None
+    no_project: bool = False
 
 
 @dataclass(frozen=True)
 class LintSetup:
-    """What every file's lint needs, the same for all files of a run (pickled once per task)."""
+    """What every file's lint needs, the same for all files of a run."""
 
-    options: Any  # engine.LintOptions without the project index
-    settings: Any  # config.Settings
     project_dir: str | None = None
-    build_dir: str | None = None
-    no_project: bool = False
     keep_results: bool = False  # keep KernelResults (evaluations) for --confirm
     tracebacks: bool = False
+    fix: bool = False  # apply fixes to the file
+    diff: bool = False  # only compute the fixes' diff
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,15 @@ class FileOutcome:
     """One file's contribution to the report. `problems` are (path, message, line) for `InputProblem`."""
 
     name: str
-    skipped: bool = False
     text: str | None = None
     diagnostics: tuple = ()
     coverage: tuple = ()
     problems: tuple[tuple[str, str, int], ...] = ()
     notes: tuple[str, ...] = ()  # project-index notes: printed once per run by the caller
     stderr: str = ""
+    linted: bool = False  # the file was analysed (it counts in files_checked)
+    fixed: int = 0  # findings fixed (--fix) or fixable (--diff)
+    diff: str = ""
     result: Any = field(default=None, compare=False)  # the LintResult, only with `keep_results`
 
 
@@ -96,33 +99,43 @@ def lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
 def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
     from kernlint.checks import ALL_RULES
     from kernlint.cli import InputProblem, decode_source, read_cuda_file
-    from kernlint.config import is_excluded, is_selected
+    from kernlint.config import is_selected
     from kernlint.engine import lint_source
     from kernlint.frontend import FrontendError
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
-    name, settings = job.name, setup.settings
+    name, settings = job.name, job.settings
     try:
-        if job.data is not None:
-            text = decode_source(name, job.data)
-        else:
-            if is_excluded(job.path, settings) and not job.explicit:
-                return FileOutcome(name, skipped=True)
-            text = read_cuda_file(Path(job.path))
+        text = decode_source(name, job.data) if job.data is not None else read_cuda_file(Path(job.path))
     except InputProblem as exc:
         return FileOutcome(name, problems=((exc.path, exc.message, exc.line),))
     notes: tuple[str, ...] = ()
     try:
-        options, notes = project_options(setup.options, job.path, setup.project_dir, setup.build_dir,
-                                         setup.no_project)
+        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project)
         result = lint_source(text, name, options)
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)
     active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
-    kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)
-    diags = tuple(d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES))
-    return FileOutcome(name, text=text, diagnostics=diags, coverage=result.coverage, notes=notes,
-                       result=result if setup.keep_results else None)
+
+    def selected(res: Any, src: str) -> list:
+        kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES, active)
+        return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES)]
+
+    diags = selected(result, text)
+    fixed, diff = 0, ""
+    if (setup.fix or setup.diff) and job.path != "-" and any(d.fixes for d in diags):
+        from kernlint.fix import fix_file
+
+        fo = fix_file(name, text, diags, lambda new: selected(lint_source(new, name, options), new))
+        if fo.changed:
+            fixed = len(fo.fixed)
+            if setup.diff:
+                diff = fo.diff()
+            else:
+                Path(job.path).write_text(fo.text, encoding="utf-8")
+                text, diags = fo.text, list(fo.remaining)
+    return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
+                       result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff)
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:

@@ -60,10 +60,10 @@ def test_a_worker_that_dies_costs_only_its_own_file(tmp_path: Path) -> None:
         f = tmp_path / f"k{i}.cu"
         f.write_text(STRIDED)
         paths.append(str(f))
-    jobs = [FileJob(p, p) for p in paths]
-    jobs[1] = FileJob(paths[1], paths[1], data=_DieWhenUnpickled())  # type: ignore[arg-type]
-    setup = LintSetup(options=LintOptions(resources=False), settings=load_settings(None, ALL_RULES),
-                      no_project=True)
+    common = dict(settings=load_settings(None, ALL_RULES), options=LintOptions(resources=False), no_project=True)
+    jobs = [FileJob(p, p, **common) for p in paths]  # type: ignore[arg-type]
+    jobs[1] = FileJob(paths[1], paths[1], data=_DieWhenUnpickled(), **common)  # type: ignore[arg-type]
+    setup = LintSetup()
     outcomes = list(lint_files(jobs, setup, workers=2))
     assert [o.name for o in outcomes] == paths
     assert outcomes[1].problems and "worker process" in outcomes[1].problems[0][1]
