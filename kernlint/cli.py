@@ -256,6 +256,8 @@ class _Command(click.Command):
 @click.option("-j", "--jobs", "jobs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Lint files in N worker processes; output is the same as with -j 1 (one process). "
                    "--confirm always runs in one process.  [default: the number of cores]")
+@click.option("--statistics", is_flag=True,
+              help="After the findings, print a roofline table per kernel (FLOPs, bytes, intensity, bound).")
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Print the traceback of internal errors (as {TRACEBACK_ENV}=1 does).")
 @click.version_option(__version__, "--version", prog_name="kernlint")
@@ -266,7 +268,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
          no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
          force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
-         diff: bool = False, jobs: int | None = None) -> None:
+         diff: bool = False, statistics: bool = False, jobs: int | None = None) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
@@ -330,6 +332,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     diagnostics: list[Diagnostic] = []
     results = []  # LintResults, kept only for --confirm (which runs in this process)
     coverage = []
+    roofline_rows = []
     files_checked = 0
     diffs: list[str] = []
     fixed_count = 0
@@ -341,7 +344,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             settings=file_settings, options=options_for(file_settings),
             build_dir=build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
             no_project=no_project or not file_settings.project))
-    setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), tracebacks=tracebacks_wanted(),
+    setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch, tracebacks=tracebacks_wanted(),
                       fix=fix, diff=diff)
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
     for outcome in lint_files(file_jobs, setup, workers):
@@ -359,6 +362,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             results.append(outcome.result)
         files_checked += outcome.linted
         coverage.extend(outcome.coverage)
+        roofline_rows.extend(outcome.rooflines)
         diagnostics.extend(outcome.diagnostics)
         fixed_count += outcome.fixed
         if outcome.diff:
@@ -414,7 +418,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
-                        files_checked=files_checked, kernels=coverage)
+                        files_checked=files_checked, kernels=coverage, roofline=roofline_rows,
+                        statistics=statistics)
     out = render(settings.format, diagnostics, ctx)
     if out:
         # click strips ANSI codes from output that is not a terminal unless told otherwise.

@@ -41,6 +41,7 @@ class LintSetup:
     tracebacks: bool = False
     fix: bool = False  # apply fixes to the file
     diff: bool = False  # only compute the fixes' diff
+    arch: str | None = None  # the run's architecture, for the roofline rows
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class FileOutcome:
     linted: bool = False  # the file was analysed (it counts in files_checked)
     fixed: int = 0  # findings fixed (--fix) or fixable (--diff)
     diff: str = ""
+    rooflines: tuple = ()  # roofline.Roofline rows of the file's kernels (--statistics, reporters)
     result: Any = field(default=None, compare=False)  # the LintResult, only with `keep_results`
 
 
@@ -134,8 +136,11 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
             else:
                 Path(job.path).write_text(fo.text, encoding="utf-8")
                 text, diags = fo.text, list(fo.remaining)
+    from kernlint.roofline import rooflines
+
     return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
-                       result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff)
+                       result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff,
+                       rooflines=tuple(rooflines(result.results, setup.arch)))
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:
