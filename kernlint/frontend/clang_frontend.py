@@ -972,24 +972,22 @@ def _text_instantiations(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def fold_tokens(toks: list[str], macros: dict[str, int]) -> int | None:
-    """Value of an object-like macro whose body is integer arithmetic over literals and other macros."""
-    parts = []
+    """Value of an object-like macro whose body is integer arithmetic over literals and other macros.
+
+    Bounded (kernlint.intfold): values beyond 64 bits, huge literals and deep nesting are unknown (None)."""
+    from kernlint import intfold
+
+    parts: list[str | int] = []
     for t in toks:
         if t in macros:
-            parts.append(str(macros[t]))
-        elif re.fullmatch(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*", t):
-            parts.append(str(int(t.rstrip("uUlL"), 0)))
+            parts.append(macros[t])
         elif t in ("true", "false"):  # bool template arguments (`loadChunk<true>`)
-            parts.append("1" if t == "true" else "0")
-        elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>"):
-            parts.append("//" if t == "/" else t)
+            parts.append(1 if t == "true" else 0)
+        elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>") or t[:1].isdigit():
+            parts.append(t)
         else:
             return None
-    try:
-        value = eval(" ".join(parts), {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
-        return None
-    return int(value) if isinstance(value, int) else None
+    return intfold.evaluate(parts)
 
 
 def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
@@ -1263,7 +1261,7 @@ def _reassigned_names(fn: ci.Cursor) -> set[str]:
 def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> int | None:
     v = _evaluate(c)
     if isinstance(v, (int, float)):
-        return int(v)
+        return int(v) if abs(v) < 1 << 64 else None  # (inf/NaN fail the comparison too)
     if depth > 8:
         return None
     kids = [k for k in c.get_children() if k.kind.is_expression()]
@@ -1278,11 +1276,11 @@ def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) 
         b = _fold_int(kids[1], inits, depth + 1)
         if a is None or b is None:
             return None
-        try:
-            return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b) if b else None,
-                    "%": a % b if b else None, "<<": a << b, ">>": a >> b}.get(op or "")
-        except (ValueError, OverflowError):
+        if op not in ("+", "-", "*", "/", "%", "<<", ">>"):
             return None
+        from kernlint import intfold
+
+        return intfold.evaluate([a, op, b])  # bounded: `1 << huge` is unknown, never a huge int
     if c.kind == K.MEMBER_REF_EXPR and kids and kids[0].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):
         base = kids[0]
         while base.kind == K.UNEXPOSED_EXPR:
