@@ -60,3 +60,21 @@ def test_hostile_macros_and_launch_bounds_do_not_lose_the_file() -> None:
     assert time.monotonic() - t0 < 60
     assert "KL101" in found, found  # the strided kernel is still analysed
     assert "KL905" not in found, found
+
+
+# --- depth budgets ------------------------------------------------------------------------------------
+
+def _deep_kernel(arms: int) -> str:
+    chain = "".join(f"    else if (i == {k}) o[i] = {k};\n" for k in range(1, arms))
+    terms = " + ".join(f"a[i + {k}]" for k in range(arms))
+    return ("__global__ void deep(const float* a, float* o) {\n    int i = threadIdx.x;\n"
+            f"    if (i == 0) o[i] = 0;\n{chain}    o[i] = {terms};\n}}\n")
+
+
+@pytest.mark.parametrize("arms", [1200])
+def test_deep_code_is_reported_not_a_crash(arms: int) -> None:
+    found = codes(_deep_kernel(arms) + STRIDED)
+    assert "KL905" not in found and "KL900" not in found, {k: [d.message for d in v][:2] for k, v in found.items()}
+    assert "KL101" in found  # the other kernel is analysed
+    kl904 = [d for d in found.get("KL904", []) if "too deeply nested" in (d.message + str(d.notes))]
+    assert kl904, {k: [d.message for d in v][:2] for k, v in found.items()}

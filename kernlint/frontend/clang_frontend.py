@@ -190,12 +190,19 @@ _SITE_KINDS = frozenset({K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.UNARY_OPER
                          K.CONDITIONAL_OPERATOR})
 
 
+# Statements and expressions nested deeper than this are lowered as opaque "too deeply nested to
+# analyse" (coverage reports them, KL904): Python's recursion limit (1,000 frames) must never be reached
+# by the lowering, the evaluator or the rules, whatever the input (an `else if` chain of 1,000 arms).
+MAX_NESTING = 150
+
+
 class _Lowering:
     """Walk clang cursors and build IR nodes."""
 
     def __init__(self, ctx: _Ctx, types: _TypeConverter) -> None:
         self.ctx = ctx
         self.types = types
+        self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -203,6 +210,15 @@ class _Lowering:
     # --- expressions ---------------------------------------------------------------------------
 
     def expr(self, c: ci.Cursor) -> ir.Expr:
+        if self.depth >= MAX_NESTING:  # deeper code stays opaque: the rest is analysed, this is reported
+            return ir.Opaque(ir.TOO_DEEP, self.ctype(c), _span(c))
+        self.depth += 1
+        try:
+            return self._expr(c)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, c: ci.Cursor) -> ir.Expr:
         kind = c.kind
         # Source locations are costly to read through libclang; only sites that can carry a finding
         # (memory accesses and calls) need one.
@@ -475,6 +491,15 @@ class _Lowering:
     # --- statements ----------------------------------------------------------------------------
 
     def stmt(self, c: ci.Cursor) -> ir.Stmt:
+        if self.depth >= MAX_NESTING:
+            return ir.OpaqueStmt(ir.TOO_DEEP, _span(c))
+        self.depth += 1
+        try:
+            return self._stmt(c)
+        finally:
+            self.depth -= 1
+
+    def _stmt(self, c: ci.Cursor) -> ir.Stmt:
         kind = c.kind
         span = _span(c)
         if kind == K.COMPOUND_STMT:
