@@ -254,6 +254,8 @@ class _Command(click.Command):
 @click.option("--no-project", is_flag=True, help="Lint each file alone, without the project index.")
 @click.option("-p", "build_dir", default=None, metavar="BUILD_DIR",
               help="Directory holding compile_commands.json (per-file -I/-D), as clang-tidy -p.")
+@click.option("--statistics", is_flag=True,
+              help="After the findings, print a roofline table per kernel (FLOPs, bytes, intensity, bound).")
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Print the traceback of internal errors (as {TRACEBACK_ENV}=1 does).")
 @click.version_option(__version__, "--version", prog_name="kernlint")
@@ -264,7 +266,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
          no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
          force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
-         diff: bool = False) -> None:
+         diff: bool = False, statistics: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
@@ -424,12 +426,15 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             click.echo(f"kernlint: note: {n}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
+    from kernlint.roofline import rooflines
 
     use_color = color if color is not None else _color_from_env(sys.stdout.isatty())
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
-                        files_checked=len(results), kernels=[k for r in results for k in r.coverage])
+                        files_checked=len(results), kernels=[k for r in results for k in r.coverage],
+                        roofline=rooflines([k for r in results for k in r.results], settings.arch),
+                        statistics=statistics)
     out = render(settings.format, diagnostics, ctx)
     if out:
         # click strips ANSI codes from output that is not a terminal unless told otherwise.

@@ -23,6 +23,7 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
 from kernlint.eval import resample
+from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
@@ -124,6 +125,8 @@ class Interpreter:
         self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
         self.lane_work = np.zeros((self.S, self.W), dtype=np.int64)
         self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
+        self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
         # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
         # KernelResult.assumptions states on the accesses beneath them).
         self.data_guards: list[str] = []
@@ -166,7 +169,7 @@ class Interpreter:
             self.result.notes.append(
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
-                                          self.mem_work.copy()))
+                                          self.mem_work.copy(), flops=self.flop_lanes.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
         self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
@@ -379,6 +382,11 @@ class Interpreter:
         self.tick()
         if not isinstance(s, ir.Block):
             self.count_work(_own_ops(s))
+            f32, f64 = statement_flops(s)
+            if f32 or f64:
+                lanes = self.mask.sum(axis=-1)
+                self.flop_lanes[0] += lanes * f32
+                self.flop_lanes[1] += lanes * f64
         if isinstance(s, ir.Block):
             self.exec_block(s)
         elif isinstance(s, ir.ExprStmt):

@@ -123,6 +123,10 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     closing = []
     if ctx.kernels is not None:
         closing.append(coverage_summary(ctx.kernels))
+    if ctx.statistics and ctx.roofline:
+        from kernlint.roofline import table
+
+        closing.append(table(ctx.roofline))
     # The summary comes last, as ruff's "Found N errors." does.
     closing.append(_paint(summary(diagnostics, ctx.files_checked), _BOLD, ctx.color))
     return "\n".join([*blocks, *closing]) + "\n"
