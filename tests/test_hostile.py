@@ -78,3 +78,58 @@ def test_deep_code_is_reported_not_a_crash(arms: int) -> None:
     assert "KL101" in found  # the other kernel is analysed
     kl904 = [d for d in found.get("KL904", []) if "too deeply nested" in (d.message + str(d.notes))]
     assert kl904, {k: [d.message for d in v][:2] for k, v in found.items()}
+
+
+# --- only regular files, with a size cap ------------------------------------------------------------
+
+def test_special_files_and_bad_names_are_one_message_each_and_the_rest_is_linted(tmp_path, monkeypatch) -> None:
+    import os
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.cu").write_text(STRIDED)
+    os.mkfifo(tmp_path / "pipe.cu")
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / "p.cuh")  # found by the walk: must not block either
+    (tmp_path / "big.cu").write_text("// x\n" * 100)
+    monkeypatch.setenv("KERNLINT_MAX_FILE_BYTES", "400")
+    long_name = "a" * 300 + ".cu"
+    code, out, err = run(["good.cu", "pipe.cu", "sub", "", long_name, "big.cu", "/dev/null.cu"])
+    assert code == 2
+    assert "pipe.cu: error: is a FIFO" in err
+    assert "sub/p.cuh: error: is a FIFO" in err
+    assert "'': error: empty path argument" in err
+    assert f"{long_name}: error: cannot access" in err
+    assert "big.cu: error: larger than the size limit of 400 bytes" in err
+    assert "good.cu:1:" in out and "KL101" in out
+    assert "Traceback" not in err + out
+
+
+def test_stdin_is_read_up_to_the_cap() -> None:
+    import io
+
+    from kernlint.inputs import ReadProblem, read_capped
+
+    class Endless(io.RawIOBase):
+        reads = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+            Endless.reads += len(b)
+            b[:] = b" " * len(b)
+            return len(b)
+
+    with pytest.raises(ReadProblem, match="size limit of 1000 bytes"):
+        read_capped(Endless(), cap=1000)
+    assert Endless.reads <= 1001
+    assert read_capped(io.BytesIO(b"x" * 1000), cap=1000) == b"x" * 1000
+
+
+def test_a_newline_in_a_file_name_cannot_forge_a_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a\nb.cu:9:9: KL999 forged.cu").write_text(STRIDED)
+    for fmt in ("text", "concise"):
+        code, out, _err = run(["--format", fmt, "a\nb.cu:9:9: KL999 forged.cu"])
+        assert code == 1
+        assert "a\\x0ab.cu" in out
+        assert not any(line.startswith("b.cu:9:9") for line in out.splitlines())
