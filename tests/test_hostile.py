@@ -182,3 +182,15 @@ def test_suppression_parsing_is_linear() -> None:
     sups = parse_suppressions(make(3))
     assert [s.lines for s in sups][:1] and len(sups) == 3
     _linear(parse_suppressions, make, 4_000)
+
+
+# --- a syntax error that swallows a kernel is never silent ---------------------------------------------
+
+@pytest.mark.parametrize("opener, what", [("/* oops", "unterminated /* comment"),
+                                          ("#if 0", "unterminated conditional directive")])
+def test_a_kernel_lost_to_an_unterminated_comment_or_conditional_is_an_error(opener: str, what: str) -> None:
+    src = STRIDED + opener + "\n" + STRIDED.replace("void k(", "void lost(")
+    found = codes(src)
+    assert "KL101" in found  # the kernel before it is still analysed
+    errors = [d for d in found.get("KL900", []) if d.severity.label == "error"]
+    assert len(errors) == 1 and what in errors[0].message and errors[0].line == 2, found.get("KL900")
