@@ -5,6 +5,7 @@ Exit codes are documented once, in `kernlint.exitcodes`.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,18 +45,21 @@ class InputProblem(Exception):
         self.message = message
 
     def render(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        from kernlint.inputs import display_path
+
+        path = display_path(self.path)
+        where = f"{path}:{self.line}" if self.line else path
         return f"{where}: error: {self.message}"
 
 
 def read_cuda_file(path: Path) -> str:
     """Read a source file as UTF-8 text, rejecting binaries with a clear message."""
+    from kernlint.inputs import ReadProblem, read_regular
+
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputProblem(str(path), "is a directory") from None
-    except OSError as exc:
-        raise InputProblem(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        data = read_regular(path)  # regular files only, size-capped, never blocks (kernlint/inputs.py)
+    except ReadProblem as exc:
+        raise InputProblem(str(path), str(exc)) from None
     return decode_source(str(path), data)
 
 
@@ -88,11 +92,9 @@ _DEVICE_MARKERS = (b"__global__", b"__device__", b"<<<")
 
 def has_device_code(path: Path) -> bool:
     """Cheap text check: does the file mention `__global__`, `__device__` or a `<<<` launch?"""
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(4 << 20)
-    except OSError:
-        return False
+    from kernlint.inputs import head
+
+    data = head(path, 4 << 20)  # b"" for a FIFO, a device or an unreadable file: never blocks
     return any(m in data for m in _DEVICE_MARKERS)
 
 
@@ -129,14 +131,26 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...] = (), *, resol
         if arg == "-":
             files.append("-")
             continue
+        if not arg:
+            problems.append(InputProblem("''", "empty path argument"))
+            continue
         p = Path(arg)
-        if p.is_dir():
-            found = walk(arg, lambda d: not excluded(d), keep_file, respect_gitignore)
+        try:
+            mode = os.stat(arg).st_mode
+        except FileNotFoundError:
+            mode = None
+        except (OSError, ValueError) as exc:  # name too long, permission denied on a parent, NUL byte
+            problems.append(InputProblem(arg, f"cannot access: {getattr(exc, 'strerror', None) or exc}"))
+            continue
+        if mode is not None and stat.S_ISDIR(mode):
+            unreadable: list[tuple[str, str]] = []
+            found = walk(arg, lambda d: not excluded(d), keep_file, respect_gitignore, unreadable)
+            problems.extend(InputProblem(d, f"cannot read directory: {why}") for d, why in unreadable)
             if not found:
                 problems.append(InputProblem(arg, "directory contains no .cu or .cuh files "
                                                   "(nor C/C++ files with device code)"))
             files.extend(found)
-        elif p.exists():
+        elif mode is not None:
             if force_exclude and excluded(arg):
                 continue
             if p.suffix.lower() not in LINTABLE_SUFFIXES:
@@ -339,13 +353,22 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     file_jobs = []
     for f in files:
         file_settings = _resolve(resolver, stdin_filename if f == "-" and stdin_filename else f)
+        name = (stdin_filename or "<stdin>") if f == "-" else f
+        data = None
+        if f == "-":
+            from kernlint.inputs import ReadProblem, read_capped
+
+            try:
+                data = read_capped(sys.stdin.buffer)  # at most the size cap + 1 bytes
+            except ReadProblem as exc:
+                problems.append(InputProblem(name, str(exc)))
+                continue
         file_jobs.append(FileJob(
-            f, (stdin_filename or "<stdin>") if f == "-" else f, data=sys.stdin.buffer.read() if f == "-" else None,
-            settings=file_settings, options=options_for(file_settings),
+            f, name, data=data, settings=file_settings, options=options_for(file_settings),
             build_dir=build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
             no_project=no_project or not file_settings.project))
-    setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch, tracebacks=tracebacks_wanted(),
-                      fix=fix, diff=diff)
+    setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch,
+                      roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff)
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
     for outcome in lint_files(file_jobs, setup, workers):
         click.get_current_context().meta[CURRENT_PATH] = outcome.name

@@ -42,6 +42,7 @@ class LintSetup:
     fix: bool = False  # apply fixes to the file
     diff: bool = False  # only compute the fixes' diff
     arch: str | None = None  # the run's architecture, for the roofline rows
+    roofline_peak: Any = None  # config roofline-peak, for the roofline rows
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
 
     return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
                        result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff,
-                       rooflines=tuple(rooflines(result.results, setup.arch)))
+                       rooflines=tuple(rooflines(result.results, setup.arch, setup.roofline_peak)))
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:

@@ -34,6 +34,7 @@ WARP = 32
 MAX_LOOP_ITERATIONS = 48
 MAX_EVENTS_PER_SITE = 48
 MAX_INLINE_DEPTH = 6
+MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
 
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
@@ -138,6 +139,7 @@ class Interpreter:
         self.shared_scalars = SharedScalars(self.S)
         # Coverage: which sites produced an event, and why the others did not (eval/coverage.py).
         self.cov = cov.Recorder()
+        self.nesting = 0  # exec/eval calls in progress (bounded by MAX_EVAL_NESTING)
         self.cov_shared = cov.shared_names(fn, tu)
         # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
         self.recent_loads = RecentLoads()
@@ -364,6 +366,19 @@ class Interpreter:
         self.lane_work += self.mask.sum(axis=-1) * ops
 
     def exec(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
+            self.cov.drop(self.site_key(s.span, cov.BRANCH), ("deep", ""))
+            return
+        if self.nesting >= MAX_EVAL_NESTING:  # code inlined deep into deep code: reported, not a RecursionError
+            self.cov.drop(self.site_key(s.span, cov.BRANCH), ("deep", ""))
+            return
+        self.nesting += 1
+        try:
+            self._exec(s)
+        finally:
+            self.nesting -= 1
+
+    def _exec(self, s: ir.Stmt) -> None:
         self.tick()
         if not isinstance(s, ir.Block):
             self.count_work(_own_ops(s))
@@ -693,6 +708,16 @@ class Interpreter:
     # --- expressions ------------------------------------------------------------------------------
 
     def eval(self, e: ir.Expr) -> Val:
+        if (isinstance(e, ir.Opaque) and e.reason == ir.TOO_DEEP) or self.nesting >= MAX_EVAL_NESTING:
+            self.cov.drop(self.site_key(e.span, cov.BRANCH), ("deep", ""))
+            return Val(None, why=("deep", ""))
+        self.nesting += 1
+        try:
+            return self._eval(e)
+        finally:
+            self.nesting -= 1
+
+    def _eval(self, e: ir.Expr) -> Val:
         self.tick()
         if isinstance(e, ir.Lit):
             return const(e.value)
