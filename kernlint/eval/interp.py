@@ -44,6 +44,20 @@ GRID_SAMPLE = (64, 64, 4)
 POINTER_SPACING = 1 << 36  # byte distance between the sampled bases of distinct pointer params
 
 
+def _pure(e: ir.Expr) -> bool:
+    """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Member) and n.arrow:
+            return False
+        if isinstance(n, ir.Unary) and n.op in ("*", "&", "post++", "post--", "pre++", "pre--"):
+            return False
+        if isinstance(n, ir.Binary) and (n.op == "," or n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")):
+            return False
+        if not isinstance(n, (ir.Lit, ir.Ref, ir.Member, ir.Unary, ir.Binary, ir.Cast)):
+            return False
+    return True
+
+
 class BudgetExceeded(Exception):
     """The per-kernel step budget ran out."""
 
@@ -63,6 +77,8 @@ class EvalResult:
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
     # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
     dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
+    # For dead regions whose guard picks out blocks the samples miss: blockIdx.x -> a block that enters.
+    block_targets: dict[tuple[int, int, int, int], dict[str, int]] = field(default_factory=dict)
     # An `assert` that fails for every thread reaching it: the launch shape evaluated is one the
     # kernel itself rules out (`assert(blockDim.x == 4)` under a guessed (32, 8)).
     contradiction: str = ""
@@ -94,8 +110,11 @@ class Interpreter:
         self.grid_known = grid is not None
         g = grid or GRID_SAMPLE
         blocks = []
-        for s in BLOCK_SAMPLES:
-            blocks.append(tuple(min(s[i], g[i] - 1) for i in range(3)))
+        for k, s in enumerate(BLOCK_SAMPLES):
+            # A re-evaluation may sample blockIdx as the blocks a dead guard picks out (eval/resample.py).
+            s = tuple(int(sample_overrides[f"blockIdx.{d}"][k]) if sample_overrides and f"blockIdx.{d}" in
+                      sample_overrides else s[i] for i, d in enumerate("xyz"))
+            blocks.append(tuple(max(0, min(s[i], g[i] - 1)) for i in range(3)))
         self.block_idx = tuple(np.array([b[i] for b in blocks], dtype=np.int64).reshape(self.S, 1, 1) for i in range(3))
         self.grid_dim = g
         self.mask = self.entry_mask.copy()
@@ -141,6 +160,7 @@ class Interpreter:
         self.sample_overrides = dict(sample_overrides or {})
         self.ifs_taken: set[tuple[int, int, int, int]] = set()
         self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
+        self.ifs_targets: dict[tuple[int, int, int, int], dict[str, int]] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -168,6 +188,7 @@ class Interpreter:
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
         self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
+        self.result.block_targets = {k: v for k, v in self.ifs_targets.items() if k in self.result.dead_regions}
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -486,9 +507,52 @@ class Interpreter:
         if ran:
             self.ifs_taken.add(key)
             return
+        if key in self.ifs_dead or not resample.has_memory_access(s.then):
+            return
         params = resample.sampled_parameters(deps, self.result.assumed)
-        if params and key not in self.ifs_dead and resample.has_memory_access(s.then):
+        targets = self.block_targets(s.cond) if resample.block_names(deps) else {}
+        if targets:
+            params = params | frozenset(targets)
+            self.ifs_targets[key] = targets
+        if params:
             self.ifs_dead[key] = params
+
+    def block_targets(self, cond: ir.Expr) -> dict[str, int]:
+        """Block indices that the comparisons of `cond` with blockIdx ask for (`bx == 1` -> x: 1).
+
+        Only a side that is exactly a blockIdx component (under every sample) compared with a side
+        whose value is one integer (a constant, gridDim, a known size) counts; the target is clamped
+        to the grid. Sides with loads, calls or side effects are not evaluated again.
+        """
+        out: dict[str, int] = {}
+        for n in ir.walk(cond):
+            if not isinstance(n, ir.Binary) or n.op not in ("==", "<", ">", "<=", ">=") \
+                    or not _pure(n.lhs) or not _pure(n.rhs):
+                continue
+            lhs, rhs = self.eval(n.lhs), self.eval(n.rhs)
+            for side, other, swapped in ((lhs, rhs, False), (rhs, lhs, True)):
+                dim = self.block_component(side)
+                if dim is None or other.data is None or resample.block_names(other.deps):
+                    continue
+                vals = np.unique(np.asarray(other.data))
+                if vals.size != 1:
+                    continue
+                t = resample.block_target(n.op, int(vals[0]), swapped)
+                if t is not None:
+                    i = "xyz".index(dim)
+                    out.setdefault(f"blockIdx.{dim}", max(0, min(t, self.grid_dim[i] - 1)))
+        return out
+
+    def block_component(self, v: Val) -> str | None:
+        """'x' when `v` is blockIdx.x under every sample (`bx`, `(int)blockIdx.x`), else None."""
+        names = resample.block_names(v.deps)
+        if v.data is None or len(names) != 1 or v.deps != names:
+            return None
+        dim = next(iter(names))[-1]
+        data = np.asarray(v.data)
+        if data.ndim != 3 or data.shape[0] != self.S:
+            return None
+        return dim if bool(np.all(data == self.block_idx["xyz".index(dim)])) else None
 
     def _loop_over_budget(self, start_cost: int, iterations: int) -> bool:
         """Stop a costly loop early rather than exhaust the kernel's budget inside it.
