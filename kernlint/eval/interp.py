@@ -58,6 +58,33 @@ def _pure(e: ir.Expr) -> bool:
     return True
 
 
+def _block_member(e: ir.Expr) -> str | None:
+    """'x' for `blockIdx.x` (through casts), else None."""
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    if isinstance(e, ir.Member) and e.field in ("x", "y", "z"):
+        base = e.base.operand if isinstance(e.base, ir.Cast) else e.base
+        if isinstance(base, ir.Ref) and base.kind == "builtin" and base.name == "blockIdx":
+            return e.field
+    return None
+
+
+def _block_alias(body: ir.Stmt, name: str) -> str | None:
+    """'x' when every write to the variable `name` in `body` stores blockIdx.x (`int bx = blockIdx.x;`)."""
+    dims: set[str | None] = set()
+    for n in ir.walk(body):
+        if isinstance(n, ir.VarDecl) and n.name == name:
+            dims.add(_block_member(n.init) if n.init is not None else "")
+        elif isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=") \
+                and _target_name(n.lhs) == name:
+            dims.add(_block_member(n.rhs) if n.op == "=" else None)
+        elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--", "&") \
+                and _target_name(n.operand) == name:
+            dims.add(None)
+    dims.discard("")  # a declaration without an initializer
+    return next(iter(dims)) if len(dims) == 1 else None
+
+
 class BudgetExceeded(Exception):
     """The per-kernel step budget ran out."""
 
@@ -530,8 +557,8 @@ class Interpreter:
                     or not _pure(n.lhs) or not _pure(n.rhs):
                 continue
             lhs, rhs = self.eval(n.lhs), self.eval(n.rhs)
-            for side, other, swapped in ((lhs, rhs, False), (rhs, lhs, True)):
-                dim = self.block_component(side)
+            for e, side, other, swapped in ((n.lhs, lhs, rhs, False), (n.rhs, rhs, lhs, True)):
+                dim = self.block_component(e, side)
                 if dim is None or other.data is None or resample.block_names(other.deps):
                     continue
                 vals = np.unique(np.asarray(other.data))
@@ -543,8 +570,18 @@ class Interpreter:
                     out.setdefault(f"blockIdx.{dim}", max(0, min(t, self.grid_dim[i] - 1)))
         return out
 
-    def block_component(self, v: Val) -> str | None:
-        """'x' when `v` is blockIdx.x under every sample (`bx`, `(int)blockIdx.x`), else None."""
+    def block_component(self, e: ir.Expr, v: Val) -> str | None:
+        """'x' when `e` is blockIdx.x (`blockIdx.x`, `(int)blockIdx.x`, or a variable `bx` that only
+        ever holds it) and its value `v` is blockIdx.x under every sample, else None."""
+        dim = _block_member(e)
+        if dim is None:
+            while isinstance(e, ir.Cast):
+                e = e.operand
+            if not isinstance(e, ir.Ref) or self.fn.body is None:
+                return None
+            dim = _block_alias(self.fn.body, e.name)
+        if dim is None or v.deps != frozenset([f"blockIdx.{dim}"]):
+            return None
         names = resample.block_names(v.deps)
         if v.data is None or len(names) != 1 or v.deps != names:
             return None
