@@ -78,3 +78,38 @@ __global__ void k(float* a, int n) {
     (rec,) = res.coverage
     assert rec.access_lines_evaluated == 0 and rec.access_lines_seen == 1
     assert [d for d in res.diagnostics if d.code == "KL904"]
+
+
+def test_a_variable_that_is_not_only_blockidx_names_no_block() -> None:
+    # `b` is blockIdx.x % 4, which equals blockIdx.x for the sampled blocks 0 and 3: still no target.
+    src = """
+// kernlint: block=(32,1,1)
+__global__ void k(float* a, int n) {
+    int b = blockIdx.x % 4;
+    if (b == 1) {
+        a[threadIdx.x * n] = 2.0f;
+    }
+}
+"""
+    res = _lint(src)
+    assert not [d for d in res.diagnostics if d.code == "KL102"]
+    assert [d for d in res.diagnostics if d.code == "KL904"]
+
+
+def test_a_variable_assigned_blockidx_later_is_followed() -> None:
+    # rodinia myocyte: `int bx; ... bx = blockIdx.x; ... else if (bx == 1) { ... }`
+    src = """
+// kernlint: block=(32,1,1)
+__global__ void k(float* a, int n) {
+    int bx;
+    bx = blockIdx.x;
+    if (bx == 0) {
+        a[threadIdx.x] = 1.0f;
+    } else if (bx == 1) {
+        a[threadIdx.x * n] = 2.0f;
+    }
+}
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 9 and any("blockIdx.x = 1 (to reach the guarded code at line 8" in a for a in d.assumptions)

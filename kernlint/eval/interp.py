@@ -139,8 +139,8 @@ class Interpreter:
         blocks = []
         for k, s in enumerate(BLOCK_SAMPLES):
             # A re-evaluation may sample blockIdx as the blocks a dead guard picks out (eval/resample.py).
-            s = tuple(int(sample_overrides[f"blockIdx.{d}"][k]) if sample_overrides and f"blockIdx.{d}" in
-                      sample_overrides else s[i] for i, d in enumerate("xyz"))
+            over = [(sample_overrides or {}).get(f"blockIdx.{d}") for d in "xyz"]
+            s = tuple(int(o[min(k, len(o) - 1)]) if o else s[i] for i, o in enumerate(over))
             blocks.append(tuple(max(0, min(s[i], g[i] - 1)) for i in range(3)))
         self.block_idx = tuple(np.array([b[i] for b in blocks], dtype=np.int64).reshape(self.S, 1, 1) for i in range(3))
         self.grid_dim = g
