@@ -1,14 +1,17 @@
 """Baselines: record today's findings so that a gate reports only new ones.
 
-A finding is identified by a fingerprint that survives unrelated edits: it hashes the file, the
+A finding is identified by a fingerprint that survives unrelated edits: it hashes the file (its path
+relative to the project root, so a baseline works from any directory), the
 rule, the kernel, the text of the flagged line (whitespace-normalised) and the finding's rank among
 identical ones, but never the line number, so inserting code above a finding does not make it
 "new". SARIF's `partialFingerprints` use the same function.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
@@ -18,6 +21,32 @@ from kernlint.reporters import source_line
 
 BASELINE_FORMAT = 1  # bump when the fingerprint recipe changes, so old files are refused clearly
 FINGERPRINT_VERSION = "v1"
+
+
+@functools.lru_cache(maxsize=1024)
+def _project_root(directory: str) -> str | None:
+    from kernlint.project import find_project_root
+
+    root = find_project_root(directory)
+    return str(root) if root is not None else None
+
+
+def project_path(path: str) -> str:
+    """Return `path` relative to its project root (nearest pyproject.toml, kernlint.toml or .git), POSIX style.
+
+    So a baseline written from one directory matches a run from another, and `./k.cu`, `k.cu` and
+    `/abs/k.cu` are one file. A path outside any project, or standard input, is kept as spelled.
+    """
+    if path.startswith("<") or path == "-":
+        return PurePath(path).as_posix()
+    absolute = os.path.abspath(path)
+    root = _project_root(os.path.dirname(absolute))
+    if root is not None:
+        try:
+            return PurePath(absolute).relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return PurePath(path).as_posix()
 
 
 def normalized_line(diag: Diagnostic, source_text: str | None) -> str:
@@ -34,7 +63,7 @@ def fingerprint(diag: Diagnostic, source_text: str | None, occurrence: int = 0) 
     """
     parts = (
         FINGERPRINT_VERSION,
-        PurePath(diag.path).as_posix(),
+        project_path(diag.path),
         diag.code,
         diag.kernel,
         normalized_line(diag, source_text),

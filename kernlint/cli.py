@@ -97,14 +97,32 @@ def has_device_code(path: Path) -> bool:
     return any(m in data for m in _DEVICE_MARKERS)
 
 
-def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list[str], list[InputProblem]]:
+def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...] = (), *, resolver: Any = None,
+                  respect_gitignore: bool = True, force_exclude: bool = False
+                  ) -> tuple[list[str], list[InputProblem]]:
     """Expand directories to their CUDA sources; report missing paths and empty directories.
 
     A directory yields its .cu/.cuh files, and the C/C++ headers and sources (HEADER_SUFFIXES) that
     contain device code, so kernels defined in a `.h`/`.hpp` are found while a tree of plain C++
-    stays quiet. Files named explicitly are always linted.
+    stays quiet. The walk skips hidden directories, virtual environments, build outputs, what git
+    ignores (unless `respect_gitignore` is false) and what the governing config excludes (see
+    `kernlint.discover`). Files named explicitly are always linted unless `force_exclude`; named
+    files that are not C/C++/CUDA by their suffix get a note and are skipped.
+    `exclude` (globs relative to the working directory) is used when no `resolver` is given.
     """
-    from kernlint.config import path_matches
+    from kernlint.discover import LINTABLE_SUFFIXES, excluded_by, path_matches, walk
+
+    if resolver is not None:
+        excluded = excluded_by(resolver)
+    else:
+        cwd = Path.cwd()
+        excluded = lambda path: any(path_matches(path, pat, cwd) for pat in exclude)  # noqa: E731
+
+    def keep_file(f: str) -> bool:
+        suffix = os.path.splitext(f)[1]
+        if suffix not in CUDA_SUFFIXES and suffix not in HEADER_SUFFIXES:
+            return False
+        return not excluded(f) and (suffix in CUDA_SUFFIXES or has_device_code(Path(f)))
 
     files: list[str] = []
     problems: list[InputProblem] = []
@@ -114,17 +132,19 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list
             continue
         p = Path(arg)
         if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*")
-                           if (f.suffix in CUDA_SUFFIXES or f.suffix in HEADER_SUFFIXES) and f.is_file()
-                           and not any(path_matches(str(f), pat) for pat in exclude)
-                           and (f.suffix in CUDA_SUFFIXES or has_device_code(f)))
+            found = walk(arg, lambda d: not excluded(d), keep_file, respect_gitignore)
             if not found:
                 problems.append(InputProblem(arg, "directory contains no .cu or .cuh files "
                                                   "(nor C/C++ files with device code)"))
             files.extend(found)
         elif p.exists():
-            if not any(path_matches(arg, pat) for pat in exclude):
-                files.append(arg)
+            if force_exclude and excluded(arg):
+                continue
+            if p.suffix.lower() not in LINTABLE_SUFFIXES:
+                click.echo(f"{arg}: note: not a CUDA or C/C++ source (by its suffix {p.suffix or '(none)'}); "
+                           "skipped", err=True)
+                continue
+            files.append(arg)
         else:
             problems.append(InputProblem(arg, "no such file or directory"))
     return files, problems
@@ -133,13 +153,16 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[list
 def _parse_block(value: str | None) -> tuple[int, int, int] | None:
     if value is None:
         return None
-    parts = [p for p in value.replace("(", "").replace(")", "").replace("x", ",").split(",") if p.strip()]
-    try:
-        dims = [int(p) for p in parts]
-    except ValueError:
-        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}") from None
+    import re
+
+    text = value.strip().strip("()[]").strip()
+    parts = re.split(r"\s*[,x]\s*|\s+", text) if text else []
+    # Every part must be a number: `33,x` or `32,,8` is a typo, not (33, 1, 1).
+    if not parts or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}", param_hint="--block")
+    dims = [int(p) for p in parts]
     if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
-        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}")
+        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}", param_hint="--block")
     dims += [1] * (3 - len(dims))
     from kernlint.launch import valid_block
 
@@ -205,6 +228,13 @@ class _Command(click.Command):
 @click.option("--select", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to enable.")
 @click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes, names or prefixes to disable.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB when searching directories.")
+@click.option("--fix", is_flag=True,
+              help="Apply the suggested edits that re-linting proves (the finding goes, nothing new appears).")
+@click.option("--diff", is_flag=True, help="Show the edits --fix would make, as a unified diff; write nothing.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply exclude also to files named on the command line (as ruff --force-exclude).")
+@click.option("--no-respect-gitignore", is_flag=True,
+              help="Walk into what .gitignore ignores too.  [default: git-ignored files are skipped]")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read settings from this pyproject.toml or kernlint.toml.")
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
@@ -232,7 +262,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          ignore: str | None, exclude: tuple[str, ...], config_path: str | None, show_settings: bool,
          baseline: str | None, write_baseline: str | None, stdin_filename: str | None, color: bool | None,
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
-         no_project: bool = False, build_dir: str | None = None, verbose: bool = False) -> None:
+         no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
+         force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
+         diff: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
@@ -257,53 +289,66 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     if list_rules:
         from kernlint.docs import rules_table
 
-        click.echo(rules_table(ALL_RULES), nl=False)
+        from kernlint.fix import FIXABLE_CODES
+
+        click.echo(rules_table(ALL_RULES, fixable=FIXABLE_CODES), nl=False)
         sys.exit(EXIT_OK)
 
-    settings = _settings(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude)
+    resolver = _resolver(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude)
+    # Run-wide settings (format, fail-on) come from the config of the working directory, or else of
+    # the first path (`kernlint /abs/project` from `/`); each file's rules come from its own config.
+    settings = _resolve(resolver, "-" if not paths or resolver.config_for("-") else paths[0])
     if show_settings:
         from kernlint.config import resolved_settings_text
 
-        click.echo(resolved_settings_text(settings))
+        click.echo(resolved_settings_text(_resolve(resolver, paths[0]) if paths else settings))
         sys.exit(EXIT_OK)
     if not paths:
         click.echo("kernlint: error: no paths given (try `kernlint file.cu`, or `kernlint --help`)", err=True)
         sys.exit(EXIT_USAGE)
 
-    from kernlint.config import is_excluded, is_selected
+    from kernlint.config import is_selected
     from kernlint.engine import LintOptions, lint_source
     from kernlint.frontend import FrontendError
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
-    files, problems = collect_paths(paths, settings.exclude)
-    options = LintOptions(
-        block=settings.block if block is not None else None,
-        config_block=settings.block if block is None else None,
-        defines=settings.define, include_dirs=tuple(str(d) for d in settings.include_dirs),
-        macros=tuple(macros), arch=settings.arch, occupancy_threshold=settings.occupancy_threshold,
-        resources=not no_ptxas,
-    )
+    files, problems = _guarded(lambda: collect_paths(paths, resolver=resolver, force_exclude=force_exclude,
+                                                     respect_gitignore=not no_respect_gitignore))
+
+    def options_for(s: Any) -> Any:
+        return LintOptions(
+            block=s.block if block is not None else None,
+            config_block=s.block if block is None else None,
+            defines=s.define, include_dirs=tuple(str(d) for d in s.include_dirs),
+            macros=tuple(macros), arch=s.arch, occupancy_threshold=s.occupancy_threshold,
+            resources=not no_ptxas,
+        )
+
+    options = options_for(settings)
     sources: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
     results = []
+    diffs: list[str] = []
+    fixed_count = 0
     for f in files:
         name = (stdin_filename or "<stdin>") if f == "-" else f
         click.get_current_context().meta[CURRENT_PATH] = name
+        file_settings = _resolve(resolver, stdin_filename if f == "-" and stdin_filename else f)
         try:
             if f == "-":
                 text = decode_source(name, sys.stdin.buffer.read())
             else:
-                if is_excluded(f, settings) and f not in paths:
-                    continue
                 text = read_cuda_file(Path(f))
         except InputProblem as exc:
             problems.append(exc)
             continue
         sources[name] = text
         try:
-            result = lint_source(text, name, _project_options(
-                options, f, project_dir, build_dir or (str(settings.compile_commands) if settings.compile_commands else None),
-                no_project or not settings.project))
+            file_options = _project_options(
+                options_for(file_settings), f, project_dir,
+                build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
+                no_project or not file_settings.project)
+            result = lint_source(text, name, file_options)
         except FrontendError as exc:
             problems.append(InputProblem(name, str(exc)))
             continue
@@ -313,9 +358,26 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                 click.echo(format_traceback(exc), err=True)
             continue
         results.append(result)
-        active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
-        kept = apply_suppressions(name, result.diagnostics, parse_suppressions(text), ALL_RULES, active)
-        diagnostics.extend(d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES))
+        active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, file_settings, ALL_RULES)}
+
+        def selected(res: Any, src: str, name: str = name, fs: Any = file_settings, active: set = active) -> list:
+            kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES, active)
+            return [d for d in kept if is_selected(d.code, d.name, name, fs, ALL_RULES)]
+
+        file_diags = selected(result, text)
+        if (fix or diff) and f != "-" and any(d.fixes for d in file_diags):
+            from kernlint.fix import fix_file
+
+            outcome = fix_file(name, text, file_diags,
+                               lambda new, o=file_options, n=name: selected(lint_source(new, n, o), new))
+            if outcome.changed:
+                fixed_count += len(outcome.fixed)
+                if diff:
+                    diffs.append(outcome.diff())
+                else:
+                    Path(f).write_text(outcome.text, encoding="utf-8")
+                    sources[name], file_diags = outcome.text, list(outcome.remaining)
+        diagnostics.extend(file_diags)
     click.get_current_context().meta.pop(CURRENT_PATH, None)  # later errors are not this file's
 
     if confirm:
@@ -343,19 +405,68 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             sys.exit(EXIT_USAGE)
         diagnostics = filter_new(diagnostics, sources, known)
 
+    if diff:
+        for p in problems:
+            click.echo(p.render(), err=True)
+        if diffs:
+            click.echo("".join(diffs), nl=False)
+        click.echo(f"kernlint: {fixed_count} finding{'s' if fixed_count != 1 else ''} can be fixed "
+                   f"in {len(diffs)} file{'s' if len(diffs) != 1 else ''} (run with --fix)", err=True)
+        sys.exit(EXIT_USAGE if problems else 1 if diffs else EXIT_OK)
+    if fix:
+        click.echo(f"kernlint: fixed {fixed_count} finding{'s' if fixed_count != 1 else ''}", err=True)
     for p in problems:
         click.echo(p.render(), err=True)
+    run_notes = _skipped_checks(settings, no_ptxas, {r.code for r in ALL_RULES
+                                                     if is_selected(r.code, r.name, "", settings, ALL_RULES)})
+    if settings.format not in ("json", "sarif"):
+        for n in run_notes:
+            click.echo(f"kernlint: note: {n}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
 
-    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    use_color = color if color is not None else _color_from_env(sys.stdout.isatty())
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
-                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=os.getcwd(),
-                        kernels=[k for r in results for k in r.coverage])
+                        version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
+                        notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
+                        files_checked=len(results), kernels=[k for r in results for k in r.coverage])
     out = render(settings.format, diagnostics, ctx)
     if out:
-        click.echo(out, nl=False)
+        # click strips ANSI codes from output that is not a terminal unless told otherwise.
+        click.echo(out, nl=False, color=bool(use_color) or None)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
+
+
+def _color_from_env(tty: bool) -> bool:
+    """Colour without --color/--no-color: NO_COLOR (no-color.org) turns it off, FORCE_COLOR
+    (force-color.org) turns it on even when piped, else only on a terminal. Either counts only when
+    set to a non-empty value; NO_COLOR wins when both are."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR") not in (None, "", "0"):
+        return True
+    return tty
+
+
+def _run_root(paths: tuple[str, ...]) -> str:
+    """The project root SARIF's %SRCROOT% stands for: that of the first path, else the working directory."""
+    from kernlint.project import find_project_root
+
+    first = next((p for p in paths if p != "-"), None)
+    root = find_project_root(first) if first and os.path.exists(first) else find_project_root(os.getcwd())
+    return str(root) if root is not None else os.getcwd()
+
+
+def _skipped_checks(settings: Any, no_ptxas: bool, active: set[str]) -> list[str]:
+    """Run-level notes naming the checks that could not run here, and why (said once per run)."""
+    import shutil
+
+    notes = []
+    # --no-ptxas asks for this explicitly, so only a missing nvcc is worth saying.
+    if "KL402" in active and not no_ptxas and shutil.which("nvcc") is None:
+        notes.append("KL402 (register-spill) was skipped: nvcc was not found on PATH, and spills are known only "
+                     "from ptxas; register counts for KL401/KL403 are estimated")
+    return notes
 
 
 def _project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
@@ -391,26 +502,44 @@ def _project_options(options: Any, path: str, project_dir: str | None, build_dir
 _NOTED: set[str] = set()
 
 
-def _settings(config_path: str | None, fmt: str | None, fail_on: str | None, block: str | None,
+def _resolver(config_path: str | None, fmt: str | None, fail_on: str | None, block: str | None,
               defines: tuple[str, ...], include_dirs: tuple[str, ...], arch: str | None, select: str | None,
               ignore: str | None, exclude: tuple[str, ...]) -> Any:
+    """The settings resolver for this run: `--config` for every file, else each file's nearest config."""
     from kernlint.checks import ALL_RULES
-    from kernlint.config import ConfigError, find_config, load_settings, merge_cli
+    from kernlint.config import ConfigError
+    from kernlint.discover import SettingsResolver
 
-    try:
-        path = Path(config_path) if config_path else find_config(Path.cwd())
+    def make() -> Any:
         if config_path and not Path(config_path).is_file():
             raise ConfigError(Path(config_path), None, "config file not found")
-        settings = load_settings(path, ALL_RULES)
-        return merge_cli(
-            settings, format=fmt, fail_on=fail_on, block=_parse_block(block), define=_parse_defines(defines),
+        overrides = dict(
+            format=fmt, fail_on=fail_on, block=_parse_block(block), define=_parse_defines(defines),
             include_dirs=include_dirs, arch=arch,
             select=[s for s in select.split(",") if s.strip()] if select else None,
             ignore=[s for s in ignore.split(",") if s.strip()] if ignore else None,
             exclude=list(exclude) if exclude else None,
         )
+        resolver = SettingsResolver(ALL_RULES, overrides, Path(config_path) if config_path else None)
+        resolver.load(None)  # the command-line values alone: bad ones are reported before any file is read
+        return resolver
+
+    return _guarded(make)
+
+
+def _resolve(resolver: Any, path: str) -> Any:
+    """The settings for `path`; a bad config file is reported (file and line) with exit status 2."""
+    return _guarded(lambda: resolver.settings_for(path))
+
+
+def _guarded(step: Any) -> Any:
+    """Run `step()`; a ConfigError or a bad option value is one message and exit status 2."""
+    from kernlint.config import ConfigError
+
+    try:
+        return step()
     except ConfigError as exc:
-        click.echo(f"{exc}", err=True)
+        click.echo(f"{exc}" if exc.path is not None else f"kernlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     except click.BadParameter as exc:
         click.echo(f"kernlint: error: {exc.format_message()}", err=True)

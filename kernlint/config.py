@@ -116,6 +116,18 @@ def selector_known(selector: str, rules: Sequence[Rule], allow_all: bool = True)
     return any(selector_matches(selector, r.code, r.name) for r in rules)
 
 
+def unknown_selector_message(selector: str, rules: Sequence[Rule]) -> str:
+    """Return why `selector` picks no rule, with the closest code or name as a suggestion."""
+    sel = selector.strip()
+    choices = [r.code for r in rules] + [r.name for r in rules]
+    close = difflib.get_close_matches(sel.upper() if _CODE.match(sel) or sel.upper().startswith("KL") else sel.lower(),
+                                      choices, n=1, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(sel.lower(), [r.name for r in rules], n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{selector!r} matches no rule{hint} (see `kernlint --list-rules`)"
+
+
 def _best(selectors: Iterable[str], code: str, name: str) -> int | None:
     """Return the specificity of the most specific selector matching the rule, if any does."""
     found = [selector_specificity(s) or 0 for s in selectors if selector_matches(s, code, name)]
@@ -126,20 +138,36 @@ def _best(selectors: Iterable[str], code: str, name: str) -> int | None:
 # Paths
 
 
+def _relative_to_base(path: str | PurePath, base: Path) -> str | None:
+    """Return `path` relative to `base` (both made absolute; symlinks tried resolved too), or None."""
+    import os
+
+    absolute = os.path.abspath(path)
+    for p in dict.fromkeys((absolute, os.path.realpath(absolute))):
+        for b in dict.fromkeys((os.path.abspath(base), os.path.realpath(base))):
+            try:
+                rel = PurePath(p).relative_to(b)
+            except ValueError:
+                continue
+            return rel.as_posix()
+    return None
+
+
 def path_matches(path: str | PurePath, pattern: str, base: Path | None = None) -> bool:
     """Return whether `path` matches glob `pattern` (as in per-file-ignores and exclude).
 
-    A pattern without "/" matches a file name anywhere; one with "/" matches the path relative to
-    `base` (the config file's directory) or as given; `**/` may match no directory at all; a
-    pattern naming a directory matches everything below it.
+    With `base` (the config file's directory), a path inside `base` is matched relative to it,
+    however it is spelled (absolute, relative to the working directory, `./`), as ruff does; other
+    paths are matched as given. A pattern without "/" matches a file or directory name anywhere;
+    one with "/" matches the whole path; `**/` may match no directory at all; a pattern naming a
+    directory matches everything below it.
     """
     pure = PurePath(path)
-    candidates = {PurePosixPath(*pure.parts).as_posix() if pure.parts else str(path)}
-    if pure.is_absolute() and base is not None:
-        try:
-            candidates.add(pure.relative_to(base).as_posix())
-        except ValueError:
-            pass
+    rel = _relative_to_base(path, base) if base is not None else None
+    if rel is not None:
+        candidates = {rel}
+    else:
+        candidates = {PurePosixPath(*pure.parts).as_posix() if pure.parts else str(path)}
     candidates = {c.removeprefix("./") for c in candidates}
     pat = pattern.strip()
     pat = pat.removeprefix("./")
@@ -155,9 +183,14 @@ def path_matches(path: str | PurePath, pattern: str, base: Path | None = None) -
     return False
 
 
+def settings_base(settings: Settings) -> Path:
+    """The directory that `settings`' globs are relative to: its config's, else the working directory."""
+    return settings.source.parent if settings.source else Path.cwd()
+
+
 def is_excluded(path: str | PurePath, settings: Settings) -> bool:
     """Return whether `path` (a file or directory met while walking the inputs) is excluded."""
-    base = settings.source.parent if settings.source else None
+    base = settings_base(settings)
     return any(path_matches(path, pattern, base) for pattern in settings.exclude)
 
 
@@ -174,7 +207,7 @@ def is_selected(code: str, name: str, path: str | PurePath, settings: Settings, 
     dropped = _best(settings.ignore, code, name)
     if dropped is not None and dropped >= chosen:
         return False
-    base = settings.source.parent if settings.source else None
+    base = settings_base(settings)
     for pattern, selectors in settings.per_file_ignores:
         if path_matches(path, pattern, base) and _best(selectors, code, name) is not None:
             return False
@@ -228,7 +261,13 @@ def _arch(value: Any) -> str:
     match = _ARCH.match(text.strip()) if isinstance(text, str) else None
     if not match:
         raise ValueError(f"expected a GPU architecture such as sm_80, got {value!r}")
-    return f"sm_{match.group(1)}{match.group(2).lower()}"
+    from kernlint.occupancy import ARCHS
+
+    name = f"sm_{match.group(1)}"
+    if name not in ARCHS:
+        # Occupancy (KL4xx) needs the architecture's limits: an unknown one must not silently turn it off.
+        raise ValueError(f"unsupported GPU architecture {value!r}; supported: {', '.join(ARCHS)}")
+    return f"{name}{match.group(2).lower()}"
 
 
 def _block(value: Any) -> tuple[int, int, int]:
@@ -479,16 +518,17 @@ def _check_known(path: Path, line: int | None, key: str, value: Any, rules: Sequ
     )
     for sel in selectors:
         if not selector_known(sel, rules):
-            raise ConfigError(path, line, f"{key}: {sel!r} matches no rule (see `kernlint --list-rules`)")
+            raise ConfigError(path, line, f"{key}: {unknown_selector_message(sel, rules)}")
 
 
-def merge_cli(settings: Settings, **overrides: Any) -> Settings:
+def merge_cli(settings: Settings, rules: Sequence[Rule] | None = None, **overrides: Any) -> Settings:
     """Return `settings` with command-line values laid over it; None means "flag not given".
 
     Keys are Settings field names (`select`, `fail_on`, `block`, ...), values are what the CLI
     parsed (strings are accepted and coerced as in the config file). `define` is merged by name,
     the CLI winning; `include_dirs` puts the CLI's directories first; every other field is
-    replaced. Raises ConfigError (with no path) for a bad value and TypeError for an unknown key.
+    replaced. With `rules`, a selector must pick at least one of them, as in the config file.
+    Raises ConfigError (with no path) for a bad value and TypeError for an unknown key.
     """
     changes: dict[str, Any] = {}
     for field, value in overrides.items():
@@ -501,6 +541,10 @@ def merge_cli(settings: Settings, **overrides: Any) -> Settings:
             coerced = coerce(value)
         except ValueError as exc:
             raise ConfigError(None, None, f"--{key}: {exc}") from None
+        if rules is not None and field in ("select", "ignore"):
+            for sel in coerced:
+                if not selector_known(sel, rules, allow_all=True):
+                    raise ConfigError(None, None, f"--{key}: {unknown_selector_message(sel, rules)}")
         if field == "define":
             merged = dict(settings.define)
             merged.update(coerced)

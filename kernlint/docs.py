@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib.resources
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,13 +121,23 @@ def doc_section(md: str, title: str) -> str | None:
     return text or None
 
 
-def rules_table(rules: Sequence[Rule]) -> str:
-    """Return the rule catalogue as an aligned plain-text table, one rule per line, sorted by code."""
-    header = ("code", "name", "severity", "category", "summary")
-    rows = [header] + [
-        (r.code, r.name, r.severity.label, r.category, r.summary)
-        for r in sorted(rules, key=lambda r: r.code)
-    ]
+def rules_table(rules: Sequence[Rule], fixable: Collection[str] | None = None) -> str:
+    """Return the rule catalogue as an aligned plain-text table, one rule per line, sorted by code.
+
+    With `fixable` (codes whose findings `--fix` can apply), a "fix" column says which rules can fix.
+    """
+    if fixable is not None:
+        header: tuple[str, ...] = ("code", "name", "severity", "category", "fix", "summary")
+        rows = [header] + [
+            (r.code, r.name, r.severity.label, r.category, "yes" if r.code in fixable else "-", r.summary)
+            for r in sorted(rules, key=lambda r: r.code)
+        ]
+    else:
+        header = ("code", "name", "severity", "category", "summary")
+        rows = [header] + [
+            (r.code, r.name, r.severity.label, r.category, r.summary)
+            for r in sorted(rules, key=lambda r: r.code)
+        ]
     widths = [max(len(row[col]) for row in rows) for col in range(len(header) - 1)]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1]

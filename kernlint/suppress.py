@@ -40,6 +40,17 @@ _META_CODES = frozenset(r.code for r in RULES)
 
 _DIRECTIVE = re.compile(r"kernlint:\s*(ignore[\w-]*)(\s*\[([^\]\n]*)\])?")
 _KEYWORDS = ("ignore", "ignore-file")
+# Comments that look like a suppression but are not one, so a typo never silently fails to
+# suppress: another linter's verb after `kernlint:` (`kernlint: disable[KL101]`), a missing colon
+# (`kernlint ignore KL101`), a wrong case (`kernlint: Ignore[KL101]`), or another tool's syntax naming
+# a kernlint code (`NOLINT(KL101)`, `noqa: KL101`). The launch annotations (`kernlint: block=...`,
+# `grid=`, `define(...)`) do not match.
+_VERBS = r"ignore|disable|enable|noqa|nolint|suppress|silence|skip|allow|off"
+_LOOKALIKE = re.compile(
+    rf"\bkernlint(?:\s*[:=]\s*|\s*-\s*|\s+)(?P<verb>(?:{_VERBS})[\w-]*)|"
+    r"\b(?P<foreign>noqa|NOLINT(?:NEXTLINE|BEGIN)?)\b[\s:(]*(?=KL\d{3})",
+    re.IGNORECASE)
+_CODE_WORD = re.compile(r"\bKL\d{3}\b|\bKL\d{1,2}(?:x{1,2})?\b|\b[a-z]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +212,19 @@ def parse_suppressions(text: str) -> tuple[Suppression, ...]:
                     problem=problem,
                 )
             )
+        starts = {m.start() for m in _DIRECTIVE.finditer(comment.text)}
+        for look in _LOOKALIKE.finditer(comment.text):
+            if look.start() in starts:
+                continue  # a real directive (its own problems are reported above)
+            line, column = _position(comment, look.start())
+            rest = comment.text[look.end(): look.end() + 80]
+            named = [c.group(0) for c in _CODE_WORD.finditer(rest)][:4]
+            keyword = "ignore-file" if (look.group("verb") or "").lower().endswith("file") else "ignore"
+            example = f"kernlint: {keyword}[{','.join(named) if named else 'KL101'}]"
+            found = " ".join(look.group(0).split()).rstrip("(: ")
+            out.append(Suppression(line=line, column=column, codes=(), columns=(), reason="",
+                                   problem=f"{found!r} is not a kernlint suppression and silences nothing; "
+                                           f"write `{example}`"))
     return tuple(out)
 
 

@@ -176,7 +176,9 @@ def ctx(kernels: list[KernelCoverage] | None) -> ReportContext:
 def test_text_output_ends_with_the_coverage_line_and_machine_formats_do_not() -> None:
     recs = [record(FULL), record(GATHER)]
     out = render("text", [], ctx(recs))
-    assert out.splitlines()[-1] == "2 kernels: 1 fully analysed, 1 partly (KL904)"
+    # The coverage line comes just before the closing "Found ..." / "No findings" summary.
+    assert out.splitlines()[-2] == "2 kernels: 1 fully analysed, 1 partly (KL904)"
+    assert out.splitlines()[-1] == "No findings"
     assert "kernels:" not in render("sarif", [], ctx(recs))
     assert "fully analysed" not in render("concise", [], ctx(recs))
 
@@ -199,7 +201,8 @@ def test_cli_kl904_does_not_change_the_exit_status_at_the_default_fail_on(tmp_pa
     result = CliRunner().invoke(main, [str(p), "--no-ptxas"], catch_exceptions=False)
     assert result.exit_code == 0
     assert "[KL904 analysis-incomplete]" in result.stdout
-    assert result.stdout.splitlines()[-1] == "1 kernel: 0 fully analysed, 1 partly (KL904)"
+    assert result.stdout.splitlines()[-2] == "1 kernel: 0 fully analysed, 1 partly (KL904)"
+    assert result.stdout.splitlines()[-1].startswith("Found 1 info in 1 file")
     result = CliRunner().invoke(main, [str(p), "--no-ptxas", "--format", "json"], catch_exceptions=False)
     assert json.loads(result.stdout)["kernels"][0]["coverage"]["status"] == "partial"
     result = CliRunner().invoke(main, [str(p), "--no-ptxas", "--fail-on", "info"], catch_exceptions=False)

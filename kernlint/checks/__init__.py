@@ -6,14 +6,14 @@ Registration is explicit. Rules whose `check` is set run on each evaluated kerne
 from __future__ import annotations
 
 from kernlint.checks import coalescing, parse_problems, shared_banks
-from kernlint.checks import data_divergence, divergence, occupancy_rules
+from kernlint.checks import data_divergence, divergence, occupancy_rules, read_only
 from kernlint.checks.base import Rule
 from kernlint import suppress
 
 ALL_RULES: tuple[Rule, ...] = tuple(sorted(
     (coalescing.KL101, coalescing.KL102, coalescing.KL103, shared_banks.KL201, parse_problems.KL900,
      parse_problems.KL903, parse_problems.KL904, parse_problems.KL905)
-    + divergence.RULES + data_divergence.RULES + occupancy_rules.RULES + suppress.RULES,
+    + divergence.RULES + read_only.RULES + data_divergence.RULES + occupancy_rules.RULES + suppress.RULES,
     key=lambda r: r.code,
 ))
 

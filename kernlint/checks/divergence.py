@@ -383,7 +383,9 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     if election:
         return verdict(None, "single-lane election without a loop")
     if halving and capped_steps and max_split_per_event <= 1:
-        return verdict(Severity.INFO, f"it splits one warp only in the last steps of a halving loop "
+        doubling = any(_halving(v) and list(v)[-1] > list(v)[0] for v in all_vars.values())
+        kind = "doubling" if doubling else "halving"  # say what the loop does, not what it should do
+        return verdict(Severity.INFO, f"it splits one warp only in the last steps of a {kind} loop "
                              f"(fewer than {HALVING_LIMIT} threads of the block work)")
     if not (heavy or repeated):
         return verdict(Severity.INFO, "the region is short and runs once: the compiler will likely "
@@ -480,9 +482,17 @@ def _rows_note(result: KernelResult, warp: int, taken: Sequence[int]) -> str:
 
 
 def _branch_fix(site: BranchSite, v: BranchVerdict) -> str:
+    lanes = v.worst_lanes
+    if v.split_at and lanes and lanes == tuple(range(lanes[0], lanes[0] + len(lanes))):
+        # The working lanes are already contiguous (sequential addressing): suggesting it again would
+        # tell the author to do what the code does. What is left is the steps with under 32 workers.
+        return ("the working threads are already contiguous, so whole warps drop out together; the split left "
+                "is the steps where fewer than 32 threads work: finish those in one warp with warp shuffles "
+                "(__shfl_down_sync) instead of shared memory and __syncthreads()")
     if v.split_at:
-        return ("index the working threads contiguously (sequential addressing: `if (tid < s)` with s halving) "
-                "so that whole warps drop out together instead of every warp keeping a few lanes busy")
+        return ("index the working threads contiguously (sequential addressing: `if (tid < s)` with s halving "
+                "from blockDim.x / 2) so that whole warps drop out together instead of every warp keeping a few "
+                "lanes busy")
     return ("make the condition uniform per warp: give each warp's 32 lanes the same side (branch on "
             "threadIdx.x / 32, or remap the work so that one warp handles one case)")
 

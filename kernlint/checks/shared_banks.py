@@ -220,7 +220,11 @@ def _root_addresses(events: Sequence[object], root: str, base: int) -> list[np.n
 
 
 def suggest_fix(result: KernelResult, root: str) -> Fix:
-    """Search the smallest padding of `root`'s innermost dimension that removes its conflicts."""
+    """Search the cheapest row pitch of `root`'s innermost dimension that removes its conflicts.
+
+    Shorter rows (removing existing padding) are tried before longer ones; each candidate the screen
+    accepts is confirmed by evaluating the kernel again with the changed declaration.
+    """
     layout = {name: (base, t) for name, base, t in result.shared_layout}
     if root not in layout:
         return Fix("")
@@ -298,7 +302,8 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
 
 def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType, tries: int,
                      old_sites: dict[tuple[int, int], int]) -> dict[int, tuple[int, int, int]] | None:
-    """Predict (worst ways, excess wavefronts, sites made worse) of `root` for each padding 1..tries.
+    """Predict (worst ways, excess wavefronts, sites made worse) of `root` for each padding 1..tries,
+    and for each negative padding that keeps every accessed element inside its row.
 
     Each measured address is split into the indices of the declared array and laid out again with
     the innermost dimension padded. None when some access falls outside the array or straddles the
@@ -311,6 +316,7 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
         return None
     accesses = [e for e in events if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
     split = []
+    widest = 0  # the largest innermost index any access touches: rows may shrink to just past it
     for e in accesses:
         live = e.mask
         off = np.where(live, e.address - base, 0)
@@ -320,13 +326,23 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
         last = (off + e.width - 1) // esize
         if np.any(live & (first // dims[-1] != last // dims[-1])):
             return None  # a vector read that runs past the end of a row: padding would split it
-        split.append((e, np.unravel_index(first, tuple(dims)), off - first * esize))
+        idx = np.unravel_index(first, tuple(dims))
+        split.append((e, idx, off - first * esize))
+        if np.any(live):
+            widest = max(widest, int(np.max(np.where(live, last % dims[-1], 0))))
     # One batch per access width: all requests of all accesses at once, for each padding.
     groups: dict[int, list[tuple[MemoryAccess, tuple[np.ndarray, ...], np.ndarray]]] = defaultdict(list)
     for item in split:
         groups[item[0].width].append(item)
     out: dict[int, tuple[int, int, int]] = {}
-    for pad in range(1, tries + 1):
+    # Every pitch: shrinking rows (removing existing padding: a [16][17] tile read by 16-wide rows is
+    # conflict-free as [16][16]) as well as growing them; smaller rows first, as they cost less.
+    # Only padding is removed: rows keep at least the largest power of two within the declared length
+    # (the data's extent: 16 of [16][17]) besides every column the evaluated accesses touch, since a
+    # shape evaluated here need not be the only one the kernel runs with.
+    floor = max(widest + 1, 1 << (dims[-1].bit_length() - 1))
+    shrink = list(range(floor - dims[-1], 0))
+    for pad in [*shrink, *range(1, tries + 1)]:
         new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
         per_site: dict[tuple[int, int], int] = {}
         worst = excess = 0
@@ -362,6 +378,8 @@ def _padding_fix(result: KernelResult, root: str, decl: ir.VarDecl | None, dims:
     extra = padded_type(layout[root], pad).size - layout[root].size if root in layout else 0
     if extra > 0:
         text += f" (the padding costs {extra} bytes of shared memory per block)"
+    elif extra < 0:
+        text += f" (and saves {-extra} bytes of shared memory per block)"
     if swizzle:
         text += f"; alternatively {swizzle}"
     edit = _dimension_edit(result, root, decl, dims, pad)
@@ -436,34 +454,48 @@ def _decl_brackets(result: KernelResult, root: str, decl: ir.VarDecl | None
         return None
     lines = result.source_lines
     start = decl.span.line
-    end = max(decl.span.end_line, start)
+    # A declaration may spread over lines (`__shared__ float\n tile[32]\n [33];`): look a few past its span.
+    end = max(decl.span.end_line, start) + 2
     for no in range(start, min(end, len(lines)) + 1):
         line = lines[no - 1]
         from_col = decl.span.column - 1 if no == start else 0
-        m = re.compile(r"\b" + re.escape(root) + r"\s*\[").search(line, from_col)
+        m = re.compile(r"\b" + re.escape(root) + r"(\s*)(\[|$)").search(line, from_col)
         if m is None:
             continue
         out = []
-        pos = m.end() - 1
-        while True:
-            b = _BRACKETS.match(line, pos)
+        row, pos = no, m.start(2)
+        while row <= len(lines):
+            text = lines[row - 1]
+            while pos < len(text) and text[pos] in " \t":
+                pos += 1
+            if pos >= len(text):  # the next bracket may be on the next line
+                if row >= min(end, len(lines)):
+                    break
+                row, pos = row + 1, 0
+                continue
+            b = _BRACKETS.match(text, pos)
             if b is None:
                 break
-            out.append((no, b.start(1) + 1, b.group(1)))
+            out.append((row, b.start(1) + 1, b.group(1)))
             pos = b.end()
-            while pos < len(line) and line[pos] in " \t":
-                pos += 1
         return out or None
     return None
 
 
 def _grown(text: str, pad: int) -> str:
+    """The dimension expression `text` changed by `pad` elements (negative: padding removed)."""
     s = text.strip()
     if re.fullmatch(r"\d+", s):
         return str(int(s) + pad)
-    if re.fullmatch(r"[\w\s.*/%+()-]+", s) and "<<" not in s:
-        return f"{s} + {pad}"
-    return f"({s}) + {pad}"
+    simple = re.fullmatch(r"[\w\s.*/%+()-]+", s) is not None and "<<" not in s
+    trailing = re.fullmatch(r"(.*\S)\s*([+-])\s*(\d+)", s) if simple else None
+    if trailing and re.fullmatch(r"[\w\s.*/%()]+", trailing.group(1)):
+        # `TILE + 1` less one element is `TILE`, not `TILE + 1 + -1`.
+        k = int(trailing.group(3)) * (1 if trailing.group(2) == "+" else -1) + pad
+        head = trailing.group(1)
+        return head if k == 0 else f"{head} + {k}" if k > 0 else f"{head} - {-k}"
+    op = "+" if pad > 0 else "-"
+    return f"{s} {op} {abs(pad)}" if simple else f"({s}) {op} {abs(pad)}"
 
 
 def _decl_text(result: KernelResult, root: str, decl: ir.VarDecl | None, dims: list[int], pad: int) -> str:
@@ -481,8 +513,9 @@ def _dimension_edit(result: KernelResult, root: str, decl: ir.VarDecl | None, di
     if found is None or len(found) != len(dims):
         return None  # the declaration comes from a macro or spans lines we cannot match: no edit
     line, col, text = found[-1]
-    return Edit(line, col, line, col + len(text), _grown(text, pad),
-                f"pad the innermost dimension of {root} by {pad} element{'s' if pad != 1 else ''}")
+    what = (f"pad the innermost dimension of {root} by {pad} element{'s' if pad != 1 else ''}" if pad > 0 else
+            f"remove {-pad} element{'s' if pad != -1 else ''} of padding from the innermost dimension of {root}")
+    return Edit(line, col, line, col + len(text), _grown(text, pad), what)
 
 
 # --- the rule -----------------------------------------------------------------------------------
@@ -538,7 +571,37 @@ def _steps_note(site: SiteBanks) -> str:
 
 
 def check(result: KernelResult) -> Iterator[Diagnostic]:
-    """KL201: report shared-memory requests whose lanes touch some bank in two or more distinct words."""
+    """KL201: report shared-memory requests whose lanes touch some bank in two or more distinct words.
+
+    One finding per root cause: when one padding of an array's declaration removes the conflicts of
+    all its accesses (a single edit), those accesses are one finding at the worst of them, listing
+    the others (`metrics["related_locations"]`, SARIF `relatedLocations`).
+    """
+    found = list(_findings(result))
+    by_root: dict[str, list[tuple[SiteBanks, Fix, Diagnostic]]] = {}
+    for site, fix, diag in found:
+        by_root.setdefault(site.root, []).append((site, fix, diag))
+    out: list[Diagnostic] = []
+    for root, group in by_root.items():
+        fix = group[0][1]
+        if len(group) < 2 or not (fix.complete and fix.edit is not None):
+            out.extend(d for _s, _f, d in group)
+            continue
+        worst_site, _f, worst = max(group, key=lambda g: (g[0].ways, g[0].total_wavefronts - g[0].total_ideal,
+                                                          -g[2].line))
+        others = [(s, d) for s, _f, d in group if d is not worst]
+        related = [{"line": d.line, "column": d.column, "end_line": d.end_line, "end_column": d.end_column,
+                    "ways": s.ways, "message": d.message} for s, d in sorted(others, key=lambda o: o[1].line)]
+        listed = ", ".join(f"line {r['line']} ({r['ways']}-way)" for r in related)
+        note = f"the same padding also fixes the other conflicting accesses of {root}: {listed}"
+        metrics = dict(worst.metrics)
+        metrics["related_locations"] = related
+        out.append(replace(worst, notes=(*worst.notes, note), metrics=metrics))
+    yield from sorted(out, key=lambda d: (d.line, d.column))
+
+
+def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic]]:
+    """One (site, fix of its array, finding) per conflicting access, in source order."""
     sites = [s for s in measure(list(result.events)) if s.ways >= 2 and s.always]
     fixes: dict[str, Fix] = {}
     bases = {name: base for name, base, _t in result.shared_layout}
@@ -607,7 +670,7 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
             metrics["swizzle_conflict_free"] = True
         if e.via:
             metrics["called_from"] = list(e.via)
-        yield Diagnostic(
+        yield site, fix, Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL201.code, name=KL201.name,
             severity=KL201.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
             assumptions=result.assumptions(site.deps), metrics=metrics,

@@ -191,13 +191,16 @@ def _all_not_run(diagnostics: list[Diagnostic], why: str) -> list[Diagnostic]:
 # Findings decided by the input data (KL305): a run on synthesized zeroed buffers cannot confirm or
 # refute them, so they keep their static verdict.
 _DATA_DEPENDENT = frozenset({"KL305"})
+# Advice rather than a measured claim (KL104: declare the pointer const __restrict__): a trace of
+# addresses has nothing to confirm, so these keep their static verdict too.
+_ADVICE = frozenset({"KL104"})
 
 
 def _confirmable(d: Diagnostic) -> bool:
     from kernlint.checks import BY_CODE
 
     rule = BY_CODE.get(d.code)
-    return rule is not None and d.code not in _DATA_DEPENDENT and (rule.check is not None or d.code.startswith("KL4"))
+    return rule is not None and d.code not in _DATA_DEPENDENT and d.code not in _ADVICE and (rule.check is not None or d.code.startswith("KL4"))
 
 
 def _mark(d: Diagnostic, status: str, measured: dict[str, Any], note: str = "") -> Diagnostic:

@@ -36,6 +36,9 @@ class ReportContext:
     `color` asks for ANSI colour in the text format; `version` is kernlint's version; `tool_uri`
     is the project's home page, used as SARIF `informationUri` and to build rule `helpUri`s;
     `root`, when set, is the directory that absolute paths are made relative to in SARIF;
+    `notes` are run-level notes (checks skipped and why) that JSON and SARIF carry in the document;
+    `problems` are (path, line, message) of inputs that could not be linted (SARIF records them as
+    tool execution notifications); `files_checked` is how many files were linted (0: unknown);
     `kernels`, when set, is one coverage record per kernel analysed (the text summary counts them,
     JSON lists them); None when the caller has none (then those parts are left out).
     """
@@ -46,6 +49,9 @@ class ReportContext:
     version: str
     tool_uri: str = ""
     root: str = ""
+    notes: tuple[str, ...] = ()
+    problems: tuple[tuple[str, int, str], ...] = ()
+    files_checked: int = 0
     kernels: Sequence[KernelCoverage] | None = None
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 

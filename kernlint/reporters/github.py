@@ -2,7 +2,8 @@
 
     ::warning file=k.cu,line=7,col=14,endLine=7,endColumn=18,title=KL101 uncoalesced-global-load::message
 
-Severity maps error -> error, warning -> warning, info -> notice. Values are escaped as the
+Severity maps error -> error, warning -> warning, info -> notice. Errors come first; a span over
+several lines carries no columns. Values are escaped as the
 runner's own toolkit (`@actions/core`, `escapeData` / `escapeProperty`) does.
 """
 from __future__ import annotations
@@ -27,14 +28,15 @@ def escape_property(text: str) -> str:
 
 def format_diagnostic(diag: Diagnostic) -> str:
     """Return the workflow command for `diag`; notes and assumptions follow the message."""
-    props = [
-        ("file", diag.path),
-        ("line", str(diag.line)),
-        ("col", str(diag.column)),
-        ("endLine", str(diag.end_line or diag.line)),
-        ("endColumn", str(diag.end_column or diag.column)),
-        ("title", f"{diag.code} {diag.name}"),
-    ]
+    end_line = max(diag.end_line or diag.line, diag.line)
+    props = [("file", diag.path), ("line", str(diag.line))]
+    if end_line == diag.line:
+        props += [("col", str(diag.column)), ("endLine", str(end_line)),
+                  ("endColumn", str(diag.end_column or diag.column))]
+    else:
+        # GitHub rejects an annotation whose span covers several lines and also gives columns.
+        props.append(("endLine", str(end_line)))
+    props.append(("title", f"{diag.code} {diag.name}"))
     body = [diag.message, *diag.notes]
     if diag.assumptions:
         body.append("assuming " + "; ".join(diag.assumptions))
@@ -45,5 +47,10 @@ def format_diagnostic(diag: Diagnostic) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
-    """Return one workflow command per diagnostic, or an empty string when there are none."""
-    return "".join(format_diagnostic(d) + "\n" for d in diagnostics)
+    """Return one workflow command per diagnostic, errors first, or an empty string when there are none.
+
+    GitHub shows only the first 10 annotations of each kind per step, so the most severe come first
+    (a stable sort: within one severity the order stays by path and line).
+    """
+    ordered = sorted(diagnostics, key=lambda d: -int(d.severity))
+    return "".join(format_diagnostic(d) + "\n" for d in ordered)

@@ -32,6 +32,8 @@ def jsonable(value: Any) -> Any:
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     """Return the JSON document, indented by two spaces, with a trailing newline."""
     doc: dict[str, Any] = {"version": ctx.version, "diagnostics": [d.to_dict() for d in diagnostics]}
+    if ctx.notes:
+        doc["notes"] = list(ctx.notes)  # run-level: checks that were skipped, and why
     if ctx.kernels is not None:
         doc["kernels"] = [k.to_dict() for k in ctx.kernels]
     return json.dumps(doc, indent=2, default=jsonable) + "\n"

@@ -9,6 +9,7 @@ output against the OASIS schema vendored beside this file.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
@@ -32,11 +33,13 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 def artifact_uri(path: str, root: str = "") -> tuple[str, str | None]:
     """Return (uri, uriBaseId) for `path`: relative to %SRCROOT% when possible, else a file URI."""
     pure = PurePath(path)
-    if pure.is_absolute() and root:
+    if root and not path.startswith("<"):
+        # Relative paths are relative to the working directory, which need not be the root.
+        absolute = PurePath(os.path.abspath(path))
         try:
-            pure = pure.relative_to(root)
+            pure = absolute.relative_to(root)
         except ValueError:
-            pass  # outside the root: keep the absolute path
+            pass  # outside the root: keep the path as given
     posix = pure.as_posix()
     if pure.is_absolute():
         return "file://" + quote(posix if posix.startswith("/") else "/" + posix, safe="/:"), None
@@ -152,6 +155,14 @@ def result(diag: Diagnostic, rule_index: int, fp: str, ctx: ReportContext) -> di
         "partialFingerprints": {FINGERPRINT_KEY: fp},
         "properties": props,
     }
+    related = diag.metrics.get("related_locations") or ()
+    if related:
+        # Other accesses with the same root cause (one edit fixes them all), as in KL201's grouping.
+        out["relatedLocations"] = [
+            {"id": n, "physicalLocation": _location(
+                diag.path, region(r["line"], r.get("column", 1), r.get("end_line", 0), r.get("end_column", 0)), ctx),
+             "message": {"text": str(r.get("message") or "same root cause")}}
+            for n, r in enumerate(related, start=1)]
     if diag.fixes:
         out["fixes"] = [_fix(diag, e, ctx) for e in diag.fixes]
     return out
@@ -171,17 +182,40 @@ def build_log(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> dict[str
     if ctx.tool_uri:
         driver["informationUri"] = ctx.tool_uri
     fps = fingerprints(diagnostics, ctx.sources)
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "invocations": [_invocation(ctx)],
+        "columnKind": "unicodeCodePoints",
+        "results": [result(d, index[d.code], fp, ctx) for d, fp in zip(diagnostics, fps)],
+    }
+    if ctx.root:
+        # Consumers resolve %SRCROOT%-relative URIs against this; GitHub code scanning substitutes its checkout.
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": _dir_uri(ctx.root)}}
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
-        "runs": [
-            {
-                "tool": {"driver": driver},
-                "columnKind": "unicodeCodePoints",
-                "results": [result(d, index[d.code], fp, ctx) for d, fp in zip(diagnostics, fps)],
-            }
-        ],
+        "runs": [run],
     }
+
+
+def _dir_uri(directory: str) -> str:
+    """Return the file URI of `directory`, ending in "/" as SARIF requires of a base URI."""
+    posix = PurePath(directory).as_posix()
+    uri = "file://" + quote(posix if posix.startswith("/") else "/" + posix, safe="/:")
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _invocation(ctx: ReportContext) -> dict[str, Any]:
+    """Return the SARIF invocation: files that could not be linted and run-level notes as notifications."""
+    notes: list[dict[str, Any]] = []
+    for path, line, message in ctx.problems:
+        location: dict[str, Any] = {"physicalLocation": _location(path, region(line, 1, line, 1) if line else None, ctx)}
+        notes.append({"level": "error", "message": {"text": message}, "locations": [location]})
+    notes.extend({"level": "note", "message": {"text": n}} for n in ctx.notes)
+    out: dict[str, Any] = {"executionSuccessful": not ctx.problems}
+    if notes:
+        out["toolExecutionNotifications"] = notes
+    return out
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:

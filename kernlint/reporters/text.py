@@ -100,21 +100,29 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-def summary(diagnostics: Sequence[Diagnostic]) -> str:
-    """Return the closing line: "3 warnings, 1 info in 2 files", or "no findings"."""
+def summary(diagnostics: Sequence[Diagnostic], files_checked: int = 0) -> str:
+    """Return the closing line, as ruff's "Found 3 errors.": counts by severity and files.
+
+    "Found 1 error, 3 warnings, 1 info in 2 files (5 checked)", or "No findings (5 files checked)";
+    the number of files checked is left out when unknown (0).
+    """
+    checked = f" ({_plural(files_checked, 'file')} checked)" if files_checked else ""
     if not diagnostics:
-        return "no findings"
+        return f"No findings{checked}"
     counts = {sev: sum(1 for d in diagnostics if d.severity is sev) for sev in Severity}
     parts = [_plural(counts[s], s.label) for s in sorted(Severity, reverse=True) if counts[s]]
     files = len({d.path for d in diagnostics})
-    return f"{', '.join(parts)} in {_plural(files, 'file')}"
+    checked = f" ({files_checked} checked)" if files_checked else ""
+    return f"Found {', '.join(parts)} in {_plural(files, 'file')}{checked}"
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
-    """Return every diagnostic as a compiler-style block, the summary line, then (when the context
-    has coverage records) how many kernels were fully, partly or not analysed."""
+    """Return every diagnostic as a compiler-style block, then (when the context has coverage
+    records) how many kernels were fully, partly or not analysed, then the summary line."""
     blocks = [format_diagnostic(d, ctx) for d in diagnostics]
-    closing = [_paint(summary(diagnostics), _BOLD, ctx.color)]
+    closing = []
     if ctx.kernels is not None:
         closing.append(coverage_summary(ctx.kernels))
+    # The summary comes last, as ruff's "Found N errors." does.
+    closing.append(_paint(summary(diagnostics, ctx.files_checked), _BOLD, ctx.color))
     return "\n".join([*blocks, *closing]) + "\n"
