@@ -18,10 +18,12 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernlint.checks.base import Rule
 from kernlint.diagnostics import Severity
+
+if TYPE_CHECKING:  # a runtime import would close a cycle: checks -> suppress -> config -> checks
+    from kernlint.checks.base import Rule
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -18,24 +18,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from kernlint.checks.base import Rule
+from kernlint.checks.suppression_rules import RULES, UNKNOWN, UNUSED
 from kernlint.config import selector_known, selector_matches
 from kernlint.diagnostics import Diagnostic, Severity
 
-UNUSED = Rule(
-    code="KL901",
-    name="unused-suppression",
-    summary="a kernlint: ignore comment names a rule that does not fire there",
-    severity=Severity.WARNING,
-    category="meta",
-)
-UNKNOWN = Rule(
-    code="KL902",
-    name="unknown-code-in-suppression",
-    summary="a kernlint: ignore comment names no known rule",
-    severity=Severity.WARNING,
-    category="meta",
-)
-RULES: tuple[Rule, ...] = (UNUSED, UNKNOWN)
 _META_CODES = frozenset(r.code for r in RULES)
 
 _DIRECTIVE = re.compile(r"kernlint:\s*(ignore[\w-]*)(\s*\[([^\]\n]*)\])?")

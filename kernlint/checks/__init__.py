@@ -8,12 +8,12 @@ from __future__ import annotations
 from kernlint.checks import coalescing, parse_problems, shared_banks
 from kernlint.checks import data_divergence, divergence, occupancy_rules, read_only
 from kernlint.checks.base import Rule
-from kernlint import suppress
+from kernlint.checks import suppression_rules
 
 ALL_RULES: tuple[Rule, ...] = tuple(sorted(
     (coalescing.KL101, coalescing.KL102, coalescing.KL103, shared_banks.KL201, parse_problems.KL900,
      parse_problems.KL903, parse_problems.KL904, parse_problems.KL905)
-    + divergence.RULES + read_only.RULES + data_divergence.RULES + occupancy_rules.RULES + suppress.RULES,
+    + divergence.RULES + read_only.RULES + data_divergence.RULES + occupancy_rules.RULES + suppression_rules.RULES,
     key=lambda r: r.code,
 ))
 
