@@ -5,6 +5,7 @@ Exit codes are documented once, in `kernlint.exitcodes`.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,18 +46,21 @@ class InputProblem(Exception):
         self.message = message
 
     def render(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        from kernlint.inputs import display_path
+
+        path = display_path(self.path)
+        where = f"{path}:{self.line}" if self.line else path
         return f"{where}: error: {self.message}"
 
 
 def read_cuda_file(path: Path) -> str:
     """Read a source file as UTF-8 text, rejecting binaries with a clear message."""
+    from kernlint.inputs import ReadProblem, read_regular
+
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise InputProblem(str(path), "is a directory") from None
-    except OSError as exc:
-        raise InputProblem(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        data = read_regular(path)  # regular files only, size-capped, never blocks (kernlint/inputs.py)
+    except ReadProblem as exc:
+        raise InputProblem(str(path), str(exc)) from None
     return decode_source(str(path), data)
 
 
@@ -89,11 +93,9 @@ _DEVICE_MARKERS = (b"__global__", b"__device__", b"<<<")
 
 def has_device_code(path: Path) -> bool:
     """Cheap text check: does the file mention `__global__`, `__device__` or a `<<<` launch?"""
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(4 << 20)
-    except OSError:
-        return False
+    from kernlint.inputs import head
+
+    data = head(path, 4 << 20)  # b"" for a FIFO, a device or an unreadable file: never blocks
     return any(m in data for m in _DEVICE_MARKERS)
 
 
@@ -130,14 +132,26 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...] = (), *, resol
         if arg == "-":
             files.append("-")
             continue
+        if not arg:
+            problems.append(InputProblem("''", "empty path argument"))
+            continue
         p = Path(arg)
-        if p.is_dir():
-            found = walk(arg, lambda d: not excluded(d), keep_file, respect_gitignore)
+        try:
+            mode = os.stat(arg).st_mode
+        except FileNotFoundError:
+            mode = None
+        except (OSError, ValueError) as exc:  # name too long, permission denied on a parent, NUL byte
+            problems.append(InputProblem(arg, f"cannot access: {getattr(exc, 'strerror', None) or exc}"))
+            continue
+        if mode is not None and stat.S_ISDIR(mode):
+            unreadable: list[tuple[str, str]] = []
+            found = walk(arg, lambda d: not excluded(d), keep_file, respect_gitignore, unreadable)
+            problems.extend(InputProblem(d, f"cannot read directory: {why}") for d, why in unreadable)
             if not found:
                 problems.append(InputProblem(arg, "directory contains no .cu or .cuh files "
                                                   "(nor C/C++ files with device code)"))
             files.extend(found)
-        elif p.exists():
+        elif mode is not None:
             if force_exclude and excluded(arg):
                 continue
             if p.suffix.lower() not in LINTABLE_SUFFIXES:
@@ -254,6 +268,8 @@ class _Command(click.Command):
 @click.option("--no-project", is_flag=True, help="Lint each file alone, without the project index.")
 @click.option("-p", "build_dir", default=None, metavar="BUILD_DIR",
               help="Directory holding compile_commands.json (per-file -I/-D), as clang-tidy -p.")
+@click.option("--statistics", is_flag=True,
+              help="After the findings, print a roofline table per kernel (FLOPs, bytes, intensity, bound).")
 @click.option("-v", "--verbose", is_flag=True,
               help=f"Print the traceback of internal errors (as {TRACEBACK_ENV}=1 does).")
 @click.version_option(__version__, "--version", prog_name="kernlint")
@@ -264,7 +280,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
          no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
          force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
-         diff: bool = False) -> None:
+         diff: bool = False, statistics: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.checks import ALL_RULES
@@ -336,7 +352,13 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         file_settings = _resolve(resolver, stdin_filename if f == "-" and stdin_filename else f)
         try:
             if f == "-":
-                text = decode_source(name, sys.stdin.buffer.read())
+                from kernlint.inputs import ReadProblem, read_capped
+
+                try:
+                    data = read_capped(sys.stdin.buffer)  # at most the size cap + 1 bytes
+                except ReadProblem as exc:
+                    raise InputProblem(name, str(exc)) from None
+                text = decode_source(name, data)
             else:
                 text = read_cuda_file(Path(f))
         except InputProblem as exc:
@@ -424,12 +446,15 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             click.echo(f"kernlint: note: {n}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
+    from kernlint.roofline import rooflines
 
     use_color = color if color is not None else _color_from_env(sys.stdout.isatty())
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
-                        files_checked=len(results), kernels=[k for r in results for k in r.coverage])
+                        files_checked=len(results), kernels=[k for r in results for k in r.coverage],
+                        roofline=rooflines([k for r in results for k in r.results], settings.arch),
+                        statistics=statistics)
     out = render(settings.format, diagnostics, ctx)
     if out:
         # click strips ANSI codes from output that is not a terminal unless told otherwise.

@@ -98,16 +98,21 @@ def gitignored(directory: Path) -> set[str] | None:
 
 
 def walk(root: str, keep_dir: Callable[[str], bool], keep_file: Callable[[str], bool],
-         respect_gitignore: bool = True) -> list[str]:
+         respect_gitignore: bool = True, unreadable: list[tuple[str, str]] | None = None) -> list[str]:
     """Return the files under directory `root` (spelled as `root` is) that `keep_file` accepts, sorted.
 
     Hidden directories, virtual environments, SKIPPED_DIRS and (with `respect_gitignore`) directories
     and files git ignores are not entered; neither is a directory `keep_dir` refuses. `root` itself
-    is always walked: it was named.
+    is always walked: it was named. Directories that cannot be listed are appended to `unreadable`
+    as (path, reason) instead of being skipped silently.
     """
+    def failed(exc: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((str(exc.filename or root), exc.strerror or str(exc)))
+
     ignored = gitignored(Path(root)) if respect_gitignore else None
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         kept = []
         for d in sorted(dirnames):
             full = os.path.join(dirpath, d)

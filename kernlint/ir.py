@@ -251,6 +251,10 @@ class OpaqueStmt:
     span: Span
 
 
+# The reason of an Opaque / OpaqueStmt the front end made of code nested beyond its depth budget.
+TOO_DEEP = "too deeply nested to analyse"
+
+
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]
 
 

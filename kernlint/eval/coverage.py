@@ -51,6 +51,8 @@ REASONS: dict[str, tuple[str, str, str]] = {
              "real sizes (--define NAME=VALUE) often let such loops run to their end"),
     "depth": ("helper `{d}` was not inlined (calls nested too deep)",
               "helper `{d}` was not inlined (calls nested too deep)", ""),
+    "deep": ("too deeply nested to analyse", "too deeply nested to analyse",
+             "split the expression or the chain of `else if` into smaller parts"),
     "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
     "budget": ("the evaluator's step budget ran out before this point",
@@ -213,6 +215,7 @@ class _Walker:
         self.shared = shared
         self.out: list[SiteKey] = []
         self.stack: list[str] = []
+        self.level = 0  # stmt/expr calls in progress (bounded: deep IR never raises RecursionError)
 
     def site(self, span: ir.Span, outer: ir.Span | None, kind: str) -> None:
         o = outer or span
@@ -220,6 +223,16 @@ class _Walker:
 
     # statements
     def stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
+        if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
+            self.site(s.span, outer, BRANCH)
+        elif s is not None and self.level < 400:  # the interpreter's nesting bound, roughly
+            self.level += 1
+            try:
+                self._stmt(s, outer, depth)
+            finally:
+                self.level -= 1
+
+    def _stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
         if s is None:
             return
         if isinstance(s, ir.Block):
@@ -259,6 +272,16 @@ class _Walker:
 
     # expressions
     def expr(self, e: object, outer: ir.Span | None, depth: int) -> None:
+        if isinstance(e, ir.Opaque) and e.reason == ir.TOO_DEEP:
+            self.site(e.span, outer, BRANCH)
+        elif e is not None and self.level < 400:
+            self.level += 1
+            try:
+                self._expr(e, outer, depth)
+            finally:
+                self.level -= 1
+
+    def _expr(self, e: object, outer: ir.Span | None, depth: int) -> None:
         if e is None or isinstance(e, (ir.Lit, ir.Ref)):
             return
         if isinstance(e, ir.Cast):

@@ -117,6 +117,7 @@ class Work:
     per_warp: np.ndarray
     lanes: np.ndarray | None = None  # active lanes summed over those operations (S, W)
     memory: np.ndarray | None = None  # memory requests each warp issued (S, W)
+    flops: np.ndarray | None = None  # (2, S, W): FP32 and FP64 operations summed over lanes (eval/flops.py)
 
 
 Event = MemoryAccess | Branch | Loop | Barrier | DataBranch | Work

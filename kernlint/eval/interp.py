@@ -23,6 +23,7 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
 from kernlint.eval import resample
+from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
@@ -33,6 +34,7 @@ WARP = 32
 MAX_LOOP_ITERATIONS = 48
 MAX_EVENTS_PER_SITE = 48
 MAX_INLINE_DEPTH = 6
+MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
 
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
@@ -169,6 +171,8 @@ class Interpreter:
         self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
         self.lane_work = np.zeros((self.S, self.W), dtype=np.int64)
         self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
+        self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
         # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
         # KernelResult.assumptions states on the accesses beneath them).
         self.data_guards: list[str] = []
@@ -181,6 +185,7 @@ class Interpreter:
         self.shared_scalars = SharedScalars(self.S)
         # Coverage: which sites produced an event, and why the others did not (eval/coverage.py).
         self.cov = cov.Recorder()
+        self.nesting = 0  # exec/eval calls in progress (bounded by MAX_EVAL_NESTING)
         self.cov_shared = cov.shared_names(fn, tu)
         # Global loads nvcc combines (repeated addresses, fields of one vector): eval/load_reuse.py.
         self.recent_loads = RecentLoads()
@@ -211,7 +216,7 @@ class Interpreter:
             self.result.notes.append(
                 f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
-                                          self.mem_work.copy()))
+                                          self.mem_work.copy(), flops=self.flop_lanes.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
         self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
@@ -409,9 +414,27 @@ class Interpreter:
         self.lane_work += self.mask.sum(axis=-1) * ops
 
     def exec(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
+            self.cov.drop(self.site_key(s.span, cov.BRANCH), ("deep", ""))
+            return
+        if self.nesting >= MAX_EVAL_NESTING:  # code inlined deep into deep code: reported, not a RecursionError
+            self.cov.drop(self.site_key(s.span, cov.BRANCH), ("deep", ""))
+            return
+        self.nesting += 1
+        try:
+            self._exec(s)
+        finally:
+            self.nesting -= 1
+
+    def _exec(self, s: ir.Stmt) -> None:
         self.tick()
         if not isinstance(s, ir.Block):
             self.count_work(_own_ops(s))
+            f32, f64 = statement_flops(s)
+            if f32 or f64:
+                lanes = self.mask.sum(axis=-1)
+                self.flop_lanes[0] += lanes * f32
+                self.flop_lanes[1] += lanes * f64
         if isinstance(s, ir.Block):
             self.exec_block(s)
         elif isinstance(s, ir.ExprStmt):
@@ -786,6 +809,16 @@ class Interpreter:
     # --- expressions ------------------------------------------------------------------------------
 
     def eval(self, e: ir.Expr) -> Val:
+        if (isinstance(e, ir.Opaque) and e.reason == ir.TOO_DEEP) or self.nesting >= MAX_EVAL_NESTING:
+            self.cov.drop(self.site_key(e.span, cov.BRANCH), ("deep", ""))
+            return Val(None, why=("deep", ""))
+        self.nesting += 1
+        try:
+            return self._eval(e)
+        finally:
+            self.nesting -= 1
+
+    def _eval(self, e: ir.Expr) -> Val:
         self.tick()
         if isinstance(e, ir.Lit):
             return const(e.value)

@@ -190,12 +190,19 @@ _SITE_KINDS = frozenset({K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.UNARY_OPER
                          K.CONDITIONAL_OPERATOR})
 
 
+# Statements and expressions nested deeper than this are lowered as opaque "too deeply nested to
+# analyse" (coverage reports them, KL904): Python's recursion limit (1,000 frames) must never be reached
+# by the lowering, the evaluator or the rules, whatever the input (an `else if` chain of 1,000 arms).
+MAX_NESTING = 150
+
+
 class _Lowering:
     """Walk clang cursors and build IR nodes."""
 
     def __init__(self, ctx: _Ctx, types: _TypeConverter) -> None:
         self.ctx = ctx
         self.types = types
+        self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -203,6 +210,15 @@ class _Lowering:
     # --- expressions ---------------------------------------------------------------------------
 
     def expr(self, c: ci.Cursor) -> ir.Expr:
+        if self.depth >= MAX_NESTING:  # deeper code stays opaque: the rest is analysed, this is reported
+            return ir.Opaque(ir.TOO_DEEP, self.ctype(c), _span(c))
+        self.depth += 1
+        try:
+            return self._expr(c)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, c: ci.Cursor) -> ir.Expr:
         kind = c.kind
         # Source locations are costly to read through libclang; only sites that can carry a finding
         # (memory accesses and calls) need one.
@@ -475,6 +491,15 @@ class _Lowering:
     # --- statements ----------------------------------------------------------------------------
 
     def stmt(self, c: ci.Cursor) -> ir.Stmt:
+        if self.depth >= MAX_NESTING:
+            return ir.OpaqueStmt(ir.TOO_DEEP, _span(c))
+        self.depth += 1
+        try:
+            return self._stmt(c)
+        finally:
+            self.depth -= 1
+
+    def _stmt(self, c: ci.Cursor) -> ir.Stmt:
         kind = c.kind
         span = _span(c)
         if kind == K.COMPOUND_STMT:
@@ -972,24 +997,22 @@ def _text_instantiations(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def fold_tokens(toks: list[str], macros: dict[str, int]) -> int | None:
-    """Value of an object-like macro whose body is integer arithmetic over literals and other macros."""
-    parts = []
+    """Value of an object-like macro whose body is integer arithmetic over literals and other macros.
+
+    Bounded (kernlint.intfold): values beyond 64 bits, huge literals and deep nesting are unknown (None)."""
+    from kernlint import intfold
+
+    parts: list[str | int] = []
     for t in toks:
         if t in macros:
-            parts.append(str(macros[t]))
-        elif re.fullmatch(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*", t):
-            parts.append(str(int(t.rstrip("uUlL"), 0)))
+            parts.append(macros[t])
         elif t in ("true", "false"):  # bool template arguments (`loadChunk<true>`)
-            parts.append("1" if t == "true" else "0")
-        elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>"):
-            parts.append("//" if t == "/" else t)
+            parts.append(1 if t == "true" else 0)
+        elif t in ("+", "-", "*", "/", "%", "(", ")", "<<", ">>") or t[:1].isdigit():
+            parts.append(t)
         else:
             return None
-    try:
-        value = eval(" ".join(parts), {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
-        return None
-    return int(value) if isinstance(value, int) else None
+    return intfold.evaluate(parts)
 
 
 def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
@@ -1263,7 +1286,7 @@ def _reassigned_names(fn: ci.Cursor) -> set[str]:
 def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> int | None:
     v = _evaluate(c)
     if isinstance(v, (int, float)):
-        return int(v)
+        return int(v) if abs(v) < 1 << 64 else None  # (inf/NaN fail the comparison too)
     if depth > 8:
         return None
     kids = [k for k in c.get_children() if k.kind.is_expression()]
@@ -1278,11 +1301,11 @@ def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) 
         b = _fold_int(kids[1], inits, depth + 1)
         if a is None or b is None:
             return None
-        try:
-            return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b) if b else None,
-                    "%": a % b if b else None, "<<": a << b, ">>": a >> b}.get(op or "")
-        except (ValueError, OverflowError):
+        if op not in ("+", "-", "*", "/", "%", "<<", ">>"):
             return None
+        from kernlint import intfold
+
+        return intfold.evaluate([a, op, b])  # bounded: `1 << huge` is unknown, never a huge int
     if c.kind == K.MEMBER_REF_EXPR and kids and kids[0].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):
         base = kids[0]
         while base.kind == K.UNEXPOSED_EXPR:

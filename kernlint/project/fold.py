@@ -5,6 +5,8 @@ import functools
 import re
 from typing import Mapping
 
+from kernlint import intfold
+
 
 _TOKEN = (r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*|<<|>>|\S")
 _CAST = (r"\(\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|long|long\s+long|short|size_t|unsigned|"
@@ -32,10 +34,10 @@ def fold(text: str, env: Mapping[str, str | int], depth: int = 0) -> int | None:
     t = static_cast_rx.sub("(", text)
     t = cast_rx.sub("", t)
     t = sizeof_rx.sub(lambda m: str(_SIZEOF.get(" ".join(m.group(1).split()), "sizeof")), t)
-    parts: list[str] = []
+    parts: list[str | int] = []
     for tok in token_rx.findall(t):
         if tok[0].isdigit():
-            parts.append(str(int(tok.rstrip("uUlL"), 0)))
+            parts.append(tok)
         elif tok[0].isalpha() or tok[0] == "_":
             name = "".join(tok.split())
             if name in ("true", "false"):
@@ -50,15 +52,12 @@ def fold(text: str, env: Mapping[str, str | int], depth: int = 0) -> int | None:
                                                            depth + 1)
             if v is None:
                 return None
-            parts.append(f"({v})")
+            parts.append(v)
         elif tok in _OPS:
-            parts.append("//" if tok == "/" else tok)
+            parts.append(tok)
         else:
             return None
     if not parts:
         return None
-    try:
-        value = eval(" ".join(parts), {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError, OverflowError, MemoryError):
-        return None
-    return int(value) if isinstance(value, int) and abs(value) < 1 << 62 else None
+    value = intfold.evaluate(parts)  # bounded: no eval, 64-bit cap, depth cap
+    return value if value is not None and abs(value) < 1 << 62 else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
@@ -40,7 +41,8 @@ class ReportContext:
     `problems` are (path, line, message) of inputs that could not be linted (SARIF records them as
     tool execution notifications); `files_checked` is how many files were linted (0: unknown);
     `kernels`, when set, is one coverage record per kernel analysed (the text summary counts them,
-    JSON lists them); None when the caller has none (then those parts are left out).
+    JSON lists them); None when the caller has none (then those parts are left out); `roofline`
+    holds the per-kernel roofline figures, `statistics` asks the text format to print them.
     """
 
     sources: Mapping[str, str]
@@ -53,6 +55,10 @@ class ReportContext:
     problems: tuple[tuple[str, int, str], ...] = ()
     files_checked: int = 0
     kernels: Sequence[KernelCoverage] | None = None
+    # kernlint.roofline.Roofline per kernel and launch (JSON merges them into `kernels`); `statistics`
+    # asks the text format for the roofline table.
+    roofline: Sequence[Any] | None = None
+    statistics: bool = False
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kernlint.diagnostics import Diagnostic
+from kernlint.inputs import display_path
 from kernlint.reporters import ReportContext
 
 
@@ -12,7 +13,7 @@ def format_diagnostic(diag: Diagnostic) -> str:
     message = " ".join(diag.message.split("\n"))
     # `--confirm` results belong on the line too: "confirmed" / "refuted" / "not-run".
     status = f" ({diag.confirmation})" if diag.confirmation else ""
-    return f"{diag.path}:{diag.line}:{diag.column}: {diag.code} [{diag.severity.label}]{status} {message}"
+    return f"{display_path(diag.path)}:{diag.line}:{diag.column}: {diag.code} [{diag.severity.label}]{status} {message}"
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:

@@ -35,5 +35,16 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     if ctx.notes:
         doc["notes"] = list(ctx.notes)  # run-level: checks that were skipped, and why
     if ctx.kernels is not None:
-        doc["kernels"] = [k.to_dict() for k in ctx.kernels]
+        doc["kernels"] = [_with_roofline(k.to_dict(), ctx.roofline or ()) for k in ctx.kernels]
     return json.dumps(doc, indent=2, default=jsonable) + "\n"
+
+
+def _with_roofline(kernel: dict[str, Any], rooflines: Sequence[Any]) -> dict[str, Any]:
+    """Add the kernel's roofline figures (kernlint/roofline.py): those of its first launch shape at the
+    top level, every launch under `"launches"` when there are several."""
+    mine = [r.to_dict() for r in rooflines if r.path == kernel["path"] and r.kernel == kernel["name"]]
+    if mine:
+        kernel.update(mine[0])
+        if len(mine) > 1:
+            kernel["launches"] = mine
+    return kernel

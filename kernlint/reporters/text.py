@@ -16,6 +16,7 @@ from typing import Any
 
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.coverage import summary as coverage_summary
+from kernlint.inputs import display_path
 from kernlint.reporters import ReportContext, source_line
 
 _RESET = "\x1b[0m"
@@ -74,7 +75,7 @@ def format_diagnostic(diag: Diagnostic, ctx: ReportContext) -> str:
     """Return the lines for one diagnostic, without a trailing newline."""
     c = ctx.color
     sev_color = _SEVERITY_COLOR[diag.severity]
-    location = _paint(f"{diag.path}:{diag.line}:{diag.column}:", _BOLD, c)
+    location = _paint(f"{display_path(diag.path)}:{diag.line}:{diag.column}:", _BOLD, c)
     head = (
         f"{location} {_paint(diag.severity.label + ':', sev_color, c)} "
         f"{_paint(diag.message, _BOLD, c)} [{diag.code} {diag.name}]"
@@ -123,6 +124,10 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     closing = []
     if ctx.kernels is not None:
         closing.append(coverage_summary(ctx.kernels))
+    if ctx.statistics and ctx.roofline:
+        from kernlint.roofline import table
+
+        closing.append(table(ctx.roofline))
     # The summary comes last, as ruff's "Found N errors." does.
     closing.append(_paint(summary(diagnostics, ctx.files_checked), _BOLD, ctx.color))
     return "\n".join([*blocks, *closing]) + "\n"

@@ -1,0 +1,135 @@
+"""Hostile input: bounded folding, depth budgets, special files, linear scanning, loud syntax errors."""
+from __future__ import annotations
+
+import resource
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from kernlint import intfold
+from kernlint.cli import main
+from kernlint.engine import LintOptions, lint_source
+from kernlint.frontend.clang_frontend import fold_tokens
+from kernlint.launch import fold_bound
+from kernlint.project.fold import fold
+
+STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
+
+
+def codes(text: str, path: str = "t.cu") -> dict[str, list]:
+    out: dict[str, list] = {}
+    for d in lint_source(text, path, LintOptions(resources=False)).diagnostics:
+        out.setdefault(d.code, []).append(d)
+    return out
+
+
+def run(args: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [*args, "--no-ptxas"], input=stdin, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+# --- bounded integer folding ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("2*(3+4)<<2", 56), ("(1<<62)/(1<<61)", 2), ("-7/2", -3), ("-7%2", -1), ("256u", 256),
+    ("0x10 + 1", 17), ("(((1)))", 1),
+    ("1<<20000000000", None), ("1<<1100", None), ("(1<<63)*(1<<63)", None), ("1/0", None),
+    ("9" * 20000, None), ("-" * 5000 + "1", None), ("1<<-1", None), ("(1", None), ("1 2", None),
+])
+def test_folding_is_bounded_and_exact(text: str, value: int | None) -> None:
+    import re
+    toks = re.findall(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|\w+|<<|>>|\S", text)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.monotonic()
+    assert intfold.evaluate(toks) == value
+    assert fold_tokens(toks, {}) == value
+    assert fold_bound(text, {}, {}) == value
+    if len(text) <= 400:
+        assert fold(text, {}) == value
+    assert time.monotonic() - t0 < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: no GB-sized ints
+
+
+def test_hostile_macros_and_launch_bounds_do_not_lose_the_file() -> None:
+    src = ("#define A 1<<20000000000\n#define B ((1<<4000)/(1<<3999))\n"
+           f"#define C {'9' * 20000}\n#define D {'-' * 5000}1\n"
+           "__global__ void __launch_bounds__(1<<1100) h(float* o) { o[threadIdx.x] = 0; }\n" + STRIDED)
+    t0 = time.monotonic()
+    found = codes(src)
+    assert time.monotonic() - t0 < 60
+    assert "KL101" in found, found  # the strided kernel is still analysed
+    assert "KL905" not in found, found
+
+
+# --- depth budgets ------------------------------------------------------------------------------------
+
+def _deep_kernel(arms: int) -> str:
+    chain = "".join(f"    else if (i == {k}) o[i] = {k};\n" for k in range(1, arms))
+    terms = " + ".join(f"a[i + {k}]" for k in range(arms))
+    return ("__global__ void deep(const float* a, float* o) {\n    int i = threadIdx.x;\n"
+            f"    if (i == 0) o[i] = 0;\n{chain}    o[i] = {terms};\n}}\n")
+
+
+@pytest.mark.parametrize("arms", [1200])
+def test_deep_code_is_reported_not_a_crash(arms: int) -> None:
+    found = codes(_deep_kernel(arms) + STRIDED)
+    assert "KL905" not in found and "KL900" not in found, {k: [d.message for d in v][:2] for k, v in found.items()}
+    assert "KL101" in found  # the other kernel is analysed
+    kl904 = [d for d in found.get("KL904", []) if "too deeply nested" in (d.message + str(d.notes))]
+    assert kl904, {k: [d.message for d in v][:2] for k, v in found.items()}
+
+
+# --- only regular files, with a size cap ------------------------------------------------------------
+
+def test_special_files_and_bad_names_are_one_message_each_and_the_rest_is_linted(tmp_path, monkeypatch) -> None:
+    import os
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.cu").write_text(STRIDED)
+    os.mkfifo(tmp_path / "pipe.cu")
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / "p.cuh")  # found by the walk: must not block either
+    (tmp_path / "big.cu").write_text("// x\n" * 100)
+    monkeypatch.setenv("KERNLINT_MAX_FILE_BYTES", "400")
+    long_name = "a" * 300 + ".cu"
+    code, out, err = run(["good.cu", "pipe.cu", "sub", "", long_name, "big.cu", "/dev/null.cu"])
+    assert code == 2
+    assert "pipe.cu: error: is a FIFO" in err
+    assert "sub/p.cuh: error: is a FIFO" in err
+    assert "'': error: empty path argument" in err
+    assert f"{long_name}: error: cannot access" in err
+    assert "big.cu: error: larger than the size limit of 400 bytes" in err
+    assert "good.cu:1:" in out and "KL101" in out
+    assert "Traceback" not in err + out
+
+
+def test_stdin_is_read_up_to_the_cap() -> None:
+    import io
+
+    from kernlint.inputs import ReadProblem, read_capped
+
+    class Endless(io.RawIOBase):
+        reads = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+            Endless.reads += len(b)
+            b[:] = b" " * len(b)
+            return len(b)
+
+    with pytest.raises(ReadProblem, match="size limit of 1000 bytes"):
+        read_capped(Endless(), cap=1000)
+    assert Endless.reads <= 1001
+    assert read_capped(io.BytesIO(b"x" * 1000), cap=1000) == b"x" * 1000
+
+
+def test_a_newline_in_a_file_name_cannot_forge_a_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a\nb.cu:9:9: KL999 forged.cu").write_text(STRIDED)
+    for fmt in ("text", "concise"):
+        code, out, _err = run(["--format", fmt, "a\nb.cu:9:9: KL999 forged.cu"])
+        assert code == 1
+        assert "a\\x0ab.cu" in out
+        assert not any(line.startswith("b.cu:9:9") for line in out.splitlines())
