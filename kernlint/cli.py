@@ -453,7 +453,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
                         files_checked=len(results), kernels=[k for r in results for k in r.coverage],
-                        roofline=rooflines([k for r in results for k in r.results], settings.arch),
+                        roofline=rooflines([k for r in results for k in r.results], settings.arch, settings.roofline_peak),
                         statistics=statistics)
     out = render(settings.format, diagnostics, ctx)
     if out:

@@ -71,6 +71,8 @@ class Settings:
     include_dirs: tuple[Path, ...] = ()
     exclude: tuple[str, ...] = ()
     occupancy_threshold: float = 0.5
+    # The roofline's peaks instead of the --arch table row: (FP32 TFLOP/s, FP64 TFLOP/s, DRAM GB/s).
+    roofline_peak: tuple[float, float, float] | None = None
     format: str = "text"
     project: bool = True  # use the project index (launches, includers from other files)
     compile_commands: Path | None = None  # directory holding compile_commands.json
@@ -336,6 +338,13 @@ def _threshold(value: Any) -> float:
     return float(value)
 
 
+def _roofline_peak(value: Any) -> tuple[float, float, float]:
+    if (not isinstance(value, (list, tuple)) or len(value) != 3
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value)):
+        raise ValueError(f"expected [FP32 TFLOP/s, FP64 TFLOP/s, DRAM GB/s], three positive numbers, got {value!r}")
+    return (float(value[0]), float(value[1]), float(value[2]))
+
+
 def _format(value: Any) -> str:
     if value not in FORMATS:
         raise ValueError(f"expected one of {', '.join(FORMATS)}, got {value!r}")
@@ -366,6 +375,7 @@ _KEYS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "include-dirs": ("include_dirs", _strings("directories")),
     "exclude": ("exclude", _strings("globs")),
     "occupancy-threshold": ("occupancy_threshold", _threshold),
+    "roofline-peak": ("roofline_peak", _roofline_peak),
     "format": ("format", _format),
     "project": ("project", _bool),
     "compile-commands": ("compile_commands", _directory),

@@ -49,11 +49,15 @@ ARCH_PEAKS: dict[str, ArchPeak] = {
 DEFAULT_ARCH = "sm_80"
 
 
-def arch_peak(arch: str | None) -> tuple[str, ArchPeak]:
-    """The table entry for `arch` (sm_90a -> sm_90); the default architecture for unknown ones."""
+def arch_peak(arch: str | None, override: tuple[float, float, float] | None = None) -> tuple[str, ArchPeak]:
+    """The table entry for `arch` (sm_90a -> sm_90); the default architecture for unknown ones.
+
+    `override` (config `roofline-peak = [FP32 TFLOP/s, FP64 TFLOP/s, DRAM GB/s]`) replaces the row."""
     key = (arch or DEFAULT_ARCH).lower().rstrip("af")
     if key not in ARCH_PEAKS:
         key = DEFAULT_ARCH
+    if override is not None:
+        return key, ArchPeak("configured roofline-peak", *override)
     return key, ARCH_PEAKS[key]
 
 
@@ -73,6 +77,7 @@ class Roofline:
     ideal_bytes: float
     loops: tuple[tuple[int, int | None], ...]  # (line, trips) per loop; None: not run to its end
     samples_differ: bool
+    peak_figures: ArchPeak | None = None  # the peaks used; None: the table row of `arch`
 
     @property
     def flops(self) -> float:
@@ -83,7 +88,7 @@ class Roofline:
         return all(t is not None for _l, t in self.loops)
 
     def peak(self) -> ArchPeak:
-        return ARCH_PEAKS[self.arch]
+        return self.peak_figures or ARCH_PEAKS[self.arch]
 
     @property
     def precision(self) -> str:
@@ -126,9 +131,10 @@ class Roofline:
         }
 
 
-def roofline(result: KernelResult, arch: str | None = None) -> Roofline | None:
+def roofline(result: KernelResult, arch: str | None = None,
+             override: tuple[float, float, float] | None = None) -> Roofline | None:
     """The roofline figures of one evaluated kernel, None when it has no evaluated thread."""
-    key, peak = arch_peak(arch)
+    key, peak = arch_peak(arch, override)
     work = next((e for e in result.events if isinstance(e, ev.Work)), None)
     if work is None:
         return None
@@ -179,7 +185,7 @@ def roofline(result: KernelResult, arch: str | None = None) -> Roofline | None:
     fn = result.kernel
     return Roofline(fn.name, result.path, fn.span.line, result.shape.describe(), key, peak.gpu,
                     float(f32[pick]), float(f64[pick]), float(moved[pick]), float(ideal[pick]),
-                    tuple(sorted(loops.items())), differ)
+                    tuple(sorted(loops.items())), differ, peak)
 
 
 def _for_at(fn: ir.Function, line: int, col: int) -> ir.For | None:
@@ -237,13 +243,14 @@ def _straight_body_flops(loop: ir.For) -> tuple[int, int] | None:
     return f32, f64
 
 
-def rooflines(results: tuple[KernelResult, ...] | list[KernelResult], arch: str | None) -> list[Roofline]:
+def rooflines(results: tuple[KernelResult, ...] | list[KernelResult], arch: str | None,
+              override: tuple[float, float, float] | None = None) -> list[Roofline]:
     """One roofline per kernel and launch shape (re-evaluations of regions or odd offsets left out)."""
     out = []
     for r in results:
         if r.regions or r.odd_offset:
             continue
-        rl = roofline(r, arch)
+        rl = roofline(r, arch, override)
         if rl is not None:
             out.append(rl)
     return out
@@ -264,9 +271,8 @@ def table(rows: "list[Roofline] | tuple[Roofline, ...]") -> str:
                      f"{100 * r.attainable_fraction():.1f} %"))
     widths = [max(len(x[c]) for x in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(x[c].ljust(widths[c]) for c in range(len(head))).rstrip() for x in [head, *body]]
-    archs = sorted({(r.arch, r.gpu) for r in rows})
-    for arch, gpu in archs:
-        p = ARCH_PEAKS[arch]
+    peaks = {(r.arch, r.gpu): r.peak() for r in rows}
+    for (arch, gpu), p in sorted(peaks.items()):
         lines.append(f"roofline for {arch} as {gpu}: {p.fp32_tflops:g} TFLOP/s FP32, {p.fp64_tflops:g} FP64, "
                      f"{p.dram_gbs:g} GB/s (rules/roofline.md)")
     if any(not r.trips_known for r in rows):

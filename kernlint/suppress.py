@@ -13,6 +13,7 @@ comment says, KL902 unknown-code-in-suppression for a name that matches no rule.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -168,7 +169,8 @@ def parse_suppressions(text: str) -> tuple[Suppression, ...]:
         first_code = code.get(comment.line, (10**9, 0))[0]
         last_code = code.get(comment.end_line, (0, 0))[1]
         alone = first_code > comment.column and last_code <= comment.end_column
-        following = next((ln for ln in code_lines if ln > comment.end_line), None)
+        at = bisect.bisect_right(code_lines, comment.end_line)  # not a scan per comment (quadratic)
+        following = code_lines[at] if at < len(code_lines) else None
         for match in _DIRECTIVE.finditer(comment.text):
             line, column = _position(comment, match.start())
             keyword, bracket, inner = match.group(1), match.group(2), match.group(3)

@@ -133,3 +133,64 @@ def test_a_newline_in_a_file_name_cannot_forge_a_line(tmp_path, monkeypatch) -> 
         assert code == 1
         assert "a\\x0ab.cu" in out
         assert not any(line.startswith("b.cu:9:9") for line in out.splitlines())
+
+
+def test_includes_of_special_files_are_stubbed(tmp_path) -> None:
+    import os
+    os.mkfifo(tmp_path / "fifo.h")
+    src = (f'#include "/dev/zero"\n#include "{tmp_path}/fifo.h"\n' + STRIDED)
+    t0 = time.monotonic()
+    found = codes(src, str(tmp_path / "inc.cu"))
+    assert time.monotonic() - t0 < 60
+    assert "KL101" in found
+
+
+# --- linear scanning ----------------------------------------------------------------------------------
+
+def _linear(fn, make, small: int) -> None:  # type: ignore[no-untyped-def]
+    """`fn(make(10 * small))` takes well under 100x `fn(make(small))` (linear: ~10x; quadratic: ~100x)."""
+    def timed(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            arg = make(n)
+            t0 = time.perf_counter()
+            fn(arg)
+            best = min(best, time.perf_counter() - t0)
+        return best
+    small_t, big_t = timed(small), timed(10 * small)
+    assert big_t < 40 * max(small_t, 1e-4), (small_t, big_t)
+
+
+def test_include_and_instantiation_scans_are_linear_in_blank_lines() -> None:
+    from kernlint.frontend.clang_frontend import _text_instantiations
+    from kernlint.includes import INCLUDE_RE
+
+    make = lambda n: "\n" * n + '#include "a.h"\ntemplate __global__ void k<128>(float*);\n'  # noqa: E731
+    assert INCLUDE_RE.findall(make(10)) == [('"', "a.h")]
+    assert _text_instantiations(make(10)) == (("k", ("128",)),)
+    _linear(lambda t: INCLUDE_RE.findall(t), make, 20_000)
+    _linear(_text_instantiations, make, 20_000)
+    t0 = time.monotonic()
+    INCLUDE_RE.findall(make(200_000)), _text_instantiations(make(200_000))
+    assert time.monotonic() - t0 < 10
+
+
+def test_suppression_parsing_is_linear() -> None:
+    from kernlint.suppress import parse_suppressions
+
+    make = lambda n: "".join(f"// kernlint: disable-next-line=KL101\nx{i} = 1;\n" for i in range(n))  # noqa: E731
+    sups = parse_suppressions(make(3))
+    assert [s.lines for s in sups][:1] and len(sups) == 3
+    _linear(parse_suppressions, make, 4_000)
+
+
+# --- a syntax error that swallows a kernel is never silent ---------------------------------------------
+
+@pytest.mark.parametrize("opener, what", [("/* oops", "unterminated /* comment"),
+                                          ("#if 0", "unterminated conditional directive")])
+def test_a_kernel_lost_to_an_unterminated_comment_or_conditional_is_an_error(opener: str, what: str) -> None:
+    src = STRIDED + opener + "\n" + STRIDED.replace("void k(", "void lost(")
+    found = codes(src)
+    assert "KL101" in found  # the kernel before it is still analysed
+    errors = [d for d in found.get("KL900", []) if d.severity.label == "error"]
+    assert len(errors) == 1 and what in errors[0].message and errors[0].line == 2, found.get("KL900")

@@ -61,3 +61,19 @@ def test_json_kernels_carry_the_roofline_and_text_table_is_opt_in() -> None:
     assert "FLOP/B" not in plain
     assert "FLOP/B" in table and "H100-SXM5" in table
     assert any(line.startswith("polynomial") and "compute" in line for line in table.splitlines())
+
+
+def test_config_roofline_peak_replaces_the_table_row(tmp_path: Path) -> None:
+    (tmp_path / "kernlint.toml").write_text("roofline-peak = [1.0, 0.5, 1000]\n")
+    src = tmp_path / "k.cu"
+    src.write_text(FIXTURE.read_text())
+    out = CliRunner().invoke(main, [str(src), "--format", "json", "--config", str(tmp_path / "kernlint.toml")])
+    kernels = {k["name"]: k for k in json.loads(out.output)["kernels"]}
+    # 1 TFLOP/s over 1000 GB/s: ridge 1 FLOP/B; the polynomial's 250 FLOP/B is compute bound.
+    assert kernels["saxpy"]["ridge"] == 1.0 and kernels["saxpy"]["gpu"] == "configured roofline-peak"
+    assert kernels["daxpy"]["ridge"] == 0.5
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "kernlint.toml").write_text("roofline-peak = [1.0, 2.0]\n")
+    res = CliRunner().invoke(main, [str(src), "--config", str(bad / "kernlint.toml")])
+    assert res.exit_code == 2 and "roofline-peak" in res.output

@@ -118,6 +118,8 @@ def _helpers_syntax(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int,
     return tuple(sorted(out))
 
 
+# clang's diagnostics for text that hides everything after it (Lex/LiteralSupport and PPDirectives).
+_SWALLOWING = ("unterminated /* comment", "unterminated conditional directive")
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
@@ -173,6 +175,17 @@ def check_parse(tu: ir.TranslationUnit, text: str = "") -> Iterator[Diagnostic]:
                        "pass the header's directory with -I, or a value with --define NAME=VALUE"),
             )
     outside = [p for p in tu.problems if p.syntax and (p.line, p.column) not in inside]
+    # An unterminated comment or conditional swallows the rest of the file: a kernel after it is
+    # gone without a trace, so this is an error wherever it is (never the "outside" info below).
+    swallow = next((q for q in outside if q.message.startswith(_SWALLOWING)), None)
+    if swallow is not None and _mentions_kernel(text):
+        yield Diagnostic(
+            path=tu.path, line=swallow.line, column=swallow.column, code=KL900.code, name=KL900.name,
+            severity=KL900.severity,
+            message=f"syntax error: {swallow.message}; the code after it, kernels included, was not analysed",
+            notes=_stub_note(tu),
+        )
+        outside = [q for q in outside if q is not swallow]
     if not outside:
         return
     p = outside[0]

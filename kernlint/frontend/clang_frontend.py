@@ -982,7 +982,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
 
 _INSTANTIATION_RE = re.compile(
-    r"^\s*template\s+(?:__global__\s+)?(?:void\s+)?(?:__global__\s+)?(?:void\s+)?([A-Za-z_]\w*)\s*<([^;{]*?)>\s*\(",
+    # `^[ \t]*` (not `^\s*`, quadratic on runs of blank lines); the arguments are bounded in length.
+    r"^[ \t]*template\s+(?:__global__\s+)?(?:void\s+)?(?:__global__\s+)?(?:void\s+)?([A-Za-z_]\w*)\s*<([^;{]{0,2000}?)>\s*\(",
     re.M)
 
 
