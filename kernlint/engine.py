@@ -105,14 +105,14 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         ))
         if res.dead_regions and not res.truncated:
             # Guards the sampled sizes made dead: evaluate again with those parameters small.
-            again = Interpreter(run_tu, run_fn, shape, defines,
-                                sample_overrides=resample.overrides_for(res.dead_regions)).run()
+            overrides = resample.overrides_for(res.dead_regions, res.block_targets)
+            again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()
             out.append(KernelResult(
                 path=tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
                 assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
                 notes=(), source_lines=source_lines,
                 shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
-                regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed),
+                regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed, overrides, res.block_targets),
                 coverage=again.coverage,
                 template=fn if run_fn is not fn else None,
             ))

@@ -483,11 +483,15 @@ class KernelCoverage:
 
 
 def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteStatus, ...]:
-    """Two runs of one shape (a re-evaluation of regions with other samples): evaluated by either."""
+    """Two runs of one shape (a re-evaluation of regions with other samples): evaluated by either.
+
+    A site neither evaluated keeps the reason of the run that reached it (`unreached` in the first
+    run, a call not modelled in the re-evaluation: the call is what is left to fix)."""
     out = {s.key: s for s in a}
     for s in b:
         old = out.get(s.key)
-        if old is None or (s.evaluated and not old.evaluated):
+        if old is None or (s.evaluated and not old.evaluated) or (
+                not s.evaluated and not old.evaluated and old.why[0] == "unreached" and s.why[0] != "unreached"):
             out[s.key] = s
     return tuple(out.values())
 

@@ -46,6 +46,47 @@ GRID_SAMPLE = (64, 64, 4)
 POINTER_SPACING = 1 << 36  # byte distance between the sampled bases of distinct pointer params
 
 
+def _pure(e: ir.Expr) -> bool:
+    """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Member) and n.arrow:
+            return False
+        if isinstance(n, ir.Unary) and n.op in ("*", "&", "post++", "post--", "pre++", "pre--"):
+            return False
+        if isinstance(n, ir.Binary) and (n.op == "," or n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")):
+            return False
+        if not isinstance(n, (ir.Lit, ir.Ref, ir.Member, ir.Unary, ir.Binary, ir.Cast)):
+            return False
+    return True
+
+
+def _block_member(e: ir.Expr) -> str | None:
+    """'x' for `blockIdx.x` (through casts), else None."""
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    if isinstance(e, ir.Member) and e.field in ("x", "y", "z"):
+        base = e.base.operand if isinstance(e.base, ir.Cast) else e.base
+        if isinstance(base, ir.Ref) and base.kind == "builtin" and base.name == "blockIdx":
+            return e.field
+    return None
+
+
+def _block_alias(body: ir.Stmt, name: str) -> str | None:
+    """'x' when every write to the variable `name` in `body` stores blockIdx.x (`int bx = blockIdx.x;`)."""
+    dims: set[str | None] = set()
+    for n in ir.walk(body):
+        if isinstance(n, ir.VarDecl) and n.name == name:
+            dims.add(_block_member(n.init) if n.init is not None else "")
+        elif isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=") \
+                and _target_name(n.lhs) == name:
+            dims.add(_block_member(n.rhs) if n.op == "=" else None)
+        elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--", "&") \
+                and _target_name(n.operand) == name:
+            dims.add(None)
+    dims.discard("")  # a declaration without an initializer
+    return next(iter(dims)) if len(dims) == 1 else None
+
+
 class BudgetExceeded(Exception):
     """The per-kernel step budget ran out."""
 
@@ -65,6 +106,8 @@ class EvalResult:
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
     # (line, column, first line, last line) of the region -> those parameters (eval/resample.py).
     dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
+    # For dead regions whose guard picks out blocks the samples miss: blockIdx.x -> a block that enters.
+    block_targets: dict[tuple[int, int, int, int], dict[str, int]] = field(default_factory=dict)
     # An `assert` that fails for every thread reaching it: the launch shape evaluated is one the
     # kernel itself rules out (`assert(blockDim.x == 4)` under a guessed (32, 8)).
     contradiction: str = ""
@@ -96,8 +139,11 @@ class Interpreter:
         self.grid_known = grid is not None
         g = grid or GRID_SAMPLE
         blocks = []
-        for s in BLOCK_SAMPLES:
-            blocks.append(tuple(min(s[i], g[i] - 1) for i in range(3)))
+        for k, s in enumerate(BLOCK_SAMPLES):
+            # A re-evaluation may sample blockIdx as the blocks a dead guard picks out (eval/resample.py).
+            over = [(sample_overrides or {}).get(f"blockIdx.{d}") for d in "xyz"]
+            s = tuple(int(o[min(k, len(o) - 1)]) if o else s[i] for i, o in enumerate(over))
+            blocks.append(tuple(max(0, min(s[i], g[i] - 1)) for i in range(3)))
         self.block_idx = tuple(np.array([b[i] for b in blocks], dtype=np.int64).reshape(self.S, 1, 1) for i in range(3))
         self.grid_dim = g
         self.mask = self.entry_mask.copy()
@@ -146,6 +192,7 @@ class Interpreter:
         self.sample_overrides = dict(sample_overrides or {})
         self.ifs_taken: set[tuple[int, int, int, int]] = set()
         self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
+        self.ifs_targets: dict[tuple[int, int, int, int], dict[str, int]] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -173,6 +220,7 @@ class Interpreter:
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
         self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
+        self.result.block_targets = {k: v for k, v in self.ifs_targets.items() if k in self.result.dead_regions}
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -509,9 +557,62 @@ class Interpreter:
         if ran:
             self.ifs_taken.add(key)
             return
+        if key in self.ifs_dead or not resample.has_memory_access(s.then):
+            return
         params = resample.sampled_parameters(deps, self.result.assumed)
-        if params and key not in self.ifs_dead and resample.has_memory_access(s.then):
+        targets = self.block_targets(s.cond) if resample.block_names(deps) else {}
+        if targets:
+            params = params | frozenset(targets)
+            self.ifs_targets[key] = targets
+        if params:
             self.ifs_dead[key] = params
+
+    def block_targets(self, cond: ir.Expr) -> dict[str, int]:
+        """Block indices that the comparisons of `cond` with blockIdx ask for (`bx == 1` -> x: 1).
+
+        Only a side that is exactly a blockIdx component (under every sample) compared with a side
+        whose value is one integer (a constant, gridDim, a known size) counts; the target is clamped
+        to the grid. Sides with loads, calls or side effects are not evaluated again.
+        """
+        out: dict[str, int] = {}
+        for n in ir.walk(cond):
+            if not isinstance(n, ir.Binary) or n.op not in ("==", "<", ">", "<=", ">=") \
+                    or not _pure(n.lhs) or not _pure(n.rhs):
+                continue
+            lhs, rhs = self.eval(n.lhs), self.eval(n.rhs)
+            for e, side, other, swapped in ((n.lhs, lhs, rhs, False), (n.rhs, rhs, lhs, True)):
+                dim = self.block_component(e, side)
+                if dim is None or other.data is None or resample.block_names(other.deps):
+                    continue
+                vals = np.unique(np.asarray(other.data))
+                if vals.size != 1:
+                    continue
+                t = resample.block_target(n.op, int(vals[0]), swapped)
+                if t is not None:
+                    i = "xyz".index(dim)
+                    out.setdefault(f"blockIdx.{dim}", max(0, min(t, self.grid_dim[i] - 1)))
+        return out
+
+    def block_component(self, e: ir.Expr, v: Val) -> str | None:
+        """'x' when `e` is blockIdx.x (`blockIdx.x`, `(int)blockIdx.x`, or a variable `bx` that only
+        ever holds it) and its value `v` is blockIdx.x under every sample, else None."""
+        dim = _block_member(e)
+        if dim is None:
+            while isinstance(e, ir.Cast):
+                e = e.operand
+            if not isinstance(e, ir.Ref) or self.fn.body is None:
+                return None
+            dim = _block_alias(self.fn.body, e.name)
+        if dim is None or v.deps != frozenset([f"blockIdx.{dim}"]):
+            return None
+        names = resample.block_names(v.deps)
+        if v.data is None or len(names) != 1 or v.deps != names:
+            return None
+        dim = next(iter(names))[-1]
+        data = np.asarray(v.data)
+        if data.ndim != 3 or data.shape[0] != self.S:
+            return None
+        return dim if bool(np.all(data == self.block_idx["xyz".index(dim)])) else None
 
     def _loop_over_budget(self, start_cost: int, iterations: int) -> bool:
         """Stop a costly loop early rather than exhaust the kernel's budget inside it.
