@@ -69,7 +69,8 @@ def fingerprint(diag: Diagnostic, source_text: str | None, occurrence: int = 0) 
         normalized_line(diag, source_text),
         str(occurrence),
     )
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
+    # surrogateescape: a non-UTF-8 file name (bytes kept as surrogates) hashes as its bytes.
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def fingerprints(diags: Sequence[Diagnostic], sources: Mapping[str, str]) -> list[str]:

@@ -194,3 +194,17 @@ def test_a_kernel_lost_to_an_unterminated_comment_or_conditional_is_an_error(ope
     assert "KL101" in found  # the kernel before it is still analysed
     errors = [d for d in found.get("KL900", []) if d.severity.label == "error"]
     assert len(errors) == 1 and what in errors[0].message and errors[0].line == 2, found.get("KL900")
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github"])
+def test_a_non_utf8_file_name_is_linted_in_every_format(tmp_path, fmt: str) -> None:
+    import os
+    import subprocess
+    import sys
+    name = b"bad\xff.cu"
+    (tmp_path / os.fsdecode(name)).write_text(STRIDED)
+    proc = subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", "--format", fmt, os.fsdecode(name)],
+                          cwd=tmp_path, capture_output=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out[-2000:]
+    assert b"KL101" in out and b"internal error" not in out

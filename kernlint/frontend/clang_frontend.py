@@ -831,8 +831,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     it; `fragment_text` is then that file's content (the disk copy is not read).
     """
     path = path or "<stdin>"
-    parse_path = os.path.abspath(path) if path != "<stdin>" else "/__kernlint_stdin__.cu"
-    include_dirs = tuple(os.path.abspath(d) for d in include_dirs)
+    parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
+    include_dirs = tuple(_clang_name(os.path.abspath(d)) for d in include_dirs)
     args = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
             *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything",
             "-ferror-limit=0", "-include", shim_path()]
@@ -849,7 +849,7 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", "") for n in sorted(names)]
         unsaved += [(p, "") for p in sorted(paths) if p != parse_path]
         if fragment is not None and fragment_text is not None:
-            unsaved.append((os.path.abspath(fragment), fragment_text))
+            unsaved.append((_clang_name(os.path.abspath(fragment)), fragment_text))
         try:
             tu = index.parse(parse_path, args=args, unsaved_files=unsaved,
                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
@@ -870,13 +870,24 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
             break
     assert tu is not None
     if fragment is not None:
-        fpath = os.path.abspath(fragment)
-        ftext = fragment_text if fragment_text is not None else open(fpath, encoding="utf-8", errors="replace").read()
+        fpath = _clang_name(os.path.abspath(fragment))
+        ftext = (fragment_text if fragment_text is not None
+                 else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path)
     else:
         unit = _lower(tu, text, path, parse_path)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
+
+
+def _clang_name(path: str) -> str:
+    """`path` as libclang can take it (UTF-8): bytes of a non-UTF-8 file name (surrogate escapes)
+    become U+FFFD. The file's text is always handed over in memory, so the name only labels it."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _stubbed(tu: ci.TranslationUnit, paths: set[str]) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote as _quote
 
 from kernlint import docs
 from kernlint.baseline import fingerprints
@@ -28,6 +28,11 @@ FINGERPRINT_KEY = "kernlint/v1"
 SRCROOT = "%SRCROOT%"  # the uriBaseId GitHub code scanning resolves against the checkout
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def quote(path: str, safe: str) -> str:
+    """Percent-encode `path` for a URI; a non-UTF-8 file name's bytes (surrogate escapes) are encoded as bytes."""
+    return _quote(path.encode("utf-8", "surrogateescape"), safe=safe)
 
 
 def artifact_uri(path: str, root: str = "") -> tuple[str, str | None]:
