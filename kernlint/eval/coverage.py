@@ -169,12 +169,25 @@ _LOADS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
 _STORES = {"__stcg", "__stcs", "__stwt", "__stwb"}
 
 
-def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
-    """The device function a call reaches, as `Interpreter.find_callee` finds it, or None."""
+def target_function(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
+    """The function clang's reference names, or None."""
     fn = tu.functions.get(e.target) if e.target else None
     if fn is None and e.target:
+        # A member of a class template specialization: clang names the specialization
+        # (`operator float *`), the file holds the pattern (`operator T *`) at the same place.
         where = e.target[e.target.rfind("@"):]
         fn = next((f for k, f in tu.functions.items() if k.endswith(where)), None)
+    return fn
+
+
+def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
+    """The device function a call reaches (methods on objects excepted), or None.
+
+    libclang gives no definition for an implicit specialization of a function template
+    (`ld(p, i)` calling `template <class T> T ld(const T*, int)`), so fall back to the one
+    device function of that name and parameter count in the file, when it is unambiguous.
+    """
+    fn = target_function(tu, e)
     if fn is None and e.receiver is not None:
         return None
     if fn is None:

@@ -934,7 +934,7 @@ class Interpreter:
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
         parent = self.mask
-        branch = _has_side_effects(e.then) or _has_side_effects(e.other)
+        branch = cov.has_side_effects(e.then) or cov.has_side_effects(e.other)
         if c.data is None:
             a = self.eval(e.then)
             b = self.eval(e.other)
@@ -1542,23 +1542,9 @@ class Interpreter:
         (`ld(p, i)` calling `template <class T> T ld(const T*, int)`), so fall back to the one
         device function of that name and parameter count in the file, when it is unambiguous.
         """
-        # (eval/coverage.py's find_callee mirrors this, to find the sites of helpers statically.)
-        fn = self.tu.functions.get(e.target) if e.target else None
-        if fn is None and e.target:
-            # A member of a class template specialization: clang names the specialization
-            # (`operator float *`), the file holds the pattern (`operator T *`) at the same place.
-            where = e.target[e.target.rfind("@"):]
-            fn = next((f for k, f in self.tu.functions.items() if k.endswith(where)), None)
-        if fn is None and e.receiver is not None:
+        fn = cov.find_callee(self.tu, e)
+        if fn is None and e.receiver is not None and cov.target_function(self.tu, e) is None:
             return self.find_method(e)
-        if fn is None:
-            matches = [f for f in self.tu.functions.values()
-                       if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
-            if len(matches) > 1 and e.template_args:
-                matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
-            fn = matches[0] if len(matches) == 1 else None
-        if fn is None or fn.body is None or fn.is_kernel:
-            return None
         return fn
 
     def returned_element_type(self, call: ir.Call) -> ir.CType | None:
@@ -1905,18 +1891,6 @@ def _stmt_cost(s: object) -> int:
         elif isinstance(n, (ir.For, ir.While)):
             total += 8
     return total
-
-
-def _has_side_effects(e: object) -> bool:
-    """Assignments, increments and calls (other than pure math) make a `?:` a real branch."""
-    for n in ir.walk(e):
-        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
-            return True
-        if isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
-            return True
-        if isinstance(n, ir.Call) and (n.name.startswith("atomic") or n.target):
-            return True
-    return False
 
 
 @_memo_by_identity
