@@ -563,3 +563,12 @@ def test_template_kernels_launch_with_their_template_arguments() -> None:
     plan = _plan(FIXTURES / "KL101_template.cu")
     names = {r.name_expr for r in plan.runs}
     assert names and all("<" in n and n.endswith(">") for n in names), names
+
+
+def test_regions_reached_through_blockidx_trace_the_blocks_they_were_evaluated_with() -> None:
+    # `if (bx == 1)` is evaluated again with blockIdx.x = 1 (eval/resample.py); tracing the default
+    # blocks 0 and 3 would never execute the flagged store.
+    plan = _plan(FIXTURES / "KL101_block_guard.cu")
+    samples = [r.spec["samples"] for r in plan.runs if r.name_expr == "second_block" and r.spec]
+    xs = sorted([s0[0], s1[0]] for s0, s1 in samples)
+    assert xs == [[0, 3], [1, 1]], samples

@@ -213,12 +213,20 @@ def _mark(d: Diagnostic, status: str, measured: dict[str, Any], note: str = "") 
 # --- planning --------------------------------------------------------------------------------------
 
 
-def _sample_blocks(shape: Any) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def _sample_blocks(kr: KernelResult) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The two blocks to trace: the ones the evaluation sampled (a re-evaluation of a region guarded
+    by blockIdx samples the blocks the guard picks out, eval/resample.py), else the default samples."""
     from kernlint.eval.interp import BLOCK_SAMPLES, GRID_SAMPLE
 
-    g = shape.grid or GRID_SAMPLE
-    blocks = [tuple(min(s[i], g[i] - 1) for i in range(3)) for s in BLOCK_SAMPLES]
-    return blocks[0], blocks[1]  # type: ignore[return-value]
+    g = kr.shape.grid or GRID_SAMPLE
+    blocks = [[min(s[i], g[i] - 1) for i in range(3)] for s in BLOCK_SAMPLES]
+    assumed = dict(kr.assumed)
+    for i, d in enumerate("xyz"):
+        vals = assumed.get(f"blockIdx.{d}")
+        if vals:
+            for k, b in enumerate(blocks):
+                b[i] = max(0, min(int(vals[min(k, len(vals) - 1)]), g[i] - 1))
+    return tuple(blocks[0]), tuple(blocks[1])  # type: ignore[return-value]
 
 
 def _name_expr(fn: ir.Function, shape: Any) -> str | None:
@@ -551,7 +559,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         if args is None:
             run.status, run.reason = "not-run", why
             continue
-        s0, s1 = _sample_blocks(kr.shape)
+        s0, s1 = _sample_blocks(kr)
         grid = tuple(max(s0[i], s1[i]) + 1 for i in range(3))
         threads = kr.shape.threads
         shared = kr.shape.dynamic_shared
