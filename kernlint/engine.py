@@ -116,8 +116,33 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 coverage=again.coverage,
                 template=fn if run_fn is not fn else None,
             ))
+            out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines))
     main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
+
+
+def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: object,
+                       defines: dict[str, int], res: object, again: object,
+                       source_lines: tuple[str, ...]) -> list[KernelResult]:
+    """Regions that neither the first samples nor the small ones reach, evaluated once more with
+    their guards' parameters in reversed order (eval/resample.py); [] when there is nothing to do."""
+    still = {k: v for k, v in res.dead_regions.items()  # type: ignore[attr-defined]
+             if k in again.dead_regions and not res.block_targets.get(k)}  # type: ignore[attr-defined]
+    overrides = resample.reversed_overrides(still, res.assumed) if still and not again.truncated else {}  # type: ignore[attr-defined]
+    if not overrides:
+        return []
+    third = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()  # type: ignore[arg-type]
+    reached = {k: v for k, v in still.items() if k not in third.dead_regions}
+    if not reached or third.truncated:
+        return []
+    return [KernelResult(
+        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(third.events),  # type: ignore[arg-type]
+        assumed=tuple(sorted(third.assumed.items())), defines=tuple(sorted(defines.items())),
+        notes=(), source_lines=source_lines,
+        shared_layout=tuple((k, b, t) for k, (b, t) in third.shared_layout.items()), unit=run_tu,
+        regions=tuple(reached), resampled=resample.describe_reversed(reached, overrides),
+        coverage=third.coverage, template=fn if run_fn is not fn else None,
+    )]
 
 
 def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:

@@ -344,6 +344,7 @@ class Launch:
     # Values for arguments that do not fold, from the host loops/ifs around the launch
     # (frontend/host_samples.py): one tuple per argument (value k of each from one host iteration).
     arg_samples: tuple[tuple[int, ...] | None, ...] = ()
+    deduced: bool = False  # some template arguments were deduced from the argument types
 
 
 @dataclass(frozen=True, slots=True)

@@ -259,6 +259,8 @@ def _launch_binding(fn: ir.Function, ln: ir.Launch) -> tuple[tuple[tuple[str, st
         return (), ""
     pairs = [(p.name, a) for p, a in zip(fn.template_params, ln.template_args) if a]
     source = f"the launch at {where(ln)}" + (f" via {ln.via}" if ln.via else "")
+    if ln.deduced:
+        source += ", deduced from its argument types"
     missing = [p for p, a in zip(fn.template_params, ln.template_args) if not a]
     assumed = [p.name for p in missing if p.is_type]
     pairs += [(n, "float") for n in assumed]

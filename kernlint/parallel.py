@@ -67,14 +67,16 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
                     no_project: bool) -> tuple[Any, tuple[str, ...]]:
     """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes."""
     from kernlint.project import find_project_root, load_index
+    from kernlint.project.index import directory_project
 
     if no_project or path == "-":
         return options, ()
     root = Path(project_dir).resolve() if project_dir else find_project_root(path)
+    recursive = root is not None
     if root is None:
-        return options, ()
+        root = directory_project(path)  # no marker: the file's own directory is its project
     try:
-        index = load_index(root, options.include_dirs, build_dir)
+        index = load_index(root, options.include_dirs, build_dir, recursive=recursive)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
         return options, (f"project index of {root} not built ({type(exc).__name__}: {exc}); "
                          "files are linted alone",)

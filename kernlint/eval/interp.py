@@ -539,6 +539,11 @@ class Interpreter:
         else:
             self.mark_dead(s.then, c.deps)
         w1 = self.warp_work.copy()
+        if s.other is None and not self.call_sites and c.deps and len(self.frames) == 1:
+            rest = resample.rest_after(self.fn.body, s)
+            if rest is not None and (not_taken.any() or (taken.any() and not (self.mask & taken).any())):
+                # An early exit every sampled thread takes leaves the rest of the kernel dead.
+                self.note_region(resample.rest_key(s, rest), rest, c.deps, bool(not_taken.any()))
         if s.other is not None and not_taken.any():
             self.mask = not_taken
             self.exec(s.other)
@@ -564,6 +569,18 @@ class Interpreter:
         if targets:
             params = params | frozenset(targets)
             self.ifs_targets[key] = targets
+        if params:
+            self.ifs_dead[key] = params
+
+    def note_region(self, key: tuple[int, int, int, int], node: ir.Stmt, deps: frozenset[str], ran: bool) -> None:
+        """Remember a region other than an `if` body (a loop body, the code after an early exit)
+        that sampled parameters keep from running (eval/resample.py)."""
+        if ran:
+            self.ifs_taken.add(key)
+            return
+        if key in self.ifs_dead or not resample.has_memory_access(node):
+            return
+        params = resample.sampled_parameters(deps, self.result.assumed)
         if params:
             self.ifs_dead[key] = params
 
@@ -735,6 +752,8 @@ class Interpreter:
                 self.cov.hit(key)  # unknown trip count, but the same for every lane of a warp
             else:
                 self.cov.hit(key)
+                if not self.call_sites and deps:
+                    self.note_region(resample.dead_loop_key(s, body), body, deps, k > 0 or do_while)
                 if k == 0 and not do_while:
                     self.mark_dead(body, deps)  # the loop runs no iteration under this launch
                     if step is not None:

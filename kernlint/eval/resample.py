@@ -13,6 +13,14 @@ other blocks (`if (bx == 1)`, `if (by == gridDim.y - 1)`, border tiles) is dead 
 region is evaluated once more with blockIdx taken from the constants the guard compares it with
 (`block_targets`): `bx == 1` -> 1, `bx > 0` -> 1, `bx == gridDim.x - 1` -> the last block of the
 known or sampled grid, clamped to the grid.
+
+Two more shapes of dead code come from the same sampling (`dead_loop_key`, `rest_key`): a loop over
+sampled bounds that runs no iteration (`for (d = minDisparity; d <= maxDisparity; d++)`: sizes are
+sampled decreasing in declaration order, so min > max), and the rest of a kernel after an early
+`return` that every sampled thread takes (`if (depth >= max_depth) return;`). Both are regions
+like a dead `if`'s body. A region that the small samples still leave dead is evaluated once more
+with the sampled parameters of its guard in reversed order (`reversed_overrides`), which flips
+every comparison between two of them.
 """
 from __future__ import annotations
 
@@ -106,3 +114,52 @@ def describe(dead: dict[tuple[int, int, int, int], frozenset[str]],
 
 def in_regions(line: int, dead: dict[tuple[int, int, int, int], frozenset[str]]) -> bool:
     return any(lo <= line <= hi for (_l, _c, lo, hi) in dead)
+
+
+def dead_loop_key(loop: ir.Stmt, body: ir.Stmt) -> tuple[int, int, int, int]:
+    """The region key of a loop's body (its loop line and column, the body's lines)."""
+    span = getattr(body, "span", loop.span)  # type: ignore[attr-defined]
+    return (loop.span.line, loop.span.column, span.line, max(span.end_line, span.line))  # type: ignore[attr-defined]
+
+
+def rest_after(body: ir.Block | None, s: ir.Stmt) -> ir.Block | None:
+    """The statements after `s` when `s` is a direct statement of `body` (the kernel's), else None."""
+    if body is None:
+        return None
+    for i, st in enumerate(body.body):
+        if st is s:
+            rest = body.body[i + 1:]
+            if not rest:
+                return None
+            first = rest[0].span  # type: ignore[attr-defined]
+            last = rest[-1].span  # type: ignore[attr-defined]
+            return ir.Block(rest, ir.Span(first.line, first.column, max(last.end_line, last.line), last.end_column))
+    return None
+
+
+def rest_key(s: ir.Stmt, rest: ir.Block) -> tuple[int, int, int, int]:
+    """The region key of the code after an early exit: the `if`'s line and column (negated, so it
+    never collides with the key of its own body), the rest's lines."""
+    return (s.span.line, -s.span.column, rest.span.line, rest.span.end_line)  # type: ignore[attr-defined]
+
+
+def reversed_overrides(dead: dict[tuple[int, int, int, int], frozenset[str]],
+                       assumed: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """Sample overrides that reverse the order of the sampled parameters the dead regions' guards
+    compare: each takes the samples of its mirror in declaration order (`min`/`max` swap), so a
+    comparison between two of them flips. Empty when fewer than two such parameters."""
+    names = [n for n in assumed if any(n in deps for deps in dead.values())
+             and not n.startswith(("blockIdx", "gridDim"))]
+    if len(names) < 2:
+        return {}
+    values = [assumed[n] for n in names]
+    return {n: values[len(names) - 1 - i] for i, n in enumerate(names) if values[len(names) - 1 - i] != assumed[n]}
+
+
+def describe_reversed(dead: dict[tuple[int, int, int, int], frozenset[str]],
+                      overrides: dict[str, tuple[int, ...]]) -> str:
+    """The assumption line of a finding from the reversed-order evaluation."""
+    shown = ", ".join(f"{n} = {' and '.join(str(v) for v in vals)}" for n, vals in sorted(overrides.items()))
+    at = ", ".join(str(ln) for ln in sorted({k[2] for k in dead}))
+    return (f"re-sampled {shown}: the code at line {at} is not reached when these parameters are sampled "
+            f"in declaration order or small, so it was evaluated with their order reversed")

@@ -1187,12 +1187,15 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
                         name = toks[0] if toks and toks[0].isidentifier() else ""
                         if len(toks) > 2 and toks[1] == "<":
                             targs = _split_template_args(toks[2:])
+                    targs = _fold_template_args(targs, local_inits)
                     decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
+                    deduced = _deduced_template_args(decl, targs) if decl is not None else ()
                     key = _function_key(decl.get_definition() or decl) if decl is not None else ""
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
                                  for a in kids[2:])
-                    out.append(ir.Launch(name, targs, grid, block, shmem, _span(ch), block_text, args, key,
-                                         arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits)))
+                    out.append(ir.Launch(name, deduced or targs, grid, block, shmem, _span(ch), block_text, args, key,
+                                         arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits),
+                                         deduced=len(deduced) > len(targs)))
             scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
             if scoped:
                 ancestors.append(ch)
@@ -1202,6 +1205,41 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
 
     walk(c, 0)
     return out
+
+
+def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[str, ...]:
+    """All template arguments of the kernel specialization a launch calls, when clang deduced some
+    from the argument types (`scale<<<g, b>>>(out, inp)` with `template <class T> scale(T*, const T*)`
+    and `floatX* out`): the explicit ones as written, the deduced ones as clang resolved them (the
+    canonical type, or the integer value). () when nothing was deduced or an argument is not a type
+    or an integer."""
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings: no deduction
+        return ()
+    if n <= len(explicit):
+        return ()
+    out = list(explicit)
+    for i in range(len(explicit), n):
+        kind = decl.get_template_argument_kind(i)
+        if kind == ci.TemplateArgumentKind.TYPE:
+            spelling = decl.get_template_argument_type(i).get_canonical().spelling
+            out.append(spelling.replace("struct ", "").replace("class ", ""))
+        elif kind == ci.TemplateArgumentKind.INTEGRAL:
+            out.append(str(decl.get_template_argument_value(i)))
+        else:
+            return ()
+    return tuple(out)
+
+
+def _fold_template_args(targs: tuple[str, ...], local_inits: dict[str, ci.Cursor | None]) -> tuple[str, ...]:
+    """Template arguments that name a host constant (`const int N = 128; k<N><<<1, N>>>()`) as its value."""
+    out = []
+    for a in targs:
+        init = local_inits.get(a.strip()) if a.strip().isidentifier() else None
+        v = _fold_int(init, local_inits) if init is not None else None
+        out.append(str(v) if v is not None else a)
+    return tuple(out)
 
 
 def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:

@@ -37,6 +37,18 @@ def find_project_root(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def directory_project(path: str | os.PathLike[str]) -> Path:
+    """The project of a file under no marker: its own directory, without subdirectories.
+
+    Code copied out of its repository (a tarball, a benchmark suite without `.git`) keeps the
+    runner that launches a kernel next to it (`srad.cu` includes `srad_kernel.cu` and launches
+    `srad_cuda_1<<<dimGrid, dimBlock>>>`); without it the block shape is a guess. Only the one
+    directory is read, so a stray file in a large directory (`/tmp/k.cu`) costs a listing, not a walk.
+    """
+    p = Path(os.path.abspath(path))
+    return p if p.is_dir() else p.parent
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectLaunch:
     """A launch found somewhere in the project, folded with that file's macros and constants."""
@@ -92,7 +104,7 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
-              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> "ProjectIndex":
+              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES, recursive: bool = True) -> "ProjectIndex":
         idx = cls(root)
         db = find_compile_db(root, build_dir)
         if build_dir and db is None:
@@ -102,7 +114,7 @@ class ProjectIndex:
             if note:
                 idx.notes.append(note)
         cache = FactsCache(root)
-        paths = _walk(root, max_files)
+        paths = _walk(root, max_files, recursive)
         if len(paths) >= max_files:
             idx.notes.append(f"project index: stopped at {max_files} files under {root}")
         skipped: list[str] = []
@@ -374,10 +386,10 @@ def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: i
     return (v, 1, 1) if v is not None else None
 
 
-def _walk(root: Path, max_files: int) -> list[str]:
+def _walk(root: Path, max_files: int, recursive: bool = True) -> list[str]:
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
+        dirnames[:] = [] if not recursive else sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
                              and not d.startswith("cmake-build")
                              and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg")))
         for f in sorted(filenames):
@@ -388,14 +400,19 @@ def _walk(root: Path, max_files: int) -> list[str]:
     return out
 
 
-_INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}
+_INDEXES: dict[tuple[str, tuple[str, ...], str | None, bool], ProjectIndex] = {}
 
 
-def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None) -> ProjectIndex:
-    """The index of `root`, built once per run (and per include dirs / build dir)."""
-    key = (str(root), tuple(include_dirs), build_dir)
+def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
+               recursive: bool = True) -> ProjectIndex:
+    """The index of `root`, built once per run (and per include dirs / build dir).
+
+    `recursive=False` indexes only the files directly in `root`: the fallback project of a file
+    that lies under no project marker (`directory_project`).
+    """
+    key = (str(root), tuple(include_dirs), build_dir, recursive)
     idx = _INDEXES.get(key)
     if idx is None:
-        idx = ProjectIndex.build(root, include_dirs, build_dir)
+        idx = ProjectIndex.build(root, include_dirs, build_dir, recursive=recursive)
         _INDEXES[key] = idx
     return idx

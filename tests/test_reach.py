@@ -1,0 +1,117 @@
+"""Code the first samples do not reach: dead loops, code after an early exit taken by every
+sampled thread, template arguments deduced from a launch's argument types, and the fallback
+project of a file under no project marker."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kernlint.engine import LintOptions, lint_source
+from kernlint.eval import resample
+
+OPTIONS = LintOptions(resources=False)
+
+
+def _lint(src: str, path: str = "reach.cu"):
+    return lint_source(src, path, OPTIONS)
+
+
+def test_reversed_overrides_swap_in_declaration_order() -> None:
+    assumed = {"n": (4096, 6144), "lo": (3840, 5888), "hi": (3584, 5632)}
+    dead = {(3, 5, 4, 6): frozenset({"lo", "hi"})}
+    assert resample.reversed_overrides(dead, assumed) == {"lo": (3584, 5632), "hi": (3840, 5888)}
+    # One parameter has nothing to swap with.
+    assert resample.reversed_overrides({(3, 5, 4, 6): frozenset({"lo"})}, assumed) == {}
+
+
+def test_a_loop_over_sampled_bounds_that_never_runs_is_evaluated_small() -> None:
+    src = """
+__global__ void sweep(float* a, int n, int lo, int hi) {
+    for (int d = lo; d <= hi; d++) {
+        a[threadIdx.x * n + d] = 0.0f;
+    }
+}
+void run(float* a, int n, int lo, int hi) { sweep<<<1, 32>>>(a, n, lo, hi); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 4 and d.metrics["sectors"] == 32
+    said = [a for a in d.assumptions if a.startswith("re-sampled")]
+    assert said and "hi, lo as 1 and 32" in said[0] and "line 3" in said[0]
+    (rec,) = res.coverage
+    assert rec.status == "full"
+
+
+def test_code_after_an_early_return_every_thread_takes_is_evaluated_reversed() -> None:
+    src = """
+__global__ void refine(float* a, int n, int depth, int max_depth) {
+    if (depth >= max_depth) {
+        return;
+    }
+    a[threadIdx.x * n] = 1.0f;
+}
+void run(float* a, int n, int d, int m) { refine<<<1, 32>>>(a, n, d, m); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    said = [a for a in d.assumptions if a.startswith("re-sampled")]
+    # The reversed samples are stated, and they make depth < max_depth.
+    assert said and "order reversed" in said[0] and "line 6" in said[0]
+    assert "depth = 3584 and 5632" in said[0] and "max_depth = 3840 and 5888" in said[0]
+    (rec,) = res.coverage
+    assert rec.status == "full"
+
+
+def test_an_early_return_some_threads_skip_is_no_dead_region() -> None:
+    src = """
+__global__ void tail(float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    a[i] = 1.0f;
+}
+void run(float* a, int n) { tail<<<(n + 255) / 256, 256>>>(a, n); }
+"""
+    res = _lint(src)
+    assert not [r for r in res.results if r.regions]
+    assert not [d for d in res.diagnostics if d.code.startswith("KL1")]
+
+
+def test_template_arguments_deduced_from_the_launch_arguments() -> None:
+    src = """
+typedef double real;
+template <typename T>
+__global__ void column(T* out, const T* inp) {
+    __shared__ T tile[32][32];
+    tile[threadIdx.x / 32][threadIdx.x % 32] = inp[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x % 32][threadIdx.x / 32];
+}
+void run(real* out, const real* inp) { column<<<1, 256>>>(out, inp); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL201"]
+    # 8-byte words 256 bytes apart: one bank pair for all 16 lanes of a half-warp phase.
+    assert d.line == 8 and d.metrics["bytes_per_lane"] == 8 and d.metrics["ways"] == 16
+    assert any("T = double" in a and "deduced from its argument types" in a for a in d.assumptions)
+
+
+def test_a_file_under_no_marker_finds_the_launch_in_its_directory(tmp_path: Path) -> None:
+    (tmp_path / "kernel.cu").write_text("""
+__global__ void stencil(float* a, int n) {
+    if (threadIdx.y == 15) {
+        a[threadIdx.x * n] = 0.0f;
+    }
+}
+""")
+    (tmp_path / "main.cu").write_text("""
+#include "kernel.cu"
+void go(float* a, int n) { dim3 b(16, 16); stencil<<<1, b>>>(a, n); }
+""")
+    out = subprocess.run([sys.executable, "-m", "kernlint", str(tmp_path / "kernel.cu"), "--format", "json",
+                          "--no-ptxas"], capture_output=True, text=True, check=False, cwd=tmp_path)
+    doc = json.loads(out.stdout)
+    (k,) = [k for k in doc["kernels"] if k["name"] == "stencil"]
+    assert k["launch"].startswith("blockDim = (16, 16, 1) from launch at main.cu")
+    assert k["coverage"]["status"] == "full"
