@@ -16,7 +16,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
-from kernlint.eval import resample
+from kernlint.eval import asserted_shape, resample
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -25,6 +25,7 @@ from kernlint.launch import launch_shapes
 from kernlint.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
+    from kernlint.launch import LaunchShape
     from kernlint.project.units import Unit
 
 
@@ -78,6 +79,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                                         project_launches=plaunches, project_instantiations=pinsts,
                                         cli_defines=dict(options.defines))
     out = []
+    asserted_done: set[tuple[int, int, int]] = set()
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.
         defines = dict(shape.arg_values)
@@ -90,6 +92,13 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             if inst is not None:
                 run_tu, run_fn = inst
         res = Interpreter(run_tu, run_fn, shape, defines).run()
+        if res.contradiction and shape.guess:
+            # The kernel's asserts say which block it wants: evaluate that one instead (once).
+            alt = _asserted(run_tu, run_fn, shape, defines, res, asserted_done)
+            if alt is None and asserted_done:
+                continue  # another guess already became the asserted shape
+            if alt is not None:
+                shape, res = alt
         if res.contradiction and shape.guess:
             # The kernel asserts a launch shape this guess breaks: nothing it showed is real.
             why = ("shape", f"blockDim = {shape.block}: {res.contradiction}")
@@ -119,6 +128,22 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines))
     main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
+
+
+def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchShape", defines: dict[str, int],
+              res: object, done: set[tuple[int, int, int]]) -> "tuple[LaunchShape, object] | None":
+    """The shape the kernel's asserts pin (eval/asserted_shape.py) and its evaluation, when a guess
+    contradicted them and that shape was not evaluated yet and holds."""
+    alt = asserted_shape.asserted_shape(res.pins, shape.block)  # type: ignore[attr-defined]
+    if alt is None or alt[0] in done:
+        return None
+    block, grid, text = alt
+    new = dataclasses.replace(shape, block=block, grid=grid or shape.grid, source=text, guess="asserted")
+    again = Interpreter(run_tu, run_fn, new, defines).run()
+    if again.contradiction:
+        return None
+    done.add(block)
+    return new, again
 
 
 def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: object,

@@ -115,3 +115,38 @@ void go(float* a, int n) { dim3 b(16, 16); stencil<<<1, b>>>(a, n); }
     (k,) = [k for k in doc["kernels"] if k["name"] == "stencil"]
     assert k["launch"].startswith("blockDim = (16, 16, 1) from launch at main.cu")
     assert k["coverage"]["status"] == "full"
+
+
+def test_a_guess_the_asserts_rule_out_becomes_the_asserted_block() -> None:
+    src = """
+#include <cassert>
+__global__ void groups(float* out, const float* in) {
+    constexpr int bdx = 4;
+    assert(blockDim.x == bdx && blockDim.y == 32 / bdx);
+    float v = in[(threadIdx.y * 4 + threadIdx.x) * 8];
+    out[threadIdx.z * 32 + threadIdx.y * 4 + threadIdx.x] = v;
+}
+"""
+    res = _lint(src)
+    (r,) = [r for r in res.results if not r.regions]
+    assert r.shape.block == (4, 8, 8) and r.shape.guess == "asserted"
+    (d,) = [d for d in res.diagnostics if d.code == "KL101"]
+    assert d.line == 6
+    said = " ".join(d.assumptions)
+    assert "blockDim.x = 4, blockDim.y = 8 from the kernel's assert at line 5" in said
+    assert "blockDim.z = 8 assumed (256 threads)" in said
+    (rec,) = res.coverage
+    assert rec.status == "full"
+
+
+def test_asserts_that_pin_nothing_leave_the_kernel_unanalysed() -> None:
+    src = """
+#include <cassert>
+__global__ void odd(float* out, int n) {
+    assert(blockDim.x * blockDim.y == 7);
+    out[threadIdx.x] = 0.0f;
+}
+"""
+    res = _lint(src)
+    assert [d for d in res.diagnostics if d.code == "KL904"]
+    assert not [d for d in res.diagnostics if d.code.startswith("KL1")]

@@ -22,7 +22,7 @@ from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
-from kernlint.eval import resample
+from kernlint.eval import asserted_shape, resample
 from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
@@ -111,6 +111,8 @@ class EvalResult:
     # An `assert` that fails for every thread reaching it: the launch shape evaluated is one the
     # kernel itself rules out (`assert(blockDim.x == 4)` under a guessed (32, 8)).
     contradiction: str = ""
+    # What the kernel's asserts ask of the launch: (blockDim|gridDim, dim) -> (value, assert line).
+    pins: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
 
 
 class Interpreter:
@@ -1465,6 +1467,11 @@ class Interpreter:
             # Release builds (-DNDEBUG) drop asserts: their condition is read, never reported on.
             n_events = len(self.result.events)
             c = self.eval(e.args[0])
+            for builtin, dim, other in asserted_shape.pinned_sides(e.args[0]):
+                ov = self.eval(other)  # what the assert asks the launch for (eval/asserted_shape.py)
+                vals = np.unique(np.asarray(ov.data)) if ov.data is not None and not ov.deps else ()
+                if len(vals) == 1:
+                    self.result.pins.setdefault((builtin, dim), (int(vals[0]), e.span.line))
             del self.result.events[n_events:]
             if (c.data is not None and not self.result.contradiction and self.mask.any()
                     and not (np.broadcast_to(c.data != 0, self.mask.shape) & self.mask).any()):
