@@ -112,6 +112,8 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             coverage=res.coverage,
             template=fn if run_fn is not fn else None,
         ))
+        if res.truncated and not res.contradiction:
+            out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))
         if res.dead_regions and not res.truncated:
             # Guards the sampled sizes made dead: evaluate again with those parameters small.
             overrides = resample.overrides_for(res.dead_regions, res.block_targets)
@@ -144,6 +146,35 @@ def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchSha
         return None
     done.add(block)
     return new, again
+
+
+# Iterations a loop over sampled values runs in the re-evaluation after the budget ran out.
+FRUGAL_LOOP_CAP = 2
+
+
+def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: "LaunchShape",
+            defines: dict[str, int], res: object, source_lines: tuple[str, ...]) -> list[KernelResult]:
+    """The code the step budget kept the evaluation from, evaluated again with loops over sampled
+    values cut short (their later iterations repeat the access patterns of the first ones), so the
+    budget is spent on every region of the kernel rather than on the first loops; [] if that too
+    runs out. Its findings count only on the lines the first evaluation did not reach."""
+    lines = sorted({st.key[0] for st in res.coverage if not st.evaluated and st.why == ("budget", "")})  # type: ignore[attr-defined]
+    if not lines:
+        return []
+    again = Interpreter(run_tu, run_fn, shape, defines, loop_cap=FRUGAL_LOOP_CAP).run()
+    if again.truncated or again.contradiction:
+        return []
+    said = (f"the step budget ran out before {evcov.show_lines(lines)}: "
+            f"they were evaluated again with loops over sampled sizes stopped after {FRUGAL_LOOP_CAP} iterations "
+            f"(what those loops write is unknown after them)")
+    return [KernelResult(
+        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
+        assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+        notes=(), source_lines=source_lines,
+        shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
+        regions=tuple((0, 0, ln, ln) for ln in lines), resampled=said, coverage=again.coverage,
+        template=fn if run_fn is not fn else None,
+    )]
 
 
 def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: object,

@@ -150,3 +150,32 @@ __global__ void odd(float* out, int n) {
     res = _lint(src)
     assert [d for d in res.diagnostics if d.code == "KL904"]
     assert not [d for d in res.diagnostics if d.code.startswith("KL1")]
+
+
+def test_code_after_the_budget_ran_out_is_evaluated_with_short_loops(monkeypatch) -> None:
+    from kernlint.eval.interp import Interpreter
+
+    defaults = Interpreter.__init__.__defaults__
+    monkeypatch.setattr(Interpreter.__init__, "__defaults__", (1000,) + defaults[1:])
+    src = """
+__global__ void two_phases(float* a, const float* b, int n) {
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < n; i += 32) {
+        s += b[i];
+    }
+    for (int j = 0; j < n; j++) {
+        for (int k = 0; k < 16; k++) {
+            s += b[j * 16 + k] * b[k * n + j] + b[j + k];
+        }
+    }
+    a[threadIdx.x * n] = s;
+}
+void run(float* a, const float* b, int n) { two_phases<<<1, 32>>>(a, b, n); }
+"""
+    res = _lint(src)
+    main = [r for r in res.results if not r.regions]
+    assert main and any("step budget" in n for r in main for n in r.notes)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 12 and any("step budget ran out" in a and a.split(":")[0].endswith(" 12") for a in d.assumptions)
+    (rec,) = res.coverage
+    assert rec.status == "full"

@@ -121,8 +121,12 @@ class Interpreter:
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
                  shared_types: dict[str, ir.CType] | None = None,
-                 sample_overrides: dict[str, tuple[int, ...]] | None = None) -> None:
+                 sample_overrides: dict[str, tuple[int, ...]] | None = None,
+                 loop_cap: int | None = None) -> None:
         self.tu = tu
+        # A re-evaluation after the budget ran out stops loops over sampled values after this many
+        # iterations (engine.py `_frugal`): what they write becomes unknown, what follows is reached.
+        self.loop_cap = loop_cap
         self.fn = fn
         self.shape = shape
         self.defines = defines
@@ -727,6 +731,7 @@ class Interpreter:
                 if not active.any():
                     break
                 if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1) or (
+                        self.loop_cap is not None and k >= self.loop_cap and deps) or (
                         k >= 2 and self._loop_over_budget(loop_start_cost, k)):
                     truncated = True
                     break
