@@ -179,3 +179,34 @@ void run(float* a, const float* b, int n) { two_phases<<<1, 32>>>(a, b, n); }
     assert d.line == 12 and any("step budget ran out" in a and a.split(":")[0].endswith(" 12") for a in d.assumptions)
     (rec,) = res.coverage
     assert rec.status == "full"
+
+
+def test_a_loop_stopped_early_leaves_its_affine_variables_where_the_loop_would() -> None:
+    import numpy as np
+
+    src = """
+__global__ void planes(float* out, int nx, int nz) {
+    int c = threadIdx.x;
+    int s = threadIdx.x;
+    for (int k = 1; k < nz - 1; k++) {
+        c += nx;
+        s = s + k;
+    }
+    out[c * 32] = 0.0f;
+    out[s] = 1.0f;
+}
+void run(float* out, int nx) { planes<<<1, 32>>>(out, nx, 1000); }
+"""
+    res = _lint(src)
+    (r,) = [r for r in res.results if not r.regions and r.odd_offset is None]
+    (store,) = [e for e in r.events if getattr(e, "space", "") == "global" and e.span.line == 9]
+    # c = threadIdx.x + 998 * nx after the 998 iterations of nz = 1000; nx is sampled.
+    nx = np.array(dict(r.assumed)["nx"])
+    lane = np.arange(32)
+    expect = (lane[None, :] + 998 * nx[:, None]) * 32 * 4
+    got = store.address[:, 0, :] - store.address[:, 0, :1] + expect[:, :1]
+    assert np.array_equal(got, expect)
+    assert np.array_equal(store.address[1, 0, :] - store.address[0, 0, :], (998 * (nx[1] - nx[0]) * 32 * 4) + 0 * lane)
+    # s grows by k, a step that changes: not fast-forwarded, its access not evaluated.
+    assert not [e for e in r.events if getattr(e, "space", "") == "global" and e.span.line == 10]
+    assert [d for d in res.diagnostics if d.code == "KL102" and d.line == 9]

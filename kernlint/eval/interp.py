@@ -22,7 +22,7 @@ from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups
 from kernlint.eval import events as ev
-from kernlint.eval import asserted_shape, resample
+from kernlint.eval import asserted_shape, fast_forward, resample
 from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
@@ -708,6 +708,7 @@ class Interpreter:
         per_iteration_ops = max(1, _ops(cond) + _ops(step))
         region: tuple[object, ...] | None = None
         data_cond: Val | None = None
+        tracker = fast_forward.Tracker(cond, body, written, do_while)  # eval/fast_forward.py
         try:
             k = 0
             loop_start_cost = self.cost
@@ -746,6 +747,7 @@ class Interpreter:
                     self.eval(step)
                 active = self.mask
                 k += 1
+                tracker.record(self.frame.env)
         finally:
             self.loop_stack.pop()
             if region is not None and data_cond is not None:
@@ -767,6 +769,10 @@ class Interpreter:
                         self.mark_dead(step, deps)
         if truncated:
             why = cond_why if data_dependent else ("loop", str(s.span.line))
+            ahead = {} if data_dependent else fast_forward.fast_forward(self, tracker, active)
+            for name, v in ahead.items():
+                self.frame.env[name] = v  # where the loop leaves it: it advances by a constant step
+            written = written - set(ahead)
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why, uniform=False)
