@@ -22,8 +22,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
-DEFAULT_TIMEOUT_S = 60.0  # per file, wall clock
-DEFAULT_MEMORY_MB = 2048  # address space of one worker; a worker is ~0.3 GB of it before any file
+DEFAULT_TIMEOUT_S = 20.0  # per file, wall clock (config `timeout`)
+DEFAULT_MEMORY_MB = 1024  # address space of one worker (config `memory-limit`); ~0.3 GB is used before any file
 
 
 @dataclass(frozen=True)
@@ -259,6 +259,8 @@ def run_isolated(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, l
                         continue
                     if out is None and retire:
                         fail(w, "memory", "ran out of memory")
+                        w.stop()  # it exits after a MemoryError: never hand it another file
+                        pool[k] = _Worker(ctx, limits, quiet)
                         continue
                     w.index = None
                     w.served += 1
