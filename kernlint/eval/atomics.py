@@ -27,6 +27,15 @@ def eval_atomic(interp: "Interpreter", e: ir.Call) -> Val:
     pointer (coalescing and bank rules see it); the value it returns is the old contents: data."""
     p = interp.eval(e.args[0])
     rest = [interp.eval(a) for a in e.args[1:]]
+    target = e.args[0]
+    while isinstance(target, ir.Cast) and not target.explicit:
+        target = target.operand
+    if isinstance(target, ir.Unary) and target.op == "&":
+        var = interp.ref_target(target.operand)
+        if var is not None:
+            # `atomicExch(&flag, 0)` on a variable: what it holds afterwards is whichever thread's
+            # update came last (a __shared__ scalar stays one value per block).
+            interp.store(var, Val(None, why=("loaded", "")), e.span)
     pt = interp.resolve(e.args[0].ctype)
     if pt.kind in ("pointer", "array") and pt.pointee is not None:
         elem = interp.resolve(pt.pointee)

@@ -1623,6 +1623,17 @@ class Interpreter:
         self.recent_loads.forget()
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
 
+    def ref_target(self, arg: ir.Expr) -> ir.Expr | None:
+        """The variable an argument names when a reference parameter can alias it (a local, a
+        parameter, a `__shared__` scalar), else None."""
+        inner = arg
+        while isinstance(inner, ir.Cast) and not inner.explicit:
+            inner = inner.operand
+        if isinstance(inner, ir.Ref) and (inner.kind in ("local", "param") and inner.name in self.frame.env
+                                          or inner.name in self.shared_scalars and inner.name not in self.frame.env):
+            return inner
+        return None
+
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
         method = "::" in callee.name
         this = self.eval(e.receiver) if e.receiver is not None else Val(None)
@@ -1634,6 +1645,7 @@ class Interpreter:
             frame.decl_mask["this"] = self.mask.copy()
         frame.ret_mask = np.zeros_like(self.mask)
         saved_bindings = self.bindings
+        writebacks: list[tuple[str, ir.Expr]] = []
         for i, p in enumerate(callee.params):
             v = args[i] if i < len(args) else UNKNOWN
             t = self.resolve(p.ctype)
@@ -1645,6 +1657,10 @@ class Interpreter:
                     # A const reference reads like a value (the callee cannot write through it).
                     if pointee.kind in ("int", "bool", "float"):
                         v = self.convert(v, pointee)
+                elif i < len(e.args) and self.ref_target(e.args[i]) is not None:
+                    # A variable passed by reference: the callee starts from its value, and what the
+                    # callee leaves in it is written back after the call (`written_back`).
+                    writebacks.append((p.name, self.ref_target(e.args[i])))  # type: ignore[arg-type]
                 else:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
@@ -1682,6 +1698,9 @@ class Interpreter:
             self.bindings = saved_bindings
             self.loop_stack = saved_loops
         self.mask = entry
+        for pname, target in writebacks:
+            if pname in frame.env:
+                self.store(target, frame.env[pname], e.span)
         rv = frame.ret_val
         if method:
             obj = frame.env.get("this", UNKNOWN)
