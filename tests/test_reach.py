@@ -210,3 +210,24 @@ void run(float* out, int nx) { planes<<<1, 32>>>(out, nx, 1000); }
     # s grows by k, a step that changes: not fast-forwarded, its access not evaluated.
     assert not [e for e in r.events if getattr(e, "space", "") == "global" and e.span.line == 10]
     assert [d for d in res.diagnostics if d.code == "KL102" and d.line == 9]
+
+
+def test_the_else_of_a_block_guard_is_evaluated_with_the_block_it_leaves() -> None:
+    src = """
+__global__ void partial(float* a, int n) {
+    int tx = threadIdx.x;
+    if (blockIdx.x != gridDim.x - 1) {
+        a[blockIdx.x * 32 + tx] = 0.0f;
+    } else {
+        a[tx * n] = 1.0f;
+    }
+}
+void run(float* a, int n) { partial<<<8, 32>>>(a, n); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 7
+    said = [a for a in d.assumptions if "to reach the guarded code" in a]
+    assert said and "blockIdx.x = 7" in said[0]
+    (rec,) = res.coverage
+    assert rec.status == "full"

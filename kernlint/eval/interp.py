@@ -550,6 +550,8 @@ class Interpreter:
             if rest is not None and (not_taken.any() or (taken.any() and not (self.mask & taken).any())):
                 # An early exit every sampled thread takes leaves the rest of the kernel dead.
                 self.note_region(resample.rest_key(s, rest), rest, c.deps, bool(not_taken.any()))
+        if s.other is not None and not self.call_sites and c.deps:
+            self.note_else(s, c.deps, bool(not_taken.any()))
         if s.other is not None and not_taken.any():
             self.mask = not_taken
             self.exec(s.other)
@@ -572,6 +574,26 @@ class Interpreter:
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         targets = self.block_targets(s.cond) if resample.block_names(deps) else {}
+        if targets:
+            params = params | frozenset(targets)
+            self.ifs_targets[key] = targets
+        if params:
+            self.ifs_dead[key] = params
+
+    def note_else(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
+        """Remember an `else` that sampled parameters or blocks keep from running: `if (bx !=
+        gridDim.x - 1) {...} else {last block}` is the then-branch of the negated comparison."""
+        assert s.other is not None
+        span = getattr(s.other, "span", s.span)
+        key = (s.span.line, s.span.column, span.line, max(span.end_line, span.line))
+        if ran:
+            self.ifs_taken.add(key)
+            return
+        if key in self.ifs_dead or not resample.has_memory_access(s.other):
+            return
+        params = resample.sampled_parameters(deps, self.result.assumed)
+        neg = resample.negated(s.cond)
+        targets = self.block_targets(neg) if neg is not None and resample.block_names(deps) else {}
         if targets:
             params = params | frozenset(targets)
             self.ifs_targets[key] = targets

@@ -163,3 +163,18 @@ def describe_reversed(dead: dict[tuple[int, int, int, int], frozenset[str]],
     at = ", ".join(str(ln) for ln in sorted({k[2] for k in dead}))
     return (f"re-sampled {shown}: the code at line {at} is not reached when these parameters are sampled "
             f"in declaration order or small, so it was evaluated with their order reversed")
+
+
+_NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def negated(cond: ir.Expr) -> ir.Expr | None:
+    """The comparison that holds where `cond` does not (`a != b` -> `a == b`), for the `else` of an
+    `if` on one comparison; None for other conditions."""
+    while isinstance(cond, ir.Cast):
+        cond = cond.operand
+    if isinstance(cond, ir.Binary) and cond.op in _NEGATE:
+        return ir.Binary(_NEGATE[cond.op], cond.lhs, cond.rhs, cond.ctype, cond.span)
+    if isinstance(cond, ir.Unary) and cond.op == "!":
+        return cond.operand
+    return None
