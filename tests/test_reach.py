@@ -231,3 +231,29 @@ void run(float* a, int n) { partial<<<8, 32>>>(a, n); }
     assert said and "blockIdx.x = 7" in said[0]
     (rec,) = res.coverage
     assert rec.status == "full"
+
+
+def test_a_switch_over_a_sampled_parameter_is_evaluated_with_its_case_values() -> None:
+    src = """
+__global__ void pick(float* a, int n, int choice) {
+    int tx = threadIdx.x;
+    switch (choice) {
+    case 0:
+        a[tx * n] = 0.0f;
+        break;
+    case 1:
+        a[tx] = 1.0f;
+        break;
+    default:
+        break;
+    }
+}
+void run(float* a, int n, int c) { pick<<<1, 32>>>(a, n, c); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 6
+    said = [a for a in d.assumptions if "to reach the guarded code" in a]
+    assert said and "choice = 0 and 1" in said[0] and "sampled values" in said[0]
+    (rec,) = res.coverage
+    assert rec.status == "full"

@@ -600,6 +600,28 @@ class Interpreter:
         if params:
             self.ifs_dead[key] = params
 
+    def note_case(self, s: ir.Switch, labels: object, body: list[ir.Stmt], c: Val, ran: bool) -> None:
+        """Remember a `case` of a switch over a sampled parameter that no sample selects (a size
+        sampled in the thousands never equals `case 1:`): re-evaluated with the parameter set to
+        the case's value (eval/resample.py)."""
+        first, last = body[0].span, body[-1].span  # type: ignore[attr-defined]
+        key = (s.span.line, s.span.column, first.line, max(last.end_line, last.line))
+        block = ir.Block(tuple(body), ir.Span(first.line, first.column, max(last.end_line, last.line), 0))
+        if ran:
+            self.ifs_taken.add(key)
+            return
+        if key in self.ifs_dead or not resample.has_memory_access(block):
+            return
+        params = resample.sampled_parameters(c.deps, self.result.assumed)
+        name = resample.switched_parameter(s.cond)
+        values = [self.eval(lab) for lab in labels  # type: ignore[attr-defined]
+                  if not (isinstance(lab, ir.Opaque) and lab.reason == "default")]
+        consts = {int(np.asarray(v.data).ravel()[0]) for v in values if v.data is not None and not v.deps}
+        if name is not None and name in params and len(consts) >= 1:
+            self.ifs_targets[key] = {name: min(consts)}
+        if params:
+            self.ifs_dead[key] = params
+
     def note_region(self, key: tuple[int, int, int, int], node: ir.Stmt, deps: frozenset[str], ran: bool) -> None:
         """Remember a region other than an `if` body (a loop body, the code after an early exit)
         that sampled parameters keep from running (eval/resample.py)."""
@@ -832,6 +854,8 @@ class Interpreter:
             arms[lane_sel & (arms < 0)] = arm
             if not lane_sel.any():
                 self.mark_dead(ir.Block(tuple(body), s.span), c.deps)
+            if c.data is not None and c.deps and not self.call_sites and body:
+                self.note_case(s, labels, body, c, bool(lane_sel.any()))
             if lane_sel.any():
                 self.mask = lane_sel
                 for st in body:

@@ -36,8 +36,9 @@ def sampled_parameters(deps: frozenset[str], assumed: dict[str, tuple[int, ...]]
 
 
 def has_memory_access(s: ir.Stmt | None) -> bool:
-    return s is not None and any(isinstance(n, (ir.Index, ir.Member)) or (isinstance(n, ir.Unary) and n.op == "*")
-                                 for n in ir.walk(s))
+    """Whether `s` may touch memory: a subscript, member, dereference, or a call (a helper's body)."""
+    return s is not None and any(isinstance(n, (ir.Index, ir.Member, ir.Call))
+                                 or (isinstance(n, ir.Unary) and n.op == "*") for n in ir.walk(s))
 
 
 # Comparison `blockIdx op r` -> the block index that makes it hold (None: no single one).
@@ -91,8 +92,11 @@ def describe(dead: dict[tuple[int, int, int, int], frozenset[str]],
     targets = targets or {}
     overrides = overrides or {}
     parts = []
-    sized = {k: v for k, v in dead.items() if any(not n.startswith(("blockIdx", "gridDim")) for n in v)}
-    names = sorted({n for v in sized.values() for n in v if not n.startswith(("blockIdx", "gridDim"))})
+    targeted = {n for k in dead for n in targets.get(k, {})}
+    sized = {k: v for k, v in dead.items()
+             if any(not n.startswith(("blockIdx", "gridDim")) and n not in targeted for n in v)}
+    names = sorted({n for v in sized.values() for n in v
+                    if not n.startswith(("blockIdx", "gridDim")) and n not in targeted})
     if names:
         lines = sorted({span[0] for span in sized})
         shown = ", ".join(f"{n} = {' and '.join(str(v) for v in assumed.get(n, ()))}" for n in names)
@@ -106,7 +110,8 @@ def describe(dead: dict[tuple[int, int, int, int], frozenset[str]],
         shown = ", ".join(f"{n} = {' and '.join(str(v) for v in dict.fromkeys(overrides.get(n, ())))}"
                           for n in blocks)
         at = ", ".join(str(ln) for ln in lines)
-        parts.append(f"{shown} (to reach the guarded code at line {at}, which the sampled blocks "
+        which = "blocks" if all(n.startswith("blockIdx") for n in blocks) else "values"
+        parts.append(f"{shown} (to reach the guarded code at line {at}, which the sampled {which} "
                      f"{', '.join(f'{n} = ' + ' and '.join(str(v) for v in assumed.get(n, ())) for n in blocks)} "
                      f"never enter)")
     return "; ".join(parts)
@@ -177,4 +182,13 @@ def negated(cond: ir.Expr) -> ir.Expr | None:
         return ir.Binary(_NEGATE[cond.op], cond.lhs, cond.rhs, cond.ctype, cond.span)
     if isinstance(cond, ir.Unary) and cond.op == "!":
         return cond.operand
+    return None
+
+
+def switched_parameter(cond: ir.Expr) -> str | None:
+    """The parameter a `switch` selects on when its expression is just that parameter."""
+    while isinstance(cond, ir.Cast):
+        cond = cond.operand
+    if isinstance(cond, ir.Ref) and cond.kind == "param":
+        return cond.name
     return None
