@@ -177,28 +177,41 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
     )]
 
 
+# Extra evaluations at most for regions that neither the first nor the small samples reach.
+MAX_EXTRA_RESAMPLES = 3
+
+
 def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: object,
                        defines: dict[str, int], res: object, again: object,
                        source_lines: tuple[str, ...]) -> list[KernelResult]:
-    """Regions that neither the first samples nor the small ones reach, evaluated once more with
-    their guards' parameters in reversed order (eval/resample.py); [] when there is nothing to do."""
+    """Regions that neither the first samples nor the small ones reach, evaluated again with other
+    samples of their guards' parameters (eval/resample.py `other_overrides`: their order reversed,
+    then one of them small with the others as sampled), each region by the first that reaches it;
+    [] when there is nothing to do."""
     still = {k: v for k, v in res.dead_regions.items()  # type: ignore[attr-defined]
              if k in again.dead_regions and not res.block_targets.get(k)}  # type: ignore[attr-defined]
-    overrides = resample.reversed_overrides(still, res.assumed) if still and not again.truncated else {}  # type: ignore[attr-defined]
-    if not overrides:
+    if not still or again.truncated:  # type: ignore[attr-defined]
         return []
-    third = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()  # type: ignore[arg-type]
-    reached = {k: v for k, v in still.items() if k not in third.dead_regions}
-    if not reached or third.truncated:
-        return []
-    return [KernelResult(
-        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(third.events),  # type: ignore[arg-type]
-        assumed=tuple(sorted(third.assumed.items())), defines=tuple(sorted(defines.items())),
-        notes=(), source_lines=source_lines,
-        shared_layout=tuple((k, b, t) for k, (b, t) in third.shared_layout.items()), unit=run_tu,
-        regions=tuple(reached), resampled=resample.describe_reversed(reached, overrides),
-        coverage=third.coverage, template=fn if run_fn is not fn else None,
-    )]
+    out: list[KernelResult] = []
+    for overrides, why in resample.other_overrides(still, res.assumed)[:MAX_EXTRA_RESAMPLES]:  # type: ignore[attr-defined]
+        if not still:
+            break
+        run = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()  # type: ignore[arg-type]
+        if run.truncated or run.contradiction:
+            continue
+        reached = {k: v for k, v in still.items() if k not in run.dead_regions}
+        if not reached:
+            continue
+        still = {k: v for k, v in still.items() if k not in reached}
+        out.append(KernelResult(
+            path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(run.events),  # type: ignore[arg-type]
+            assumed=tuple(sorted(run.assumed.items())), defines=tuple(sorted(defines.items())),
+            notes=(), source_lines=source_lines,
+            shared_layout=tuple((k, b, t) for k, (b, t) in run.shared_layout.items()), unit=run_tu,
+            regions=tuple(reached), resampled=resample.describe_other(reached, overrides, why),
+            coverage=run.coverage, template=fn if run_fn is not fn else None,
+        ))
+    return out
 
 
 def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:

@@ -161,13 +161,30 @@ def reversed_overrides(dead: dict[tuple[int, int, int, int], frozenset[str]],
     return {n: values[len(names) - 1 - i] for i, n in enumerate(names) if values[len(names) - 1 - i] != assumed[n]}
 
 
-def describe_reversed(dead: dict[tuple[int, int, int, int], frozenset[str]],
-                      overrides: dict[str, tuple[int, ...]]) -> str:
-    """The assumption line of a finding from the reversed-order evaluation."""
+def other_overrides(dead: dict[tuple[int, int, int, int], frozenset[str]],
+                    assumed: dict[str, tuple[int, ...]]) -> list[tuple[dict[str, tuple[int, ...]], str]]:
+    """Further samples to try for regions neither the first nor the small samples reach, in order:
+    the guards' parameters in reversed order, then each of them small with the others as sampled
+    (`for (y = r + 1; y < h - r; y++)` needs a small r and a large h). (overrides, how) pairs."""
+    out: list[tuple[dict[str, tuple[int, ...]], str]] = []
+    rev = reversed_overrides(dead, assumed)
+    if rev:
+        out.append((rev, "with their order reversed"))
+    names = [n for n in assumed if any(n in deps for deps in dead.values())
+             and not n.startswith(("blockIdx", "gridDim"))]
+    if len(names) >= 2:
+        for n in names:
+            out.append(({n: SMALL_SAMPLES}, "with only this one small"))
+    return out
+
+
+def describe_other(dead: dict[tuple[int, int, int, int], frozenset[str]],
+                   overrides: dict[str, tuple[int, ...]], how: str) -> str:
+    """The assumption line of a finding from one of the `other_overrides` evaluations."""
     shown = ", ".join(f"{n} = {' and '.join(str(v) for v in vals)}" for n, vals in sorted(overrides.items()))
     at = ", ".join(str(ln) for ln in sorted({k[2] for k in dead}))
     return (f"re-sampled {shown}: the code at line {at} is not reached when these parameters are sampled "
-            f"in declaration order or small, so it was evaluated with their order reversed")
+            f"in declaration order or small, so it was evaluated {how}")
 
 
 _NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
