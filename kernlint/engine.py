@@ -242,6 +242,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
         kept = [dataclasses.replace(d, assumptions=d.assumptions + (also,))
                 for d in per_shape[0] if _site_key(d) in common]
+        kept += _reached_by_some(results, per_shape, keys, common)
         return kept + samples.conditional_findings(odd, results, rules, {k[:3] for ks in keys for k in ks})
     # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
     # which shape produced it when the others disagree.
@@ -260,6 +261,33 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         merged.append(best)
     return (merged + samples.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
             + _resampled_findings(resampled, rules, {k[:3] for k in found}))  # type: ignore[misc]
+
+
+def _reached_by_some(results: list[KernelResult], per_shape: list[list[Diagnostic]],
+                     keys: list[set[tuple[object, ...]]], common: set[tuple[object, ...]]) -> list[Diagnostic]:
+    """Findings on lines that some guessed shapes never reach (`if (ty == 15)` under a guessed
+    blockDim.y of 8): kept when every guessed shape that reaches the line produces them, and they
+    say which shapes do not reach it."""
+    unreached = [{st.key[0] for st in r.coverage if not st.evaluated and st.why[0] == "unreached"}
+                 for r in results]
+    evaluated = [{st.key[0] for st in r.coverage if st.evaluated} for r in results]
+    out: list[Diagnostic] = []
+    done: set[tuple[object, ...]] = set()
+    for i, ds in enumerate(per_shape):
+        for d in ds:
+            k = _site_key(d)
+            if k in common or k in done:
+                continue
+            missing = [j for j in range(len(results)) if k not in keys[j]]
+            if not missing or not all(d.line in unreached[j] and d.line not in evaluated[j] for j in missing):
+                continue
+            done.add(k)
+            shapes = ", ".join(str(results[j].shape.block) for j in missing)
+            reach = ", ".join(str(results[j].shape.block) for j in range(len(results)) if j not in missing)
+            out.append(dataclasses.replace(d, assumptions=d.assumptions + (
+                f"only the guessed blockDim = {reach} reaches line {d.line}: with blockDim = {shapes} no thread "
+                f"runs it (every guessed shape that reaches it must agree)",)))
+    return out
 
 
 def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],

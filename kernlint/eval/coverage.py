@@ -511,7 +511,8 @@ def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteSta
 
 def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], all_guessed: bool) -> KernelCoverage:
     """Merge the runs of one kernel: a site counts as evaluated when any run evaluated it, or, when
-    every shape is a guess (findings must then hold under all of them), only when all runs did."""
+    every shape is a guess (findings must then hold under all of them), only when all runs that
+    reached it did."""
     status: dict[SiteKey, SiteStatus] = {}
     for run in runs:
         for st in run:
@@ -519,7 +520,12 @@ def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], al
             if old is None:
                 status[st.key] = st
             elif all_guessed:
-                if old.evaluated and not st.evaluated:
+                # Every guessed shape that reaches a site must evaluate it; a shape that never
+                # reaches it (a guard on threadIdx.y == 15 under a guessed blockDim.y of 8) does
+                # not count against it (engine.py keeps the findings of the shapes that reach it).
+                if old.evaluated and not st.evaluated and st.why[0] != "unreached":
+                    status[st.key] = st
+                elif not old.evaluated and old.why[0] == "unreached" and (st.evaluated or st.why[0] != "unreached"):
                     status[st.key] = st
             elif st.evaluated and not old.evaluated:
                 status[st.key] = st
