@@ -75,13 +75,29 @@ def test_long_loop_is_truncated_and_its_variables_become_unknown() -> None:
     src = """
     __global__ void k(float* a, int n) {
         int i = threadIdx.x;
-        for (int k = 0; k < n; ++k) i += 1;
+        for (int k = 0; k < n; ++k) i += k;
         a[i] = 0;
     }"""
     r = evaluate(src)
     (loop,) = [e for e in r.events if isinstance(e, Loop)]
     assert loop.truncated
     assert accesses(r) == []  # the address depends on a variable the truncated loop wrote
+
+
+def test_a_truncated_loop_leaves_a_constant_step_variable_where_it_ends() -> None:
+    src = """
+    __global__ void k(float* a, int n) {
+        int i = threadIdx.x;
+        for (int k = 0; k < n; ++k) i += 1;
+        a[i] = 0;
+    }"""
+    r = evaluate(src)
+    (loop,) = [e for e in r.events if isinstance(e, Loop)]
+    assert loop.truncated
+    (e,) = accesses(r)  # eval/fast_forward.py: i = threadIdx.x + n after the loop
+    n0, n1 = dict(r.assumed)["n"]
+    assert e.address[1, 0, 0] - e.address[0, 0, 0] == 4 * (n1 - n0)
+    assert list(rel(e)) == [4 * lane for lane in range(32)]
 
 
 def test_runtime_sizes_are_sampled_and_recorded_as_assumptions() -> None:

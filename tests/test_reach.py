@@ -288,3 +288,24 @@ __global__ void rows(float* a, int n) {
     # Both guesses reach line 4: (32, 8) gives rows of 32 lanes a stride of n, (16, 16) too; they
     # agree here, so this checks the ordinary path still holds for lines every guess reaches.
     assert all(not a.startswith("only the guessed") for d in res.diagnostics for a in d.assumptions)
+
+
+def test_a_guard_comparing_a_sampled_parameter_with_a_constant_takes_that_value() -> None:
+    src = """
+__global__ void render(float* dst, int w, int frame) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (frame == 0) {
+        dst[x * w] = 0.0f;
+    } else {
+        dst[x] = 1.0f;
+    }
+}
+void run(float* dst, int w, int f) { render<<<8, 256>>>(dst, w, f); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 5
+    said = [a for a in d.assumptions if "to reach the guarded code" in a]
+    assert said and "frame = 0 " in said[0] and "sampled values" in said[0]
+    (rec,) = res.coverage
+    assert rec.status == "full"

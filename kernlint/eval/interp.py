@@ -574,6 +574,7 @@ class Interpreter:
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         targets = self.block_targets(s.cond) if resample.block_names(deps) else {}
+        targets.update(self.param_targets(s.cond, params))
         if targets:
             params = params | frozenset(targets)
             self.ifs_targets[key] = targets
@@ -594,6 +595,8 @@ class Interpreter:
         params = resample.sampled_parameters(deps, self.result.assumed)
         neg = resample.negated(s.cond)
         targets = self.block_targets(neg) if neg is not None and resample.block_names(deps) else {}
+        if neg is not None:
+            targets.update(self.param_targets(neg, params))
         if targets:
             params = params | frozenset(targets)
             self.ifs_targets[key] = targets
@@ -633,6 +636,30 @@ class Interpreter:
         params = resample.sampled_parameters(deps, self.result.assumed)
         if params:
             self.ifs_dead[key] = params
+
+    def param_targets(self, cond: ir.Expr, params: frozenset[str]) -> dict[str, int]:
+        """Values of sampled parameters that comparisons of `cond` with a constant ask for
+        (`frame == 0` -> frame: 0, `n < 64` -> n: 63): a size sampled in the thousands never
+        equals a mode flag, and small samples (1, 32) do not either (eval/resample.py)."""
+        out: dict[str, int] = {}
+        for n in ir.walk(cond):
+            if not isinstance(n, ir.Binary) or n.op not in ("==", "<", ">", "<=", ">="):
+                continue
+            for e, other, swapped in ((n.lhs, n.rhs, False), (n.rhs, n.lhs, True)):
+                while isinstance(e, ir.Cast):
+                    e = e.operand
+                if not isinstance(e, ir.Ref) or e.kind != "param" or e.name not in params or not _pure(other):
+                    continue
+                v = self.eval(other)
+                if v.data is None or v.deps:
+                    continue
+                vals = np.unique(np.asarray(v.data))
+                if vals.size != 1:
+                    continue
+                t = resample.block_target(n.op, int(vals[0]), swapped)
+                if t is not None:
+                    out.setdefault(e.name, t)
+        return out
 
     def block_targets(self, cond: ir.Expr) -> dict[str, int]:
         """Block indices that the comparisons of `cond` with blockIdx ask for (`bx == 1` -> x: 1).
