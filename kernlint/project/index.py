@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,8 @@ class ProjectIndex:
             except OSError as exc:
                 skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
                 continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a FIFO or device named like a source file: reading it could block forever
             stamp = (st.st_mtime_ns, st.st_size)
             facts = cache.get_unchanged(p, stamp)
             if facts is not None:
