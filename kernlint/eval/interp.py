@@ -555,11 +555,13 @@ class Interpreter:
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
 
-    @staticmethod
-    def uniform_condition(c: Val) -> Val:
-        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value:
-        it stays a uniform unknown, so both of its sides are evaluated as before (eval/uniform_data.py)."""
-        if uniform_data.block_uniform_condition(c.data, c.deps):
+    def uniform_condition(self, c: Val, first: bool = True) -> Val:
+        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value,
+        and one that every lane decides alike under the samples (`first`: at a loop's first test) may be
+        decided by the samples alone: it stays a uniform unknown, so both of its sides are evaluated
+        as before (eval/uniform_data.py)."""
+        if uniform_data.block_uniform_condition(c.data, c.deps) or (
+                first and uniform_data.settled_by_samples(c.data, c.deps, self.mask)):
             return Val(None, c.deps, why=("loaded", ""), uniform=True)
         return c
 
@@ -704,7 +706,7 @@ class Interpreter:
             while True:
                 self.mask = active
                 if cond is not None and not (do_while and k == 0):
-                    c = self.uniform_condition(self.eval(cond))
+                    c = self.uniform_condition(self.eval(cond), first=k == 0)
                     deps |= c.deps
                     if c.data is None:
                         data_dependent = True
@@ -1301,7 +1303,7 @@ class Interpreter:
         if name in self.global_values:
             return self.global_values[name]
         if t.kind not in ("int", "struct") or (t.kind == "int" and t.size < 4) or \
-                (t.kind == "struct" and not t.fields) or uniform_data.writes_global(self.fn, name):
+                (t.kind == "struct" and not t.fields) or uniform_data.writes_global(self.fn, name, self.tu):
             return None
         v = self.param_value(ir.Param(name, t), 1000 + len(self.global_values))
         if v.data is None and not v.fields:
@@ -1441,8 +1443,15 @@ class Interpreter:
         if k < len(self.call_sites):
             span, helper = self.call_sites[k][0], self.call_sites[k][1]
         assert addr.data is not None
-        # The address of the first active lane of each warp: the one every active lane shares.
         a = np.broadcast_to(addr.data, self.mask.shape)
+        if a.shape[-1] > 1:
+            # The address must not depend on the lane at all, not just agree among the lanes active
+            # here: `if (lane == k) v = p[lane];` has one active lane, but p[lane] is per-lane data.
+            big = np.iinfo(np.int64).max
+            live = self.entry_mask
+            if np.any(np.where(live, a, -big).max(axis=-1) > np.where(live, a, big).min(axis=-1)):
+                return None
+        # The address of the first active lane of each warp: the one every active lane shares.
         first = np.where(self.mask.any(axis=-1), a[np.arange(a.shape[0])[:, None], np.arange(a.shape[1])[None, :],
                                                    self.mask.argmax(axis=-1)], -1)
         got = self.uniform_loads.value(uniform_data.symbol(span, helper), addr.root, first)

@@ -49,6 +49,21 @@ def eligible(t: ir.CType, space: str) -> bool:
     return t.kind == "int" and t.size in (4, 8) and space in ("global", "constant")
 
 
+def settled_by_samples(data: np.ndarray | None, deps: frozenset[str], mask: np.ndarray) -> bool:
+    """A condition on a sampled load that every active lane decides alike in every sample: the samples
+    (sizes in the thousands) may be what makes it so (`c = group * 512 + lane * 8; if (c >= C) return;`
+    with `group` a small index sampled as 4096 leaves nothing to evaluate after it). Such a branch does
+    not split a warp under the samples, and both of its sides are evaluated, as for a uniform unknown."""
+    if data is None or not any(map(is_load_symbol, deps)):
+        return False
+    c = np.broadcast_to(data != 0, mask.shape)
+    for s in range(mask.shape[0]):
+        m = mask[s]
+        if m.any() and c[s][m].any() and not c[s][m].all():
+            return False
+    return True
+
+
 def block_uniform_condition(data: np.ndarray | None, deps: frozenset[str]) -> bool:
     """A condition computed only from block-wide values (no thread index in it) that depends on a
     sampled load: it cannot split a warp whatever the value, so the evaluator keeps running both of
@@ -97,20 +112,31 @@ class UniformLoads:
             del self.by_address[k]
 
 
-def writes_global(fn: ir.Function, name: str) -> bool:
-    """Whether the kernel body assigns the global `name`, or takes its address (an atomic, a helper)."""
-    if fn.body is None:
-        return False
-    for n in ir.walk(fn.body):
-        target = None
-        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
-            target = n.lhs
-        elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--", "&"):
-            target = n.operand
-        while target is not None and isinstance(target, (ir.Cast, ir.Member, ir.Index)):
-            target = target.operand if isinstance(target, ir.Cast) else target.base
-        if isinstance(target, ir.Ref) and target.name == name:
-            return True
+def writes_global(fn: ir.Function, name: str, tu: ir.TranslationUnit | None = None) -> bool:
+    """Whether the kernel, or a device function it calls (`tu` given), assigns the global `name` or takes
+    its address (an atomic, a helper)."""
+    from kernlint.eval.coverage import find_callee  # one call resolution for the evaluator and coverage
+
+    todo, seen = [fn], set()
+    while todo:
+        f = todo.pop()
+        if f.body is None or id(f) in seen or len(seen) > 64:
+            continue
+        seen.add(id(f))
+        for n in ir.walk(f.body):
+            target = None
+            if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+                target = n.lhs
+            elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--", "&"):
+                target = n.operand
+            elif isinstance(n, ir.Call) and tu is not None:
+                callee = find_callee(tu, n)
+                if callee is not None:
+                    todo.append(callee)
+            while target is not None and isinstance(target, (ir.Cast, ir.Member, ir.Index)):
+                target = target.operand if isinstance(target, ir.Cast) else target.base
+            if isinstance(target, ir.Ref) and target.name == name:
+                return True
     return False
 
 
@@ -123,6 +149,15 @@ def describe(name: str, values: tuple[int, ...], source_lines: tuple[str, ...]) 
     what = _load_text(line, col, end_line, end_col, source_lines) if not helper else f"a value loaded in {helper}()"
     return (f"{what}, loaded at line {line} from an address every lane of the warp shares, sampled as {shown} "
             f"(a runtime value, like a kernel parameter)")
+
+
+def short(name: str) -> str:
+    """A load symbol as "the value loaded at line 12"; any other name unchanged."""
+    if not is_load_symbol(name):
+        return name
+    parts = name[len(PREFIX):].split(":")
+    where = f" in {parts[4]}()" if len(parts) > 4 else ""
+    return f"the value loaded at line {parts[0]}{where}"
 
 
 def label(name: str, source_lines: tuple[str, ...]) -> str:
