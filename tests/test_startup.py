@@ -59,3 +59,12 @@ def test_progress_only_on_a_terminal_for_people() -> None:
     late = Progress(quiet, 10, delay=3600)
     late.update(5)  # a short run shows nothing
     assert quiet.getvalue() == ""
+
+
+def test_the_fast_version_line_is_clicks() -> None:
+    fast = subprocess.run([sys.executable, "-m", "kernlint", "--version"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    slow = subprocess.run([sys.executable, "-c", "from kernlint.cli import main; main(['--version'])"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert fast.returncode == slow.returncode == 0
+    assert fast.stdout == slow.stdout and fast.stdout.startswith("kernlint, version ")
