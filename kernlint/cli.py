@@ -270,6 +270,12 @@ class _Command(click.Command):
 @click.option("--color/--no-color", default=None, help="Colour the text output.  [default: when a terminal]")
 @click.option("--explain", default=None, metavar="RULE", help="Print the documentation of a rule and exit.")
 @click.option("--list-rules", is_flag=True, help="Print the table of rules and exit.")
+@click.option("--timeout", "timeout", default=None, metavar="SECONDS",
+              help="Give up on a file after this many seconds (KL900 for it; the other files are still linted); "
+                   "0: no limit.  [default: 20]")
+@click.option("--memory-limit", "memory_limit", default=None, metavar="MIB",
+              help="Give up on a file whose worker process needs more address space than this (KL900); "
+                   "0: no limit.  [default: 1024]")
 @click.option("--no-ptxas", is_flag=True, help="Do not run nvcc/ptxas for exact register counts.")
 @click.option("--confirm", "confirm", is_flag=False, flag_value="trace", default=None, metavar="[trace|ncu]",
               help="Run flagged kernels on a GPU (needs kernlint[gpu]) and mark findings confirmed/refuted.")
@@ -298,8 +304,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          explain: str | None, list_rules: bool, no_ptxas: bool, confirm: str | None, project_dir: str | None = None,
          no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
          force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
-         diff: bool = False, statistics: bool = False, jobs: int | None = None, no_cache: bool = False,
-         cache_dir: str | None = None, clear_cache: bool = False) -> None:
+         diff: bool = False, statistics: bool = False, jobs: int | None = None, timeout: str | None = None,
+         memory_limit: str | None = None, no_cache: bool = False, cache_dir: str | None = None,
+         clear_cache: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
     from kernlint.rule_table import RULES as ALL_RULES  # the catalogue without the checks (no NumPy)
@@ -337,7 +344,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         click.echo(rules_table(ALL_RULES, fixable=FIXABLE_CODES), nl=False)
         sys.exit(EXIT_OK)
 
-    resolver = _resolver(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude)
+    resolver = _resolver(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude,
+                         timeout=timeout, memory_limit=memory_limit)
     # Run-wide settings (format, fail-on) come from the config of the working directory, or else of
     # the first path (`kernlint /abs/project` from `/`); each file's rules come from its own config.
     settings = _resolve(resolver, "-" if not paths or resolver.config_for("-") else paths[0])
@@ -396,6 +404,13 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch,
                       roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff)
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
+    # Files are linted in isolated worker processes (a crash or hang of libclang costs only its file),
+    # except under --confirm (it needs the evaluations here) and for in-process callers without -j.
+    limits = None
+    if not confirm and (_POOL_BY_DEFAULT or jobs is not None):
+        from kernlint.isolation import Limits
+
+        limits = Limits(timeout_s=settings.timeout or None, memory_mb=settings.memory_limit or None)
     # The result cache is on for a real `kernlint` process (or with --cache-dir); in-process callers
     # (tests, which may monkeypatch the engine) lint every time unless they name a cache directory.
     root = cache_root(cache_dir) if (_CACHE_BY_DEFAULT or cache_dir) and not no_cache else None
@@ -404,7 +419,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
     progress = Progress(sys.stderr, len(file_jobs)) if wanted(sys.stderr, settings.format) else None
     for outcome in lint_files_cached(file_jobs, setup, workers, cache,
-                                     progress.update if progress is not None else None):
+                                     progress.update if progress is not None else None, limits):
         click.get_current_context().meta[CURRENT_PATH] = outcome.name
         if progress is not None and (outcome.stderr or outcome.notes):
             progress.clear()
@@ -539,7 +554,7 @@ _POOL_BY_DEFAULT = False  # set by `run`: a real `kernlint` process defaults to 
 
 def _resolver(config_path: str | None, fmt: str | None, fail_on: str | None, block: str | None,
               defines: tuple[str, ...], include_dirs: tuple[str, ...], arch: str | None, select: str | None,
-              ignore: str | None, exclude: tuple[str, ...]) -> Any:
+              ignore: str | None, exclude: tuple[str, ...], **limits: Any) -> Any:
     """The settings resolver for this run: `--config` for every file, else each file's nearest config."""
     from kernlint.rule_table import RULES as ALL_RULES  # the catalogue without the checks (no NumPy)
     from kernlint.config import ConfigError
@@ -553,7 +568,7 @@ def _resolver(config_path: str | None, fmt: str | None, fail_on: str | None, blo
             include_dirs=include_dirs, arch=arch,
             select=[s for s in select.split(",") if s.strip()] if select else None,
             ignore=[s for s in ignore.split(",") if s.strip()] if ignore else None,
-            exclude=list(exclude) if exclude else None,
+            exclude=list(exclude) if exclude else None, **limits,
         )
         resolver = SettingsResolver(ALL_RULES, overrides, Path(config_path) if config_path else None)
         resolver.load(None)  # the command-line values alone: bad ones are reported before any file is read

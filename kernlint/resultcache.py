@@ -434,13 +434,14 @@ def cacheable(outcome: Any) -> bool:
 
 
 def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: ResultCache | None,
-                      progress: Callable[[int], None] | None = None) -> Iterator[Any]:
-    """Outcomes of `jobs` in their order, as `parallel.lint_files` gives them, with hits from `cache`."""
+                      progress: Callable[[int], None] | None = None, limits: Any = None) -> Iterator[Any]:
+    """Outcomes of `jobs` in their order, as `parallel.lint_files` gives them, with hits from `cache`
+    (only the misses are linted, in `workers` processes under `limits`)."""
     from kernlint.parallel import lint_files
 
     done = 0
     if cache is None or setup.fix or setup.diff or setup.keep_results:
-        for outcome in lint_files(jobs, setup, workers):
+        for outcome in lint_files(jobs, setup, workers, limits):
             done += 1
             if progress is not None:
                 progress(done)
@@ -470,7 +471,7 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
     if misses:
         _prepare_indexes(misses, setup)
     record = dataclasses.replace(setup, record=True)
-    it = iter(lint_files(misses, record, workers)) if misses else iter(())
+    it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
     try:
         for i in range(len(jobs)):
             outcome = hits.get(i)
