@@ -42,6 +42,7 @@ class LintSetup:
     diff: bool = False  # only compute the fixes' diff
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
+    record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,14 @@ class FileOutcome:
     diff: str = ""
     rooflines: tuple = ()  # roofline.Roofline rows of the file's kernels (--statistics, reporters)
     result: Any = field(default=None, compare=False)  # the LintResult, only with `keep_results`
+    deps: Any = field(default=None, compare=False)  # resultcache.Deps, only with `record`
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                    no_project: bool) -> tuple[Any, tuple[str, ...]]:
-    """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes."""
+                    no_project: bool, recording: Any = None) -> tuple[Any, tuple[str, ...]]:
+    """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
+
+    With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded."""
     from kernlint.project import find_project_root, load_index
     from kernlint.project.index import directory_project
 
@@ -77,8 +81,12 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     try:
         index = load_index(root, options.include_dirs, build_dir, recursive=recursive)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
+        if recording is not None:
+            recording.index_failed()
         return options, (f"project index of {root} not built ({type(exc).__name__}: {exc}); "
                          "files are linted alone",)
+    if recording is not None:
+        index = recording.wrap(index)
     flags = index.flags_for(path)
     return dataclasses.replace(options, project=index,
                                include_dirs=tuple(dict.fromkeys(options.include_dirs + flags.include_dirs)),
@@ -89,9 +97,16 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
     """Lint one file completely (read, lint, suppressions, selection); never raises (but MemoryError
     with `memory_error_raises`)."""
     err = io.StringIO()
+    recording = None
+    if setup.record:
+        from kernlint.resultcache import Recording
+
+        recording = Recording()
     try:
         with contextlib.redirect_stderr(err):
-            out = _lint_file(job, setup)
+            out = _lint_file(job, setup, recording)
+            if recording is not None:
+                out = dataclasses.replace(out, deps=recording.finish(out.text, job.path, recording.include_dirs))
     except MemoryError:
         if memory_error_raises:
             raise
@@ -108,7 +123,7 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
     return dataclasses.replace(out, stderr=err.getvalue())
 
 
-def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
+def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOutcome:
     from kernlint.checks import ALL_RULES
     from kernlint.cli import InputProblem, decode_source, read_cuda_file
     from kernlint.config import is_selected
@@ -123,7 +138,10 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
         return FileOutcome(name, problems=((exc.path, exc.message, exc.line),))
     notes: tuple[str, ...] = ()
     try:
-        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project)
+        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
+                                         recording)
+        if recording is not None:
+            recording.include_dirs = options.include_dirs
         result = lint_source(text, name, options)
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)
@@ -147,10 +165,12 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
                 Path(job.path).write_text(fo.text, encoding="utf-8")
                 text, diags = fo.text, list(fo.remaining)
     from kernlint.roofline import rooflines
+    from kernlint.roofline_gain import with_gains
 
-    return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
-                       result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff,
-                       rooflines=tuple(rooflines(result.results, setup.arch, setup.roofline_peak)))
+    rows = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
+    return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)), coverage=result.coverage,
+                       notes=notes, result=result if setup.keep_results else None, linted=True, fixed=fixed,
+                       diff=diff, rooflines=rows)
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:
