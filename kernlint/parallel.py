@@ -69,15 +69,12 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
 
     With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded."""
-    from kernlint.project import find_project_root, load_index
-    from kernlint.project.index import directory_project
+    from kernlint.project import load_index
+    from kernlint.project.index import project_root_for
 
     if no_project or path == "-":
         return options, ()
-    root = Path(project_dir).resolve() if project_dir else find_project_root(path)
-    recursive = root is not None
-    if root is None:
-        root = directory_project(path)  # no marker: the file's own directory is its project
+    root, recursive = project_root_for(path, project_dir)  # no marker: the file's own directory
     try:
         index = load_index(root, options.include_dirs, build_dir, recursive=recursive)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it

@@ -38,6 +38,17 @@ def find_project_root(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def project_root_for(path: str | os.PathLike[str], project_dir: str | None = None) -> tuple[Path, bool]:
+    """(the root of `path`'s project index, whether to walk it recursively): `--project DIR`, else
+    the nearest marker (`find_project_root`), else the file's own directory (`directory_project`)."""
+    if project_dir:
+        return Path(project_dir).resolve(), True
+    root = find_project_root(path)
+    if root is not None:
+        return root, True
+    return directory_project(path), False
+
+
 def directory_project(path: str | os.PathLike[str]) -> Path:
     """The project of a file under no marker: its own directory, without subdirectories.
 
