@@ -149,10 +149,6 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
     loop = first.kind == "loop" or any(e.has_loop for e in events) or (
         loop_exit is not None and int(loop_exit.trips.max()) >= 2)
     heavy = loop or (ops >= HEAVY_OPS and mem >= 1)
-    if first.exceptional:
-        reason = (f"it lies on the exceptional side of the index-validity test at line {first.exceptional}, so "
-                  f"only the few lanes whose index is a sentinel (padding, a boundary, an empty slot) reach it")
-        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and first.search:
         reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
                   "exit reads what the loop itself computes or advances through), so it is only known by running "
@@ -161,6 +157,10 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
         return DataVerdict(Severity.INFO, True, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and ops > 0:
         return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
+    if first.exceptional:
+        reason = (f"it lies on the exceptional side of the index-validity test at line {first.exceptional}, so "
+                  f"only the few lanes whose index is a sentinel (padding, a boundary, an empty slot) reach it")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if heavy and any(e.common_work is not None for e in events):
         reason = ("it tests a loaded index against a sentinel and indexes with it on one side only: that side is "
                   "the common case, and the sentinels (padding, boundaries, empty slots) are exceptions that most "
