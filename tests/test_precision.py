@@ -85,3 +85,44 @@ __global__ void k(const float* a, float* out, int n) {
         if f"{m['ratio']:.2f}" != f"{request:.2f}":
             assert f"over all {m['requests']} evaluated requests {m['ratio']:.2f}x" in d.message
     assert any("over all" in d.message for d in diags)
+
+
+def test_a_sweep_inside_warps_is_an_info_and_interleaved_addressing_a_warning() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void warp_tree(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int lane = tid & 31;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncwarp();
+    for (int i = 16; i > 0; i >>= 1) {
+        if (lane < i) {
+            float t = s[tid + i];
+            s[tid] = s[tid] + t * 0.5f + t * t;
+        }
+        __syncwarp();
+    }
+    if (lane == 0) out[blockIdx.x * 8 + tid / 32] = s[tid];
+}
+
+// kernlint: block=(256,1,1)
+__global__ void interleaved(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (int i = 2; i <= 256; i *= 2) {
+        if ((tid + 1) % i == 0) {
+            float t = s[tid - i / 2];
+            s[tid] = s[tid] + t * 0.5f + t * t;
+        }
+        __syncthreads();
+    }
+    if (tid == 255) out[blockIdx.x] = s[tid];
+}
+"""
+    diags = [d for d in lint_source(src, "sweep.cu").diagnostics if d.code == "KL301"]
+    (tree,) = [d for d in diags if d.kernel == "warp_tree"]
+    assert tree.severity is Severity.INFO and any("it is a sweep" in n for n in tree.notes), tree
+    (inter,) = [d for d in diags if d.kernel == "interleaved"]
+    assert inter.severity is Severity.WARNING, inter
