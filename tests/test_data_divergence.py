@@ -169,6 +169,8 @@ def inherent_diags():  # type: ignore[no-untyped-def]
     ("if (nb >= 0)", Severity.INFO, "sentinel"),
     ("} else if (nb == -1)", Severity.INFO, "exceptional side of the index-validity test at line"),
     ("if (v < 0.0f)", Severity.INFO, "light"),
+    ("if (data[i] != expected)", Severity.INFO, "reports an error"),
+    ("if (src[i] > 0) {", Severity.INFO, "stream compaction"),
 ])
 def test_inherent_divergence_is_info_with_the_reason(inherent_diags, snippet, severity, why) -> None:  # type: ignore[no-untyped-def]
     (d,) = inherent_diags(snippet)

@@ -126,3 +126,25 @@ __global__ void interleaved(const float* in, float* out) {
     assert tree.severity is Severity.INFO and any("it is a sweep" in n for n in tree.notes), tree
     (inter,) = [d for d in diags if d.kernel == "interleaved"]
     assert inter.severity is Severity.WARNING, inter
+
+
+def test_a_conflict_that_is_a_small_share_of_the_kernels_shared_traffic_is_an_info() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[512];
+    int tid = threadIdx.x;
+    float acc = 0.0f;
+    for (int r = 0; r < 32; ++r) {
+        s[tid] = in[r * 256 + tid];
+        __syncthreads();
+        acc += s[(tid + r) % 256];
+        __syncthreads();
+    }
+    if (tid < 32) acc += s[2 * tid];  // one warp, once: 2-way
+    out[tid] = acc;
+}
+"""
+    (d,) = [d for d in lint_source(src, "share.cu").diagnostics if d.code == "KL201"]
+    assert d.line == 12 and d.metrics["ways"] == 2
+    assert d.severity is Severity.INFO
+    assert any("of the kernel's evaluated shared-memory wavefronts" in n for n in d.notes), d.notes

@@ -149,6 +149,14 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
     loop = first.kind == "loop" or any(e.has_loop for e in events) or (
         loop_exit is not None and int(loop_exit.trips.max()) >= 2)
     heavy = loop or (ops >= HEAVY_OPS and mem >= 1)
+    if first.role == "diagnostic":
+        reason = ("the code under it reports an error (printf, assert, __trap): a path correct runs do not take, "
+                  "so its divergence costs nothing in practice")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if first.role == "compaction" and not loop:
+        reason = ("the code under it appends the item to an output through a slot an atomic hands out: the branch "
+                  "is the filter of a stream compaction, the remedy itself, and its divergence is inherent")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and first.search:
         reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
                   "exit reads what the loop itself computes or advances through), so it is only known by running "

@@ -34,6 +34,9 @@ MAX_CONFIRM_RUNS = 3  # re-evaluations of the kernel per conflicting array
 # evaluated requests (a 2-way conflict in every other step); below it, conflicts in a few steps of a
 # network (sorting networks' strides) are an info naming how many steps conflict.
 MATERIAL_AVERAGE = 1.5
+# A site whose extra wavefronts are under this share of the kernel's evaluated shared-memory
+# wavefronts is an info (as KL101/KL102 do with global sectors).
+IMPACT_FRACTION = 0.05
 
 
 # --- measurement ------------------------------------------------------------------------------
@@ -609,7 +612,9 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
 
 def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic]]:
     """One (site, fix of its array, finding) per conflicting access, in source order."""
-    sites = [s for s in measure(list(result.events)) if s.ways >= 2 and s.always]
+    every = measure(list(result.events))
+    kernel_wavefronts = sum(s.total_wavefronts for s in every)
+    sites = [s for s in every if s.ways >= 2 and s.always]
     fixes: dict[str, Fix] = {}
     bases = {name: base for name, base, _t in result.shared_layout}
     for site in sorted(sites, key=lambda s: (s.first.span.line, s.first.span.column)):
@@ -634,6 +639,11 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
                         f"{site.requests} evaluated)")
         elif site.typical_ways != site.ways:
             message += f" (worst request; typical {site.typical_ways}-way)"
+        share = (site.total_wavefronts - site.total_ideal) / kernel_wavefronts if kernel_wavefronts else 1.0
+        small = severity is not Severity.INFO and share < IMPACT_FRACTION
+        if small:
+            # A one-off access beside the kernel's main shared traffic (a final merge by one warp).
+            severity = Severity.INFO
         if fix.headline:
             message += f"; {fix.headline}"
         notes = []
@@ -650,7 +660,10 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
         steps = _steps_note(site)
         if steps:
             notes.append(steps)
-        if severity is Severity.INFO:
+        if small:
+            notes.append(f"severity info: its extra wavefronts are {100 * share:.1f} % of the kernel's evaluated "
+                         f"shared-memory wavefronts (warning from {100 * IMPACT_FRACTION:.0f} %)")
+        elif severity is Severity.INFO:
             notes.append(f"severity info: averaged over the evaluated requests the conflict costs {average:.2f} "
                          f"wavefronts per request where 1 would do (warning from {MATERIAL_AVERAGE})")
         notes.append(f"{site.active_lanes} active lanes, {site.width} bytes per lane; {site.requests} warp requests "

@@ -119,3 +119,21 @@ def _indexes_with(s: object, name: str) -> bool:
         if isinstance(n, ir.Unary) and n.op == "*" and name in _names(n.operand):
             return True
     return False
+
+
+_DIAGNOSTIC_CALLS = ("printf", "__trap", "assert", "__assert_fail", "__brkpt", "abort")
+
+
+def side_role(s: object) -> str:
+    """What the code under a data-dependent condition is for, when that makes its divergence moot:
+    'diagnostic' (it reports an error: printf, assert, __trap), 'compaction' (it appends to an output
+    through a slot an atomic hands out: `dst[atomicAdd(&n, 1)] = v`, the stream compaction KL305
+    would recommend), or ''."""
+    for n in ir.walk(s):
+        if isinstance(n, ir.Call) and n.name.split("::")[-1] in _DIAGNOSTIC_CALLS:
+            return "diagnostic"
+    for n in ir.walk(s):
+        if isinstance(n, ir.Index) and any(isinstance(c, ir.Call) and "atomic" in c.name.lower()
+                                           for c in ir.walk(n.index)):
+            return "compaction"
+    return ""

@@ -110,6 +110,7 @@ class DataBranch:
     search: bool = False  # a loop (or a `break`'s loop) whose trip count is decided inside it (eval/data_shape.py)
     common_work: np.ndarray | None = None  # an index-validity test: operations of its common (indexing) side (S, W)
     exceptional: int = 0  # line of the index-validity test on whose exceptional side this condition lies
+    role: str = ""  # the guarded code reports an error ('diagnostic') or appends via an atomic slot ('compaction')
 
 
 @dataclass(frozen=True, slots=True)

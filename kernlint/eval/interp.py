@@ -541,7 +541,8 @@ class Interpreter:
                 loop = self.loop_stack[-1].get("stmt") if self.loop_stack else None
                 self.data_region_end(start, s, "if", c, parent, _has_real_loop(s.then) or _has_real_loop(s.other),
                                      exit_kind, search=exit_kind == "break" and data_shape.is_search(loop, s.cond),
-                                     common_work=common_work)
+                                     common_work=common_work,
+                                     role=data_shape.side_role(s.then) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
@@ -1440,7 +1441,7 @@ class Interpreter:
 
     def data_region_end(self, start: tuple[object, ...] | None, s: ir.Stmt, kind: str, c: Val,
                         reached: np.ndarray, has_loop: bool, exit_kind: str, search: bool = False,
-                        common_work: np.ndarray | None = None) -> None:
+                        common_work: np.ndarray | None = None, role: str = "") -> None:
         if start is None:
             return
         self.data_guards.pop()
@@ -1450,7 +1451,8 @@ class Interpreter:
             work=self.warp_work - w0, memory=self.mem_work - m0, has_loop=has_loop,  # type: ignore[operator]
             exit=exit_kind, work_before=self.warp_work.copy() if exit_kind else None,
             memory_before=self.mem_work.copy() if exit_kind else None, search=search,
-            common_work=common_work, exceptional=self.exceptional_sides[-1] if self.exceptional_sides else 0))
+            common_work=common_work, exceptional=self.exceptional_sides[-1] if self.exceptional_sides else 0,
+            role=role))
 
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
         if old.data is None or new.data is None:
