@@ -148,3 +148,27 @@ __global__ void k(const float* in, float* out) {
     assert d.line == 12 and d.metrics["ways"] == 2
     assert d.severity is Severity.INFO
     assert any("of the kernel's evaluated shared-memory wavefronts" in n for n in d.notes), d.notes
+
+
+def test_a_split_idling_under_a_tenth_of_the_lane_slots_is_an_info() -> None:
+    """A quarter of each row loads a float4 tile (the samples' "LargeChunk" copies): 8 % of the
+    block's lane-slots idle, under the 10 % from which KL301 warns."""
+    src = """// kernlint: block=(16,16,1)
+__global__ void k(const float4* A, float4* As, const float* B, float* out, int n) {
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float acc = 0.0f;
+    for (int a = 0; a < 8; ++a) {
+        if (tx < 4) {
+            As[ty * 4 + tx] = A[a * 64 + ty * 4 + tx];
+        }
+        __syncthreads();
+        for (int k = 0; k < 5; ++k) acc += B[k * 16 + tx] * B[k * 16 + ty] + acc * 0.5f;
+        __syncthreads();
+    }
+    out[ty * 16 + tx] = acc;
+}
+"""
+    (d,) = [d for d in lint_source(src, "chunk.cu").diagnostics if d.code == "KL301"]
+    assert 0.05 < d.metrics["idle_fraction"] < 0.10
+    assert d.severity is Severity.INFO
+    assert any("(warning from 10 %)" in n for n in d.notes)
