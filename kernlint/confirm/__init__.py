@@ -65,6 +65,27 @@ _DTYPES_BY_NAME = {
 
 # --- data ----------------------------------------------------------------------------------------
 
+# Why a finding was not run: one of a small fixed set, in `metrics["confirm_not_run"]` (the note says
+# the details). The coverage bench (bench/confirm_coverage.py) counts findings by these.
+NOT_RUN_REASONS = {
+    "no-device": "no usable GPU, driver, CuPy or NVRTC",
+    "compiler": "the GPU compiler rejected the device code (a construct NVRTC does not support)",
+    "data-dependent": "addresses depend on loaded data: zeroed inputs would not measure the real pattern",
+    "arguments": "a kernel or template argument could not be synthesized",
+    "size": "the synthesized buffers would exceed the size cap",
+    "fault": "the kernel faulted or hung under the synthesized values",
+    "not-traced": "no probe could be placed at the site, or it never ran in the traced blocks",
+    "no-launch": "the kernel was not analysed or has no launch shape",
+}
+
+
+def _run_category(run: "KernelRun") -> str:
+    """The NOT_RUN_REASONS key for a run that produced no measurement."""
+    if run.category:
+        return run.category
+    return {"compile-error": "compiler", "fault": "fault", "timeout": "fault", "pending": "no-launch"}.get(
+        run.status, "fault" if run.status == "error" else "no-launch")
+
 
 @dataclass
 class KernelRun:
@@ -84,6 +105,7 @@ class KernelRun:
     traced_spans: set[tuple[int, int]] = field(default_factory=set)
     rule_errors: dict[str, str] = field(default_factory=dict)
     redirected: int = 0  # global accesses outside the synthesized buffers, sent to scratch
+    category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
 
 
 @dataclass
@@ -185,7 +207,7 @@ def _child_env() -> dict[str, str]:
 
 def _all_not_run(diagnostics: list[Diagnostic], why: str) -> list[Diagnostic]:
     del why  # said once, in the run's note; the reporters already print "not run" per finding
-    return [_mark(d, "not-run", {}) if _confirmable(d) else d for d in diagnostics]
+    return [_mark(d, "not-run", {"confirm_not_run": "no-device"}) if _confirmable(d) else d for d in diagnostics]
 
 
 # Findings decided by the input data (KL305): a run on synthesized zeroed buffers cannot confirm or
@@ -388,7 +410,14 @@ def _is_access(n: object) -> bool:
         if isinstance(base, ir.Ref) and base.kind == "local" and base.ctype.kind == "array":
             return False  # a register/local array
         return base.ctype.kind in ("pointer", "array", "unknown", "template")
-    return (isinstance(n, ir.Unary) and n.op == "*") or (isinstance(n, ir.Member) and n.arrow)
+    if isinstance(n, ir.Unary) and n.op == "*":
+        # `v[k]` on a value with `operator[]` (llm.c's Packed128) is lowered as `*operator[](k)`: the
+        # reference a call returns is no access of its own; the callee's accesses are checked themselves.
+        operand = n.operand
+        while isinstance(operand, ir.Cast) and not operand.explicit:
+            operand = operand.operand
+        return not isinstance(operand, ir.Call)
+    return isinstance(n, ir.Member) and n.arrow
 
 
 def _tainted_locals(f: ir.Function) -> set[str]:
@@ -527,8 +556,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
     sites = _sites_in_helpers(sites, tu, functions)
-    inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path)),
-                         path, options)
+    inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
+                                           include_dirs=_include_dirs(options)), path, options)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
@@ -546,18 +575,20 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         run = KernelRun(len(plan.runs), kr, _name_expr(fn, kr.shape) or fn.name)
         plan.runs.append(run)
         if fn.body is None or fn.parse_errors:
-            run.status, run.reason = "not-run", "the kernel did not parse cleanly"
+            run.status, run.reason, run.category = "not-run", "the kernel did not parse cleanly", "no-launch"
             continue
         if fn.template_params and _name_expr(fn, kr.shape) is None:
             run.status, run.reason = "not-run", "template arguments unknown (launch it in the file or --define them)"
+            run.category = "arguments"
             continue
         why = _data_dependent(fn, kr, functions)
         if why:
-            run.status, run.reason = "not-run", why
+            run.status, run.reason, run.category = "not-run", why, "data-dependent"
             continue
         args, why, values = _launch_args(kr)
         if args is None:
             run.status, run.reason = "not-run", why
+            run.category = "size" if "would need" in why else "arguments"
             continue
         s0, s1 = _sample_blocks(kr)
         grid = tuple(max(s0[i], s1[i]) + 1 for i in range(3))
@@ -624,7 +655,13 @@ def isolate_kernel(plan: FilePlan, name: str) -> Instrumented:
             if chars[k] != "\n":
                 chars[k] = " "
     return _with_headers(instrument_source("".join(chars), plan.sites, plan.keep_lines,
-                                           filename=os.path.abspath(plan.path)), plan.path, plan.lint_options)
+                                           filename=os.path.abspath(plan.path),
+                                           include_dirs=_include_dirs(plan.lint_options)),
+                         plan.path, plan.lint_options)
+
+
+def _include_dirs(options: Any) -> tuple[str, ...]:
+    return tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
 
 
 def _with_headers(inst: Instrumented, path: str, options: Any) -> Instrumented:
@@ -958,7 +995,7 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
             continue
         if plan is None or plan.instrumented is None:
             why = plan.problem if plan else "file not analysed"
-            out.append(_mark(d, "not-run", {}, f"not run on a GPU: {why}"))
+            out.append(_mark(d, "not-run", {"confirm_not_run": "no-launch"}, f"not run on a GPU: {why}"))
             continue
         if d.code.startswith("KL4"):
             out.append(_occupancy_verdict(d, plan))
@@ -1036,20 +1073,21 @@ _SHOWN = ("measured_sectors", "measured_ideal_sectors", "measured_ratio", "measu
 def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
-        return _mark(d, "not-run", {}, "not run on a GPU: no launch shape for this kernel")
+        return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
     ok = [r for r in runs if r.status == "ok" and r.measured is not None]
     if not ok:
-        why = next((r.reason for r in runs if r.reason), "not run")
-        return _mark(d, "not-run", {}, f"not run on a GPU: {why[:300]}")
+        failed = next((r for r in runs if r.reason), runs[0])
+        return _mark(d, "not-run", {"confirm_not_run": _run_category(failed)},
+                     f"not run on a GPU: {(failed.reason or 'not run')[:300]}")
     key = (d.line, d.column, d.code)
     relevant = [r for r in ok if key in r.static_keys] or ok
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
     if not traced:
-        return _mark(d, "not-run", {}, "not run on a GPU: this site was not traced "
+        return _mark(d, "not-run", {"confirm_not_run": "not-traced"}, "not run on a GPU: this site was not traced "
                      "(the rewrite could not place a probe there, or it never executed)")
     errors = [r.rule_errors[d.code] for r in traced if d.code in r.rule_errors]
     if errors:
-        return _mark(d, "not-run", {}, "not run on a GPU: the rule could not evaluate the measured events "
+        return _mark(d, "not-run", {"confirm_not_run": "not-traced"}, "not run on a GPU: the rule could not evaluate the measured events "
                      f"({errors[0][:200]})")
     verdicts = []
     measured: dict[str, Any] = {}
@@ -1093,7 +1131,9 @@ def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         if ran is not None:
             return _mark(d, "refuted", {"measured_shared_bytes": ran.attributes.get("shared_size_bytes")},
                          f"refuted: the kernel compiled and ran on {ran.device}")
-        return _mark(d, "not-run", {}, "not run on a GPU: " + next((r.reason for r in runs if r.reason), "no run"))
+        failed = next((r for r in runs if r.reason), None)
+        return _mark(d, "not-run", {"confirm_not_run": _run_category(failed) if failed else "no-launch"},
+                     "not run on a GPU: " + (failed.reason if failed else "no run"))
     if d.code == "KL404":
         block = d.metrics.get("block_size")
         for r in runs:
@@ -1106,11 +1146,13 @@ def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
             status = "confirmed" if lanes == expected else "refuted"
             return _mark(d, status, {"measured_last_warp_lanes": lanes},
                          f"{status} on {r.device}: the last warp of a {block}-thread block ran {lanes} active lanes")
-        return _mark(d, "not-run", {}, "not run on a GPU: no traced run with this block size")
+        return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no traced run with this block size")
     ok = [r for r in runs if r.status == "ok" and r.attributes.get("num_regs") is not None]
     if not ok:
-        why = next((r.reason for r in runs if r.reason), "no compiled kernel attributes")
-        return _mark(d, "not-run", {}, f"not run on a GPU: {why[:200]}")
+        failed = next((r for r in runs if r.reason), None)
+        why = failed.reason if failed else "no compiled kernel attributes"
+        return _mark(d, "not-run", {"confirm_not_run": _run_category(failed) if failed else "no-launch"},
+                     f"not run on a GPU: {why[:200]}")
     run = ok[0]
     a = run.attributes
     measured: dict[str, Any] = {"measured_registers": a["num_regs"], "measured_local_bytes": a.get("local_size_bytes"),
@@ -1131,6 +1173,8 @@ def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         status = "confirmed" if d.metrics.get("registers") in (None, a["num_regs"]) else "refuted"
     else:
         status = "not-run"
+    if status == "not-run":
+        measured["confirm_not_run"] = "not-traced"  # compiled, but the occupancy query gave nothing
     arch_note = ""
     if d.metrics.get("arch") and run.device and f"({d.metrics['arch']})" not in run.device:
         arch_note = f" (predicted for {d.metrics['arch']}, measured on {run.device})"

@@ -43,6 +43,49 @@ def gpu_available() -> tuple[bool, str]:
     return True, ""
 
 
+def nvrtc_compile(code: str, options: tuple[str, ...], names: list[str], arch: str = "80") -> tuple[bool, str]:
+    """Compile `code` with NVRTC alone (no device, no driver needed): (compiled, log).
+
+    The options CuPy's RawModule adds are added here too (`--device-as-default-execution-space`:
+    an unannotated function is device code, so host code that reaches NVRTC is an error), so a
+    check without a GPU sees what the GPU run will see. Used by the coverage bench and the tests.
+    """
+    from cupy.cuda import nvrtc  # type: ignore[import-not-found,unused-ignore]
+
+    opts = (*options, f"-arch=compute_{arch}", "--device-as-default-execution-space", "-ftz=true",
+            *(f"-I{d}" for d in _cuda_include_dirs()))
+    prog = nvrtc.createProgram(code, "kernel.cu", (), ())
+    try:
+        for n in names:
+            nvrtc.addNameExpression(prog, n)
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except nvrtc.NVRTCError:
+            return False, nvrtc.getProgramLog(prog)
+        return True, nvrtc.getProgramLog(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def _cuda_include_dirs() -> list[str]:
+    """The CUDA toolkit's include directories (cooperative_groups.h, mma.h, and CUDA 13's CCCL)."""
+    import glob
+    import os
+    import shutil
+
+    roots = [os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
+    roots += sorted(glob.glob("/usr/local/cuda-*"))[-1:]
+    for root in roots:
+        inc = os.path.join(root, "include") if root else ""
+        if inc and os.path.isfile(os.path.join(inc, "cuda_runtime.h")):
+            cccl = os.path.join(inc, "cccl")
+            return [inc, cccl] if os.path.isdir(cccl) else [inc]
+    return []
+
+
 def _emit(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()

@@ -150,6 +150,8 @@ __device__ __forceinline__ bool __kl_br(unsigned int site, const C& c) {
 // ---- end of instrumentation; the user's file follows with its own line numbers ----
 """
 
+PRELUDE_END = "// ---- end of instrumentation;"
+
 # Headers NVRTC provides (with the CUDA include path CuPy passes); every other <...> include is
 # host-only (stdio, cuda_runtime, iostream, vector, ...) and is blanked.
 DEVICE_HEADERS = re.compile(
@@ -355,13 +357,62 @@ def _blank(chars: list[str], start: int, end: int) -> None:
             chars[k] = " "
 
 
+_CONDITIONAL = re.compile(r"(?m)^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b[^\n]*")
+
+
+def _blank_code(text: str, chars: list[str], start: int, end: int) -> None:
+    """Blank [start, end) but keep conditional directives (`#if` ... `#endif`) in it.
+
+    A removed declaration can span a directive whose partner lies outside it (a declaration that
+    ends after an `#endif`, a macro invocation without a `;`): blanking the directive would leave
+    the rest of the file unbalanced, and NVRTC would reject every kernel.
+    """
+    keep = [(m.start(), m.end()) for m in _CONDITIONAL.finditer(text, start, end)]
+    pos = start
+    for a, b in keep:
+        _blank(chars, pos, a)
+        pos = b
+    _blank(chars, pos, end)
+
+
+_FUNC_NAME = re.compile(r"(~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*)\s*(?:<[^()]*>)?\s*\($")
+
+
+def _function_name(header: str) -> str | None:
+    """The name a function definition's header declares (`Outer::name` gives `name`); None for operators."""
+    head = re.sub(r"^\s*template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>", "", header)
+    head = re.sub(r"\[\[[^\]]*\]\]", " ", head)
+    if re.search(r"\boperator\b", head):
+        return None
+    k = head.find("(")
+    while k >= 0:
+        m = _FUNC_NAME.search(head[:k + 1])
+        if m and m.group(1).split("::")[-1].strip() not in ("__launch_bounds__", "__align__", "alignas",
+                                                             "__attribute__", "__declspec", "decltype"):
+            return m.group(1).split("::")[-1].strip().lstrip("~")
+        k = head.find("(", k + 1)
+    return None
+
+
+_MACRO_DEF = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n]*\\\r?\n)*[^\n]*)")
+
+
+def macro_uses(text: str) -> dict[str, set[str]]:
+    """Each macro the text defines -> the identifiers its body names (so a kernel that uses a macro
+    keeps the functions the macro calls)."""
+    out: dict[str, set[str]] = {}
+    for m in _MACRO_DEF.finditer(text):
+        out.setdefault(m.group(1), set()).update(_IDENT.findall(m.group(2)))
+    return out
+
+
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _declared_names(code: str) -> set[str]:
     """Names a type or constant declaration introduces (struct S, typedef ... T;, using T =, int N = ...)."""
-    names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:__align__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)",
-                           code))
+    names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:(?:__align__|alignas|__attribute__|"
+                           r"__declspec)\s*\((?:[^()]|\([^()]*\))*\)\s*|\[\[[^\]]*\]\]\s*)*([A-Za-z_]\w*)", code))
     names |= set(re.findall(r"\busing\s+([A-Za-z_]\w*)\s*=", code))
     m = re.search(r"\btypedef\b.*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", code, re.DOTALL)
     if m:
@@ -372,15 +423,20 @@ def _declared_names(code: str) -> set[str]:
 
 
 def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
-                used_elsewhere: frozenset[str] = frozenset()) -> tuple[str, list[tuple[int, int]]]:
-    """Blank host code (same length, same newlines) so that only device code remains.
+                used_elsewhere: frozenset[str] = frozenset(),
+                include_dirs: tuple[str, ...] = ()) -> tuple[str, list[tuple[int, int]]]:
+    """Blank host code (same length, same newlines) so that only the device code the kernels need remains.
 
-    A function definition stays when its header says `__global__`/`__device__` or when it covers a
-    line in `keep_lines` (the kernels and device functions the front end found, which also catches
-    qualifiers hidden behind macros). `__device__`/`__constant__` variables stay. Types, typedefs
-    and constants stay when code that stays names them (to a fixed point), so a host-only
-    `struct Host { std::vector<float> v; }` goes while the `struct Particle` a kernel reads stays.
-    `#include <...>` of host headers is blanked.
+    The kernels are the roots: `__global__` definitions and the functions covering a line in
+    `keep_lines` (the kernels and device functions the front end found, which also catches
+    qualifiers hidden behind macros). Everything else -- device functions, `__device__`/`__constant__`
+    variables, types, typedefs, constants, other functions -- stays only when code that stays names it
+    (to a fixed point; a macro that kept code uses names what its body names), so a host function in a
+    header (`template <class T> [[nodiscard]] cudaError_t f(...)`, an error-check helper using a removed
+    cuBLAS handle) goes, while the `struct Particle` a kernel reads and the `__device__` helper it calls
+    stay. For a header, `used_elsewhere` holds the names the including file's device code uses and
+    there are no roots of its own. `#include <...>` of host headers is blanked; one that resolves under
+    `include_dirs` (a project's `-I` directory) stays, to be inlined like a quoted one.
     """
     mask = _code_mask(text)
     chars = list(text)
@@ -401,7 +457,7 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
         return "".join(c if m else " " for c, m in zip(text[start:end], mask[start:end]))
 
     kept: list[_Chunk] = []
-    candidates: list[_Chunk] = []  # types and constants: kept only when kept code names them
+    candidates: list[tuple[_Chunk, set[str]]] = []  # kept only when kept code names one of the names
     dropped: list[_Chunk] = []
 
     def visit(start: int, end: int) -> None:
@@ -417,38 +473,67 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
                 dropped.append(ch)
             elif ch.braced and "(" in header and not re.search(r"\b(struct|class|union|enum)\b",
                                                                header.split("(")[0]):
-                (kept if _DEVICE_WORDS.search(header) or covers_kept else dropped).append(ch)
-            elif covers_kept or _DEVICE_WORDS.search(header) or re.search(r"\b__shared__\b", header):
+                name = _function_name(header)
+                if covers_kept or re.search(r"\b__global__\b", header):
+                    kept.append(ch)
+                elif name is None:  # an operator: kept when it is device code
+                    (kept if _DEVICE_WORDS.search(header) else dropped).append(ch)
+                else:
+                    candidates.append((ch, {name}))
+            elif covers_kept or re.search(r"\b__shared__\b", header) or \
+                    re.search(r"\b__global__\b", header) and "(" in header:
                 kept.append(ch)
-            elif _KEEP_DECL_WORDS.search(header):
-                candidates.append(ch)
+            elif _DEVICE_WORDS.search(header) or _KEEP_DECL_WORDS.search(header):
+                body = code_of(ch.start, ch.end)
+                names = _declared_names(body)
+                if "(" in body and not names and not re.search(r"\b(struct|class|union|enum|typedef|using)\b", body):
+                    fname = _function_name(body[:body.index("(") + 1])
+                    names = {fname} if fname else set()
+                if not names and "(" not in body:  # `__constant__ float c[N];`, `extern int n;`
+                    m = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", body)
+                    names = {m.group(1)} if m else set()
+                if not names and re.search(r"\b(static_assert|enum)\b", body):
+                    kept.append(ch)  # a static_assert or an anonymous enum (whose names cannot be told)
+                else:
+                    candidates.append((ch, names))
             else:
                 dropped.append(ch)
 
     visit(0, len(text))
+    macros = macro_uses(text)
     used: set[str] = set(used_elsewhere)  # names the including file's device code uses (for headers)
+
+    def add_used(names: set[str]) -> None:
+        stack = [n for n in names if n not in used]
+        while stack:
+            n = stack.pop()
+            if n in used:
+                continue
+            used.add(n)
+            stack.extend(m for m in macros.get(n, ()) if m not in used)
+
+    for n in list(used):
+        add_used(set(macros.get(n, ())))
     for ch in kept:
-        used |= set(_IDENT.findall(code_of(ch.start, ch.end)))
+        add_used(set(_IDENT.findall(code_of(ch.start, ch.end))))
     changed = True
     while changed:
         changed = False
-        for ch in list(candidates):
-            body = code_of(ch.start, ch.end)
-            names = _declared_names(body)
-            if names & used or (not names and re.search(r"\b(static_assert|enum)\b", body)):
-                # A static_assert or an anonymous enum (whose names cannot be told) stays; explicit
-                # instantiations of host templates (`template void f<int>(...);`) do not.
-                candidates.remove(ch)
+        for item in list(candidates):
+            ch, names = item
+            if names & used:
+                candidates.remove(item)
                 kept.append(ch)
-                used |= set(_IDENT.findall(body))
+                add_used(set(_IDENT.findall(code_of(ch.start, ch.end))))
                 changed = True
-    for ch in dropped + candidates:
-        _blank(chars, ch.start, ch.end)
+    for ch in dropped + [c for c, _n in candidates]:
+        _blank_code(text, chars, ch.start, ch.end)
         removed.append((line_of(ch.start), line_of(max(ch.start, ch.end - 1))))
     removed.sort()
     # Host-only includes: NVRTC has no host headers.
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>]+)>.*$", text):
-        if not DEVICE_HEADERS.match(m.group(1).strip()):
+        name = m.group(1).strip()
+        if not DEVICE_HEADERS.match(name) and not any(os.path.isfile(os.path.join(d, name)) for d in include_dirs):
             _blank(chars, m.start(), m.end())
     return "".join(chars), removed
 
@@ -487,9 +572,9 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
 
 
 def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozenset(),
-               filename: str = "kernel.cu") -> Instrumented:
+               filename: str = "kernel.cu", include_dirs: tuple[str, ...] = ()) -> Instrumented:
     """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme."""
-    device, removed = device_only(text, keep_lines)
+    device, removed = device_only(text, keep_lines, include_dirs=include_dirs)
     mask = _code_mask(device)
     line_offsets = _line_offsets(text)
     placed: list[tuple[int, int, Site]] = []
@@ -700,7 +785,7 @@ def walk(node: object) -> list[object]:
     return out
 
 
-_USER_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$')
+_USER_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)[^\n]*$')
 
 
 _LINE_DIRECTIVE = re.compile(r'(?m)^#line (\d+)[^\n]*\n')
@@ -716,25 +801,55 @@ def _logical_line(code: str, pos: int) -> int:
     return int(last.group(1)) + code.count("\n", last.end(), pos)
 
 
-def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str,
-                        _seen: set[str] | None = None, _depth: int = 0) -> str:
-    """Replace each `#include "x.h"` that resolves by the header's device-only text.
+def device_names(code: str) -> set[str]:
+    """Identifiers the code (not comments, strings or directives) names, and what the macros it uses name."""
+    mask = _code_mask(code)
+    used = set(_IDENT.findall("".join(c if k else " " for c, k in zip(code, mask))))
+    macros = macro_uses(code)
+    stack = [n for n in used if n in macros]
+    while stack:
+        for m in macros.get(stack.pop(), ()):
+            if m not in used:
+                used.add(m)
+                stack.append(m)
+    return used
+
+
+def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str) -> str:
+    """Replace each `#include "x.h"` (or `<x.h>` found under `include_dirs`) by the header's device-only text.
 
     Project headers often mix device helpers with host code (`cublas_v2.h`, error-check
     functions); NVRTC cannot compile the host half, so each header goes through `device_only`
-    too, keeping the types the including file's device code names. `#line` directives keep
-    compiler messages and `-lineinfo` pointing at the right file and line. A header is inlined
-    once (include guards and `#pragma once` then have nothing left to guard); an include that
-    does not resolve stays as written, and NVRTC reports it.
+    too, keeping only what the device code names (the including file's and, to a fixed point, what
+    the kept parts of every header name: a type one header keeps may come from another). `#line`
+    directives keep compiler messages and `-lineinfo` pointing at the right file and line. A header
+    is inlined once (include guards and `#pragma once` then have nothing left to guard); an include
+    that does not resolve stays as written, and NVRTC reports it.
     """
-    seen = set() if _seen is None else _seen
-    used = frozenset(_IDENT.findall(code))
+    # The instrumentation prelude's own names (`count`, `mask`, `site` ...) are not the user's.
+    user = code.split(PRELUDE_END, 1)[-1]
+    used = frozenset(device_names(user))
+    out = code
+    for _ in range(8):
+        out = _inline(code, base_dir, include_dirs, filename, used, set(), 0)
+        grown = used | device_names(out.split(PRELUDE_END, 1)[-1])
+        if grown == used:
+            break
+        used = frozenset(grown)
+    return out
+
+
+def _inline(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str, used: frozenset[str],
+            seen: set[str], _depth: int) -> str:
     out: list[str] = []
     pos = 0
     for m in _USER_INCLUDE.finditer(code):
-        name = m.group(1)
-        path = next((os.path.join(d, name) for d in (base_dir, *include_dirs)
+        name = (m.group(1) or m.group(2)).strip()
+        angled = m.group(1) is None  # `<x.h>` searches only the -I directories
+        path = next((os.path.join(d, name) for d in ((*include_dirs,) if angled else (base_dir, *include_dirs))
                      if os.path.isfile(os.path.join(d, name))), None)
+        if angled and path is None:
+            continue  # a CUDA header device_only kept (cuda_fp16.h, cooperative_groups.h)
         if path is None and not DEVICE_HEADERS.match(name):
             # Not the project's: a host or CUDA runtime header (`#include "cuda.h"`), which NVRTC
             # would find in the toolkit and then fail on its host includes.
@@ -757,8 +872,8 @@ def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...],
                 out.append(m.group(0))
                 pos = m.end()
                 continue
-            filtered, _ = device_only(header, used_elsewhere=used)
-            filtered = inline_user_headers(filtered, os.path.dirname(path), include_dirs, real, seen, _depth + 1)
+            filtered, _ = device_only(header, used_elsewhere=used, include_dirs=include_dirs)
+            filtered = _inline(filtered, os.path.dirname(path), include_dirs, real, used, seen, _depth + 1)
             out.append(f'#line 1 "{_escape(real)}"\n{filtered}\n#line {line_no + 1} "{_escape(filename)}"')
         pos = m.end()
     out.append(code[pos:])
