@@ -91,7 +91,7 @@ def _patch_compile_only() -> None:
                 notes.append(f"{plan.path}: {what} device code rejected by NVRTC: {log[:1500]}")
                 return
         for r in pending:
-            r.status, r.reason = "not-run", "compile-only check: the device code compiles"
+            r.status, r.reason, r.category = "not-run", "compile-only check: the device code compiles", "dry-run"
 
     confirm.probe_device = probe  # type: ignore[assignment]
     confirm._run_batch = run_batch  # type: ignore[assignment]

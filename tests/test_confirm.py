@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OPTIONS = LintOptions(resources=False)
 CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
                           if p.name.split("_")[0] in ("KL101", "KL102", "KL103", "KL201", "KL301", "KL302",
-                                                      "KL401", "KL404", "KL405"))
+                                                      "KL303", "KL304", "KL401", "KL404", "KL405"))
 
 
 def _lint(path: Path) -> tuple[str, Any]:
@@ -181,6 +181,10 @@ def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> N
             for e in evs:
                 if isinstance(e, ev.Branch):
                     record(site.id, e.mask, e.cond, None)
+        elif kind == "collective":
+            for e in evs:
+                if isinstance(e, ev.Barrier):
+                    record(site.id, np.broadcast_to(e.mask, e.live.shape), None, None)
         elif kind == "switch":
             values, default = plan.switch_arms[(line, col, kind)]
             value_of = {arm: v for v, arm in sorted(values.items(), reverse=True)}

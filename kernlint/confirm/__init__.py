@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -106,6 +107,7 @@ class KernelRun:
     rule_errors: dict[str, str] = field(default_factory=dict)
     redirected: int = 0  # global accesses outside the synthesized buffers, sent to scratch
     category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
+    refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
 
 
 @dataclass
@@ -314,6 +316,61 @@ def _buffer(extent: tuple[int, int] | None) -> dict[str, Any]:
     return {"t": "ptr", "bytes": 2 * max(hi, 0) + GUARD_BYTES, "front": front}
 
 
+def _size_message(name: str, extent: tuple[int, int] | None, spec: dict[str, Any], kr: KernelResult) -> str:
+    """Why a buffer is over the cap: its byte offsets, which side (below or above the pointer) grew it,
+    and the sampled values it was evaluated with (`--define` them to run it)."""
+    lo, hi = extent or (0, 0)
+    total = spec["bytes"] + spec["front"]
+    side = (f"offsets reach {-lo} bytes below the pointer (the guard in front of it is sized 2x that)"
+            if spec["front"] > spec["bytes"] else f"offsets reach {hi} bytes past the pointer (sized 2x)")
+    sampled = ", ".join(f"{k} = {v[0]}" for k, v in kr.assumed if not k.startswith(("blockIdx", "gridDim")))
+    return (f"parameter {name} would need {_mib(total)} MiB (cap {MAX_BUFFER_BYTES >> 20} MiB): {side}"
+            + (f", with the sampled {sampled}; --define the real sizes" if sampled else ""))
+
+
+def _sampled_text(kr: KernelResult) -> str:
+    """The sampled (not launch-given) scalar values a run used, for fault and size messages."""
+    vals = [f"{k} = {v[0]}" for k, v in kr.assumed if not k.startswith(("blockIdx", "gridDim")) and v]
+    return ("the sampled " + ", ".join(vals)) if vals else "the launch's own values"
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f}" if n < (10 << 20) else str(n >> 20)
+
+
+def _refit(kr: KernelResult, ladder: tuple[tuple[int, int], ...] = ((1024, 1536), (256, 384), (64, 96)),
+           why: str = "to fit the buffers") -> tuple[KernelResult, str] | None:
+    """`kr` evaluated again with its sampled sizes smaller, so that the buffers fit under the cap.
+
+    The static verdict came from sizes such as 4096 x 6144; a launch with those needs gigabytes for a
+    3-D stencil. The same kernel is evaluated again with the size parameters sampled smaller (other
+    sampled values, blockIdx included, stay) and run with those: the rule decides on the measured
+    events of that launch, and the note says which values it used. None when nothing helps.
+    """
+    from kernlint.eval.interp import Interpreter
+
+    if kr.unit is None:
+        return None
+    sizes = [k for k, v in kr.assumed if not k.startswith(("blockIdx", "gridDim")) and v and min(v) >= 256]
+    if not sizes:
+        return None
+    keep = {k: tuple(v) for k, v in kr.assumed if k not in sizes}
+    for small in ladder:
+        over = dict(keep)
+        over.update({k: small for k in sizes})
+        try:
+            res = Interpreter(kr.unit, kr.kernel, kr.shape, dict(kr.defines), sample_overrides=over).run()
+        except Exception:  # noqa: BLE001 (the first evaluation worked; a failure here only means no refit)
+            return None
+        new = dataclasses.replace(kr, events=tuple(res.events), assumed=tuple(sorted(res.assumed.items())))
+        args, _why, _values = _launch_args(new)
+        if args is not None:
+            before = dict(kr.assumed)
+            text = ", ".join(f"{k} = {small[0]} (not {before[k][0]})" for k in sizes)
+            return new, f"sizes sampled smaller {why}: {text}"
+    return None
+
+
 def _scalar_value(name: str, dtype: str, kr: KernelResult) -> Any:
     defines = dict(kr.defines)
     if name in defines:
@@ -339,7 +396,7 @@ def _launch_args(kr: KernelResult) -> tuple[list[dict[str, Any]] | None, str, di
         if t.kind in ("pointer", "array"):
             spec = _buffer(extents.get(p.name))
             if spec["bytes"] + spec["front"] > MAX_BUFFER_BYTES:
-                return None, f"parameter {p.name} would need {spec['bytes'] >> 20} MiB", {}
+                return None, _size_message(p.name, extents.get(p.name), spec, kr), {}
             args.append(spec)
             values[p.name] = f"{spec['bytes']} zeroed bytes"
             continue
@@ -400,6 +457,42 @@ def _data_dependent(fn: ir.Function, kr: KernelResult, functions: dict[str, ir.F
                 return (f"addresses depend on loaded data (line {n.span.line}: "  # type: ignore[attr-defined]
                         f"{kr.line_text(n.span.line)[:60]}); zeroed inputs would not measure the real pattern")  # type: ignore[attr-defined]
     return ""
+
+
+_TEXTURE_REF = re.compile(r"\b(?:texture|surface)\s*<[^;{}()]*>\s*([A-Za-z_]\w*)\s*[;,=]")
+
+
+def _texture_references(fn: ir.Function, functions: dict[str, ir.Function], text: str) -> list[str]:
+    """Texture/surface references (`texture<float, 1> t;`) the kernel or its callees name.
+
+    CUDA 12 removed texture and surface references; NVRTC rejects every use, so such a kernel can
+    only be reported as not run (one reason), and its body is left out of the module the others use.
+    """
+    declared = set(_TEXTURE_REF.findall(text))
+    if not declared:
+        return []
+    names: set[str] = set()
+    lines = text.splitlines()
+    for f in _callees(fn, functions):
+        names.update(n.name for n in walk(f.body) if isinstance(n, ir.Ref))
+        end = f.body.span.end_line if f.body is not None else f.span.line
+        if 0 < f.span.line <= len(lines) and f.name in lines[f.span.line - 1]:
+            # (a texture reference is no declaration the front end types: it may be no Ref in the IR)
+            names.update(re.findall(r"[A-Za-z_]\w*", "\n".join(lines[f.span.line - 1:end])))
+    return sorted(declared & names)
+
+
+def _callees(fn: ir.Function, functions: dict[str, ir.Function]) -> list[ir.Function]:
+    """`fn` and the functions it calls, transitively (at most 16)."""
+    bodies: list[ir.Function] = [fn]
+    queue_: list[ir.Function] = [fn]
+    while queue_ and len(bodies) <= 16:
+        f = queue_.pop()
+        for n in walk(f.body):
+            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
+                bodies.append(functions[n.target])
+                queue_.append(functions[n.target])
+    return bodies
 
 
 def _is_access(n: object) -> bool:
@@ -536,6 +629,11 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                 if key not in site_of_span:
                     site_of_span[key] = Site(len(sites), "access", e.span)
                     sites.append(site_of_span[key])
+            elif isinstance(e, ev.Barrier):
+                key = (e.span.line, e.span.column, "collective")
+                if key not in site_of_span:
+                    site_of_span[key] = Site(len(sites), "collective", e.span)
+                    sites.append(site_of_span[key])
             elif isinstance(e, ev.Loop):
                 key = (e.span.line, e.span.column, "loop")
                 if key not in site_of_span:
@@ -577,6 +675,12 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         if fn.body is None or fn.parse_errors:
             run.status, run.reason, run.category = "not-run", "the kernel did not parse cleanly", "no-launch"
             continue
+        textures = _texture_references(fn, functions, text)
+        if textures:
+            run.status, run.category = "not-run", "compiler"
+            run.reason = (f"uses the texture reference{'s' if len(textures) > 1 else ''} {', '.join(textures)}: "
+                          "texture and surface references were removed in CUDA 12, NVRTC cannot compile them")
+            continue
         if fn.template_params and _name_expr(fn, kr.shape) is None:
             run.status, run.reason = "not-run", "template arguments unknown (launch it in the file or --define them)"
             run.category = "arguments"
@@ -586,6 +690,12 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             run.status, run.reason, run.category = "not-run", why, "data-dependent"
             continue
         args, why, values = _launch_args(kr)
+        if args is None and "would need" in why:
+            refit = _refit(kr)
+            if refit is not None:
+                kr, run.refit = refit
+                run.result = kr
+                args, why, values = _launch_args(kr)
         if args is None:
             run.status, run.reason = "not-run", why
             run.category = "size" if "would need" in why else "arguments"
@@ -599,6 +709,12 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
                     "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
+    textured = {r.result.kernel.name for r in plan.runs if r.category == "compiler"}
+    if textured and any(r.spec is not None for r in plan.runs):
+        # The other kernels compile in a module without the bodies NVRTC would reject.
+        plan.instrumented = _emptied(plan, lambda fn: fn.name in textured)
+        plan.site_of_span = {k: s for k, s in plan.site_of_span.items()
+                             if s.id in {t.id for t in plan.instrumented.sites}}
     return plan
 
 
@@ -627,6 +743,23 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
     assert plan.instrumented is not None
     pending = [r for r in plan.runs if r.spec is not None and r.status == "pending"]
     _run_batch(plan, plan.instrumented, pending, workdir, notes)
+    # A fault under sampled sizes (a length a host guard would have limited) is retried once with the
+    # sizes sampled small; the first fault's values stay in the note either way.
+    retry = []
+    for r in pending:
+        if r.status in ("fault", "timeout") and not r.refit:
+            refit = _refit(r.result, ((64, 96),), why=f"after a {r.status} with {_sampled_text(r.result)}")
+            if refit is None:
+                continue
+            args, _why, values = _launch_args(refit[0])
+            if args is None or r.spec is None:
+                continue
+            r.result, r.refit = refit
+            r.spec = dict(r.spec, args=args, values=values)
+            r.status, r.reason = "pending", ""
+            retry.append(r)
+    if retry:
+        _run_batch(plan, plan.instrumented, retry, workdir, notes)
     failed = [r for r in pending if r.status == "compile-error"]
     kernels = {r.result.kernel.name for r in plan.runs}
     if not failed or len(kernels) < 2 or len(failed) < len(pending):
@@ -641,10 +774,15 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
 
 def isolate_kernel(plan: FilePlan, name: str) -> Instrumented:
     """The plan's instrumented source with the bodies of every other kernel emptied."""
+    return _emptied(plan, lambda fn: fn.name != name)
+
+
+def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
+    """The plan's instrumented source with the bodies of the kernels `empty(fn)` picks emptied."""
     chars = list(plan.text)
     offs = instrument_module._line_offsets(plan.text)
     for fn in plan.kernel_fns:
-        if fn.name == name or fn.body is None or fn.template_params:
+        if not empty(fn) or fn.body is None or fn.template_params:
             continue
         sp = fn.body.span
         a = instrument_module.offset_of(plan.text, offs, sp.line, sp.column)
@@ -752,7 +890,8 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
                 done.add(culprit.id)
         for r in pending:
             if r.id in done and r.status in ("fault", "timeout"):
-                notes.append(f"{plan.path}: {r.name_expr}: kernel {r.status} on the GPU: {r.reason[:300]}")
+                r.reason = f"{r.reason[:300]} (launched with {_sampled_text(r.result)})"
+                notes.append(f"{plan.path}: {r.name_expr}: kernel {r.status} on the GPU: {r.reason}")
         pending = [r for r in pending if r.id not in done]
         restarts += 1
 
@@ -789,7 +928,14 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     # Events this trace does not measure (the per-warp work estimate, barriers) are kept as the
     # evaluator produced them, so rules that combine them with measured events still work; a
     # finding *at* such a site is never marked confirmed (its span is not traced).
-    measured: list[Any] = [e for e in kr.events if not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop))]
+    collective_sites = {(line, col) for (line, col, kind), site in plan.site_of_span.items() if kind == "collective"}
+    static_barrier: dict[tuple[int, int], list[ev.Barrier]] = defaultdict(list)
+    measured: list[Any] = []
+    for e in kr.events:
+        if isinstance(e, ev.Barrier) and (e.span.line, e.span.column) in collective_sites:
+            static_barrier[(e.span.line, e.span.column)].append(e)
+        elif not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop)):
+            measured.append(e)
     for e in kr.events:
         if isinstance(e, ev.MemoryAccess):
             static_access[(e.span.line, e.span.column)].append(e)
@@ -834,6 +980,20 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 cond = _bits(ballot[site.id, :, :, q]) & m
                 br = sbs[min(q, len(sbs) - 1)]
                 measured.append(dataclasses.replace(br, cond=cond, mask=m))
+        elif kind == "collective":
+            # The lanes that arrived, per warp and occurrence; which lanes are still live (not
+            # returned) stays the evaluator's. A warp that never arrives records nothing: mask 0.
+            bars = static_barrier.get((line, col))
+            if not bars or len({b.via for b in bars}) > 1:
+                measured.extend(bars or ())
+                continue  # a helper called from several places: its records would mix the calls
+            traced.add((line, col))
+            for q in range(n):
+                m = _bits(mask[site.id, :, :, q]) & (q < c)[..., None]
+                if not m.any():
+                    continue
+                like = bars[min(q, len(bars) - 1)]
+                measured.append(dataclasses.replace(like, mask=m))
         elif kind == "switch":
             sbs = static_branch.get((line, col))
             if not sbs:
@@ -1111,6 +1271,8 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
                       if k in _SHOWN)
     # The reporters list every measured_* number; this note says where and how it was measured.
     note = f"measured on {run.device or 'the GPU'} with {_launch_text(run)}" + (f": {shown}" if shown else "")
+    if run.refit:
+        note += f" ({run.refit})"
     if run.redirected:
         note += (f" ({run.redirected} accesses fell outside the synthesized buffers and went to a scratch "
                  "buffer; their addresses were still traced)")

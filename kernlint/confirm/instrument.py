@@ -109,6 +109,17 @@ __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
         __kl_ctl.addr[slot * 32 + lane] = a;
         if (lane == __ffs(m) - 1) __kl_ctl.mask[slot] = m;
     }
+    if (__kl_ctl.nranges != 0 && sizeof(T) <= 4096 && __isShared(g)) {
+        // A shared access past the block's shared memory (a sampled length longer than the array a
+        // host guard sizes it by) faults the whole kernel: it goes to the scratch buffer instead.
+        // 1 KiB of slack: sm_80+ reserve shared memory per block, so no valid access is redirected.
+        unsigned int total;
+        asm volatile("mov.u32 %0, %%total_smem_size;" : "=r"(total));
+        if ((unsigned long long)__cvta_generic_to_shared(g) + sizeof(T) > (unsigned long long)total + 1024ull) {
+            atomicAdd(__kl_ctl.redirected, 1ull);
+            return (T*)(void*)__kl_ctl.scratch;
+        }
+    }
     if (__kl_ctl.nranges != 0 && sizeof(T) <= 4096 && __isGlobal(g)) {
         unsigned long long a = (unsigned long long)g;
         bool inside = false;
@@ -120,6 +131,17 @@ __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
         }
     }
     return p;
+}
+
+// A barrier or warp collective: record the lanes that arrive (`__activemask()` at the call).
+__device__ __forceinline__ void __kl_mark(unsigned int site) {
+    unsigned int m = __activemask();
+    unsigned int lane = 0;
+    long long slot = __kl_slot(site, m, &lane);
+    if (slot >= 0 && lane == __ffs(m) - 1) {
+        __kl_ctl.mask[slot] = m;
+        __kl_ctl.ballot[slot] = m;
+    }
 }
 
 template <typename V>
@@ -167,7 +189,8 @@ _KEEP_DECL_WORDS = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """One place to trace: "access" (a memory access), "branch" (an `if`), "switch", "loop" (its condition).
+    """One place to trace: "access" (a memory access), "branch" (an `if`), "switch", "loop" (its condition),
+    "collective" (a barrier or `*_sync` warp intrinsic: the lanes that arrive, from `__activemask()`).
 
     For branches and loops `span` is the whole statement; the condition is found in its text.
     """
@@ -566,6 +589,8 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
     macro_call = call is not None and call.group(1) in macros
     if call is not None and not macro_call and kind == "access":
         return "the access is inside a function called here (a helper used in several places)"
+    if kind == "collective" and not re.fullmatch(r"\s*[A-Za-z_][\w:.<>\s]*\(.*\)\s*", s, re.DOTALL):
+        return "not a call of the barrier or collective (macro expansion?)"
     if kind == "access" and not re.search(r"[\[\]*]|->|\.", s) and not macro_call:
         return "source range does not look like a memory access (macro expansion?)"
     return None
@@ -644,10 +669,14 @@ POINTER_INTRINSICS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu",
                                 "__stcg", "__stcs", "__stwt", "__stwb"})
 
 
+# Atomics (`atomicAdd(&flag, 1)`, `atomicCAS_block(p, c, v)`): the access is through the first argument.
+ATOMIC = re.compile(r"atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?")
+
+
 def _intrinsic_pointer_arg(text: str, mask: list[bool], a: int, b: int) -> tuple[int, int] | None:
     """The range of the first argument when text[a:b] is a call of a pointer intrinsic."""
     m = re.match(r"\s*([A-Za-z_]\w*)\s*\(", text[a:b])
-    if not m or m.group(1) not in POINTER_INTRINSICS:
+    if not m or (m.group(1) not in POINTER_INTRINSICS and not ATOMIC.fullmatch(m.group(1))):
         return None
     start = a + m.end()
     depth = 0
@@ -747,6 +776,8 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
             out.append(f" __kl_br({site.id}u, ({body}))")
         elif site.kind == "switch":
             out.append(f"__kl_sw({site.id}u, ({body}))")
+        elif site.kind == "collective":
+            out.append(f"(__kl_mark({site.id}u), {body})")
         else:
             out.append(f"__kl_br({site.id}u, ({body}))")
         pos = b
