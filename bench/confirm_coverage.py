@@ -136,13 +136,18 @@ def main() -> int:
     ap.add_argument("--compile-only", action="store_true")
     ap.add_argument("--json", help="write every finding (with its confirmation) here")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="files checked at the same time")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args)
     everything: list[dict[str, Any]] = []
-    for path in files_under(args.paths):
-        diags, notes, secs = run_file(path, args)
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = files_under(args.paths)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        outcomes = list(pool.map(lambda p: run_file(p, args), paths))
+    for path, (diags, notes, secs) in zip(paths, outcomes):
         everything.extend(diags)
         statuses = Counter(d.get("confirmation", "static") for d in diags)
         print(f"{path}: {dict(statuses)} ({secs:.1f} s)", flush=True)
