@@ -182,9 +182,13 @@ def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> N
                 if isinstance(e, ev.Branch):
                     record(site.id, e.mask, e.cond, None)
         elif kind == "collective":
+            # Per-lane arrival counts in the first record row of each warp (instrument.__kl_mark).
+            arrivals = np.zeros((2, wpb, 32), dtype=np.uint64)
             for e in evs:
                 if isinstance(e, ev.Barrier):
-                    record(site.id, np.broadcast_to(e.mask, e.live.shape), None, None)
+                    arrivals += np.broadcast_to(e.mask, e.live.shape).astype(np.uint64)
+            addr[site.id, :, :, 0, :] = arrivals
+            count[site.id] = arrivals.max(axis=-1).astype(np.uint32)
         elif kind == "switch":
             values, default = plan.switch_arms[(line, col, kind)]
             value_of = {arm: v for v, arm in sorted(values.items(), reverse=True)}
@@ -276,10 +280,29 @@ def test_found_by_confirm_when_static_analysis_missed(tmp_path: Path) -> None:
     assert all(d.kernel == "aligned" for d in found)
 
 
-def test_data_dependent_kernel_is_not_run() -> None:
-    plan = _plan(FIXTURES / "KL101_mapping.cu")
+def test_data_dependent_kernel_runs_but_claims_nothing_of_its_own(tmp_path: Path) -> None:
+    """A gather runs (guarded), but the site whose address is loaded data yields no found-by-confirm."""
+    text, result = _lint(FIXTURES / "KL101_mapping.cu")
+    plan = confirm.plan_file(result, text, OPTIONS)
     gather = next(r for r in plan.runs if r.name_expr == "gather")
-    assert gather.status == "not-run" and "loaded data" in gather.reason
+    assert gather.spec is not None and "loaded data" in gather.data_dependent
+    trace = tmp_path / "t.npz"
+    _fake_trace(plan, gather, trace)
+    data = dict(np.load(trace))
+    data["addr"] = data["addr"] * np.uint64(32)  # every traced site now strided
+    np.savez(trace, **data)
+    gather.status = "ok"
+    confirm._measure(plan, gather, str(trace))
+    assert any(m.code in ("KL101", "KL102") for m in gather.measured_diags)  # the rules do fire on it ...
+    out = confirm.apply_results(list(result.diagnostics), [plan], [result], [])
+    assert not [d for d in out if d.kernel == "gather" and d.confirmation == "found-by-confirm"]  # ... no claim
+
+
+def test_finding_under_a_data_dependent_branch_is_not_judged(tmp_path: Path) -> None:
+    out, _ = _confirm_with_fake_gpu(FIXTURES / "KL305_data_dependent.cu", tmp_path)
+    under = [d for d in out if d.confirmation and any("data-dependent branch" in a for a in d.assumptions)]
+    assert any(d.code == "KL101" for d in under)
+    assert all(d.confirmation == "not-run" and d.metrics["confirm_not_run"] == "data-dependent" for d in under)
 
 
 def test_without_cupy_every_finding_is_not_run_with_one_note(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,6 +108,7 @@ class KernelRun:
     redirected: int = 0  # global accesses outside the synthesized buffers, sent to scratch
     category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
     refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
+    data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
 
 
 @dataclass
@@ -685,10 +686,9 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             run.status, run.reason = "not-run", "template arguments unknown (launch it in the file or --define them)"
             run.category = "arguments"
             continue
-        why = _data_dependent(fn, kr, functions)
-        if why:
-            run.status, run.reason, run.category = "not-run", why, "data-dependent"
-            continue
+        # Addresses computed from loaded data (gathers) read zeroed buffers here: the kernel still runs
+        # (the guard keeps it in bounds), but only findings that depend on no loaded value are judged.
+        run.data_dependent = _data_dependent(fn, kr, functions)
         args, why, values = _launch_args(kr)
         if args is None and "would need" in why:
             refit = _refit(kr)
@@ -706,7 +706,10 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         shared = kr.shape.dynamic_shared
         if shared is None:
             shared = 16384 if "extern" in text and "__shared__" in text else 0
+        from kernlint.eval.interp import GRID_SAMPLE
+
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
+                    "griddim": list(kr.shape.grid or GRID_SAMPLE),
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
                     "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
     textured = {r.result.kernel.name for r in plan.runs if r.category == "compiler"}
@@ -988,8 +991,9 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 measured.extend(bars or ())
                 continue  # a helper called from several places: its records would mix the calls
             traced.add((line, col))
+            arrivals = addr[site.id, :, :, 0, :].astype(np.int64)  # (2, W, 32): per-lane arrival counts
             for q in range(n):
-                m = _bits(mask[site.id, :, :, q]) & (q < c)[..., None]
+                m = arrivals > q
                 if not m.any():
                     continue
                 like = bars[min(q, len(bars) - 1)]
@@ -1176,6 +1180,8 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                     continue
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
+                if run.data_dependent:
+                    continue  # zeroed inputs decide some addresses or branches: no claim of its own
                 added.add(key)
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
                 out.append(dataclasses.replace(
@@ -1241,7 +1247,15 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
                      f"not run on a GPU: {(failed.reason or 'not run')[:300]}")
     key = (d.line, d.column, d.code)
     relevant = [r for r in ok if key in r.static_keys] or ok
+    if any("data-dependent branch" in a for a in d.assumptions):
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     "not judged on a GPU: it holds under a branch decided by loaded data, and the synthesized "
+                     "inputs are zeros")
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
+    if not traced and any(r.data_dependent for r in relevant):
+        why = next(r.data_dependent for r in relevant if r.data_dependent)
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     f"not run on a GPU: the site did not execute on zeroed inputs; {why[:200]}")
     if not traced:
         return _mark(d, "not-run", {"confirm_not_run": "not-traced"}, "not run on a GPU: this site was not traced "
                      "(the rewrite could not place a probe there, or it never executed)")

@@ -216,7 +216,9 @@ def run_job(job: dict[str, Any]) -> int:
             ranges = cupy.asarray(_guard_ranges(np, keep))
             scratch = cupy.zeros(4096, dtype=cupy.uint8)
             redirected = cupy.zeros(1, dtype=cupy.uint64)
-            set_guard((1,), (1,), (ranges, np.uint32(len(keep)), scratch, redirected))
+            g = k.get("griddim") or k["grid"]
+            set_guard((1,), (1,), (ranges, np.uint32(len(keep)), scratch, redirected,
+                                   *(np.uint32(v) for v in g)))
             fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001

@@ -52,17 +52,21 @@ struct __kl_ctl_t {
     unsigned int nranges;
     char* scratch;
     unsigned long long* redirected;
+    unsigned int gx, gy, gz;  // the gridDim the evaluator assumed (the launch is only as large as the sampled blocks need)
 };
 __device__ __kl_ctl_t __kl_ctl;
+__device__ __forceinline__ dim3 __kl_griddim() { return dim3(__kl_ctl.gx, __kl_ctl.gy, __kl_ctl.gz); }
 
 // The guard: a global access outside every buffer kernlint allocated (the evaluator's sizes are
 // estimates: a loop past its iteration cap, a guessed launch shape) goes to a scratch buffer
 // instead of faulting. The trace keeps the address the program computed, so the measurement is
 // the program's; only the value read or written there is not.
 extern "C" __global__ void __kl_set_guard(const unsigned long long* ranges, unsigned int nranges, char* scratch,
-                                          unsigned long long* redirected) {
+                                          unsigned long long* redirected, unsigned int gx, unsigned int gy,
+                                          unsigned int gz) {
     __kl_ctl.ranges = ranges; __kl_ctl.nranges = nranges; __kl_ctl.scratch = scratch;
     __kl_ctl.redirected = redirected;
+    __kl_ctl.gx = gx; __kl_ctl.gy = gy; __kl_ctl.gz = gz;
 }
 
 extern "C" __global__ void __kl_set_ctl(unsigned long long* addr, unsigned int* mask, unsigned int* ballot,
@@ -133,15 +137,21 @@ __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
     return p;
 }
 
-// A barrier or warp collective: record the lanes that arrive (`__activemask()` at the call).
+// A barrier or warp collective: each lane counts its own arrivals (in the first record row of its
+// warp). The k-th arrival of every lane is one occurrence, so lanes of one warp that reach the call in
+// separate groups (independent thread scheduling: `__activemask()` at the call then names only one
+// group) still count as arriving together; a lane that skips it has a lower count.
 __device__ __forceinline__ void __kl_mark(unsigned int site) {
-    unsigned int m = __activemask();
-    unsigned int lane = 0;
-    long long slot = __kl_slot(site, m, &lane);
-    if (slot >= 0 && lane == __ffs(m) - 1) {
-        __kl_ctl.mask[slot] = m;
-        __kl_ctl.ballot[slot] = m;
-    }
+    unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned int b;
+    if (blockIdx.x == __kl_ctl.b0x && blockIdx.y == __kl_ctl.b0y && blockIdx.z == __kl_ctl.b0z) b = 0;
+    else if (blockIdx.x == __kl_ctl.b1x && blockIdx.y == __kl_ctl.b1y && blockIdx.z == __kl_ctl.b1z) b = 1;
+    else return;
+    if (__kl_ctl.count == 0) return;
+    unsigned long long w = ((unsigned long long)site * 2u + b) * __kl_ctl.wpb + t / 32u;
+    unsigned long long n = __kl_ctl.addr[w * __kl_ctl.maxseq * 32 + t % 32u] + 1;
+    __kl_ctl.addr[w * __kl_ctl.maxseq * 32 + t % 32u] = n;
+    atomicMax(&__kl_ctl.count[w], (unsigned int)n);
 }
 
 template <typename V>
@@ -169,6 +179,8 @@ __device__ __forceinline__ bool __kl_br(unsigned int site, const C& c) {
     }
     return v;
 }
+// The kernel sees the gridDim the static evaluation assumed (grid-stride loops, `gridDim.x - 1`).
+#define gridDim (__kl_griddim())
 // ---- end of instrumentation; the user's file follows with its own line numbers ----
 """
 
