@@ -109,6 +109,7 @@ class KernelRun:
     category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
     refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
     data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
+    truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than MAXSEQ times
 
 
 @dataclass
@@ -125,6 +126,8 @@ class FilePlan:
     keep_lines: frozenset[int] = frozenset()
     kernel_fns: tuple[ir.Function, ...] = ()
     lint_options: Any = None
+    guards: tuple[ir.Span, ...] = ()
+    entries: tuple[ir.Span, ...] = ()
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -588,6 +591,31 @@ def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict
     return out
 
 
+def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function], src_lines: list[str],
+                        traced: set[tuple[int, int]]) -> tuple[tuple[ir.Span, ...], tuple[ir.Span, ...]]:
+    """Spans of every other memory access in this file's device functions (to guard), and the bodies
+    of this file's kernels (to start with the block filter)."""
+    guards: list[ir.Span] = []
+    entries: list[ir.Span] = []
+    seen: set[tuple[int, int]] = set(traced)
+    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
+    for f in unique.values():
+        if f.body is None or not (0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]):
+            continue  # from a header: its lines are not this file's
+        if f.is_kernel:
+            entries.append(f.body.span)
+        for n in walk(f.body):
+            if _is_access(n):
+                sp = n.span  # type: ignore[attr-defined]
+                if sp.line > 0 and (sp.line, sp.column) not in seen:
+                    seen.add((sp.line, sp.column))
+                    guards.append(sp)
+    return tuple(guards), tuple(entries)
+
+
+_GRID_WIDE = re.compile(r"\b(this_grid|grid_group|grid\.sync|sync_grids|cudaLaunchCooperativeKernel)\b")
+
+
 def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     """Choose the sites and launches for one file and build the instrumented source."""
     path = lint_result.path
@@ -655,8 +683,10 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
     sites = _sites_in_helpers(sites, tu, functions)
+    guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
     inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
-                                           include_dirs=_include_dirs(options)), path, options)
+                                           include_dirs=_include_dirs(options), guards=guards, entries=entries),
+                         path, options)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
@@ -664,7 +694,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
-                    kernel_fns=tuple(tu.kernels), lint_options=options)
+                    kernel_fns=tuple(tu.kernels), lint_options=options, guards=guards, entries=entries)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
@@ -708,8 +738,12 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             shared = 16384 if "extern" in text and "__shared__" in text else 0
         from kernlint.eval.interp import GRID_SAMPLE
 
+        # Only the two sampled blocks run (the others return at once) unless blocks wait for each other.
+        only_sampled = not any(_GRID_WIDE.search("\n".join(src_lines[max(0, f.span.line - 1):
+                                                                     (f.body.span.end_line if f.body else f.span.line)]))
+                               for f in _callees(fn, functions))
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
-                    "griddim": list(kr.shape.grid or GRID_SAMPLE),
+                    "griddim": list(kr.shape.grid or GRID_SAMPLE), "only_sampled": only_sampled,
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
                     "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
     textured = {r.result.kernel.name for r in plan.runs if r.category == "compiler"}
@@ -797,7 +831,8 @@ def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
                 chars[k] = " "
     return _with_headers(instrument_source("".join(chars), plan.sites, plan.keep_lines,
                                            filename=os.path.abspath(plan.path),
-                                           include_dirs=_include_dirs(plan.lint_options)),
+                                           include_dirs=_include_dirs(plan.lint_options),
+                                           guards=plan.guards, entries=plan.entries),
                          plan.path, plan.lint_options)
 
 
@@ -812,8 +847,10 @@ def _with_headers(inst: Instrumented, path: str, options: Any) -> Instrumented:
     name = os.path.abspath(path)
     code = instrument_module.inline_user_headers(inst.code, base, dirs, name)
     plain = instrument_module.inline_user_headers(inst.device_code, base, dirs, name)
+    profiled = instrument_module.inline_user_headers(inst.profiled, base, dirs, name) if inst.profiled else ""
     return dataclasses.replace(inst, code=instrument_module.with_half_headers(code, name),
-                               device_code=instrument_module.with_half_headers(plain, name))
+                               device_code=instrument_module.with_half_headers(plain, name),
+                               profiled=instrument_module.with_half_headers(profiled, name) if profiled else "")
 
 
 def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], workdir: str,
@@ -950,6 +987,8 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     for (line, col, kind), site in plan.site_of_span.items():
         c = count[site.id]  # (2, W)
         n = int(min(c.max(initial=0), MAXSEQ))
+        if c.max(initial=0) > MAXSEQ:
+            run.truncated_spans.add((line, col))
         if n == 0:
             continue  # never executed in the sampled blocks: nothing measured, so not traced
         if kind == "access":
@@ -1118,6 +1157,32 @@ def site_summary(measured: KernelResult, line: int, column: int) -> dict[str, An
     return out
 
 
+def site_totals(measured: KernelResult, line: int, column: int) -> dict[str, Any]:
+    """Totals over every traced request at a site, per access kind: global sectors (and ideal) or shared
+    wavefronts (and ideal). These are what Nsight Compute counts per instruction (`--confirm=ncu`),
+    when only the sampled blocks run and no site was reached more than MAXSEQ times per warp."""
+    from kernlint.metrics import global_sectors, shared_wavefronts
+
+    out: dict[str, Any] = {}
+    for e in measured.events:
+        if not isinstance(e, ev.MemoryAccess) or (e.span.line, e.span.column) != (line, column):
+            continue
+        live = e.mask.any(axis=-1)
+        if e.space == "global":
+            sec, ideal = global_sectors(e.address, e.mask, e.width)
+            key = f"measured_{e.kind}_sectors_total"
+            out[key] = out.get(key, 0) + int(sec[live].sum())
+            out[key.replace("_total", "_ideal_total")] = out.get(key.replace("_total", "_ideal_total"), 0) + \
+                int(ideal[live].sum())
+        elif e.space == "shared":
+            _ways, wf, idl = shared_wavefronts(e.address, e.mask, e.width)
+            key = f"measured_{e.kind}_wavefronts_total"
+            out[key] = out.get(key, 0) + int(wf[live].sum())
+            out[key.replace("_total", "_ideal_total")] = out.get(key.replace("_total", "_ideal_total"), 0) + \
+                int(idl[live].sum())
+    return out
+
+
 def _shared_summary(accesses: list[ev.MemoryAccess]) -> dict[str, Any]:
     """Worst bank-conflict degree and wavefronts over the measured requests.
 
@@ -1184,6 +1249,10 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                     continue  # zeroed inputs decide some addresses or branches: no claim of its own
                 added.add(key)
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
+                if run.measured is not None:
+                    summary.update(site_totals(run.measured, md.line, md.column))
+                summary["measured_trace_complete"] = (md.line, md.column) not in run.truncated_spans
+                summary["confirm_run"] = run.id
                 out.append(dataclasses.replace(
                     md, confirmation="found-by-confirm", metrics=summary,
                     notes=(*md.notes, (f"measured on {run.device or 'the GPU'} with {_launch_text(run)}; "
@@ -1280,6 +1349,10 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         if not measured:
             measured = summary
     run = traced[0]
+    assert run.measured is not None
+    measured.update(site_totals(run.measured, d.line, d.column))
+    measured["measured_trace_complete"] = (d.line, d.column) not in run.truncated_spans
+    measured["confirm_run"] = run.id
     status = "confirmed" if all(verdicts) else "refuted"
     shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
                       if k in _SHOWN)

@@ -114,6 +114,24 @@ def _guard_ranges(np: Any, keep: list[Any]) -> Any:
     return np.array(pairs or [(0, 0)], dtype=np.uint64).ravel()
 
 
+MAXR = 64  # instrument.GUARD_PRELUDE's __KL_MAXR
+
+
+def set_guard(cupy: Any, np: Any, module: Any, k: dict[str, Any], keep: list[Any], scratch: Any,
+              redirected: Any, only_sampled: bool) -> None:
+    """Fill the `__constant__ __kl_guard_t __kl_g` of `module` for launch `k` (see instrument.GUARD_PRELUDE)."""
+    ranges = np.zeros(2 * MAXR, dtype=np.uint64)
+    pairs = _guard_ranges(np, keep)[: 2 * MAXR]
+    ranges[: len(pairs)] = pairs
+    s0, s1 = k["samples"]
+    g = k.get("griddim") or k["grid"]
+    words = np.array([min(len(keep), MAXR), *g, *s0, *s1, 1 if only_sampled else 0, 0], dtype=np.uint32)
+    blob = ranges.tobytes() + np.array([scratch.data.ptr, redirected.data.ptr], dtype=np.uint64).tobytes() + words.tobytes()
+    host = np.frombuffer(blob, dtype=np.uint8).copy()
+    ptr = module.get_global("__kl_g")
+    ptr.copy_from_host(host.ctypes.data, host.nbytes)
+
+
 def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any]) -> list[Any]:
     args: list[Any] = []
     for spec in specs:
@@ -183,7 +201,7 @@ def run_job(job: dict[str, Any]) -> int:
     names = [k["name_expr"] for k in job["kernels"]]
     try:
         module = cupy.RawModule(code=job["code"], options=options,
-                                name_expressions=[*names, "__kl_set_ctl", "__kl_set_guard"])
+                                name_expressions=[*names, "__kl_set_ctl"])
         module.compile()
     except Exception as exc:  # noqa: BLE001
         msg = str(exc)
@@ -198,7 +216,6 @@ def run_job(job: dict[str, Any]) -> int:
         except Exception:  # noqa: BLE001
             plain = None
     set_ctl = module.get_function("__kl_set_ctl")
-    set_guard = module.get_function("__kl_set_guard")
     for k in job["kernels"]:
         keep: list[Any] = []
         try:
@@ -213,12 +230,9 @@ def run_job(job: dict[str, Any]) -> int:
             args = _make_args(cupy, np, k["args"], keep)
             set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
                                  *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
-            ranges = cupy.asarray(_guard_ranges(np, keep))
             scratch = cupy.zeros(4096, dtype=cupy.uint8)
             redirected = cupy.zeros(1, dtype=cupy.uint64)
-            g = k.get("griddim") or k["grid"]
-            set_guard((1,), (1,), (ranges, np.uint32(len(keep)), scratch, redirected,
-                                   *(np.uint32(v) for v in g)))
+            set_guard(cupy, np, module, k, keep, scratch, redirected, bool(k.get("only_sampled")))
             fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
@@ -258,6 +272,10 @@ def _run_plain(cupy: Any, np: Any, job: dict[str, Any], device: str) -> int:
         try:
             fn = module.get_function(k["name_expr"])
             args = _make_args(cupy, np, k["args"], keep)
+            scratch = cupy.zeros(4096, dtype=cupy.uint8)
+            redirected = cupy.zeros(1, dtype=cupy.uint64)
+            if job.get("guarded"):
+                set_guard(cupy, np, module, k, keep, scratch, redirected, bool(k.get("only_sampled")))
             fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001

@@ -40,7 +40,60 @@ SHARED_FLAG = 1 << 63
 HALF_TYPES = re.compile(r"\b(__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__float2half\w*|__half2float|"
                          r"__float2bfloat16\w*|__bfloat162float)\b")
 
-PRELUDE = r"""// ---- kernlint --confirm instrumentation (generated) ----
+# Both builds (the traced one and the plain one Nsight Compute profiles) share the guard, the
+# gridDim and the block filter, controlled from `__constant__` memory that the host fills before each
+# launch: reading it costs constant-cache loads, never a global load on the user's line, so the plain
+# build's per-instruction counters are those of the user's accesses alone.
+GUARD_PRELUDE = r"""// ---- kernlint --confirm (generated) ----
+#define __KL_MAXR 64
+struct __kl_guard_t {
+    unsigned long long ranges[2 * __KL_MAXR];  // [lo, hi) of every synthesized buffer
+    unsigned long long scratch;                // where an access outside them goes instead
+    unsigned long long redirected;             // counter of such accesses (unsigned long long*)
+    unsigned int nranges, gx, gy, gz;          // gx..gz: the gridDim the evaluator assumed
+    unsigned int b0x, b0y, b0z, b1x, b1y, b1z; // the two sampled blocks
+    unsigned int only_sampled, pad;            // 1: every other block returns at once
+};
+__constant__ __kl_guard_t __kl_g;
+__device__ __forceinline__ dim3 __kl_griddim() { return dim3(__kl_g.gx, __kl_g.gy, __kl_g.gz); }
+__device__ __forceinline__ bool __kl_skip_block() {
+    return __kl_g.only_sampled != 0
+        && !(blockIdx.x == __kl_g.b0x && blockIdx.y == __kl_g.b0y && blockIdx.z == __kl_g.b0z)
+        && !(blockIdx.x == __kl_g.b1x && blockIdx.y == __kl_g.b1y && blockIdx.z == __kl_g.b1z);
+}
+
+// The guard: an access outside every buffer kernlint allocated (the evaluator's sizes are estimates:
+// a loop past its iteration cap, a guessed launch shape) or past the block's shared memory (a sampled
+// length longer than the array a host guard sizes it by) goes to a scratch buffer instead of faulting.
+// The trace keeps the address the program computed, so the measurement is the program's; only the
+// value read or written there is not. Shared: 1 KiB of slack, as sm_80+ reserve shared memory per
+// block, so that no valid access is redirected.
+template <typename T>
+__device__ __forceinline__ T* __kl_guard(T* p) {
+    const void* g = (const void*)p;
+    if (__kl_g.nranges == 0 || sizeof(T) > 4096) return p;
+    bool inside = true;
+    if (__isShared(g)) {
+        unsigned int total;
+        asm volatile("mov.u32 %0, %%total_smem_size;" : "=r"(total));
+        inside = (unsigned long long)__cvta_generic_to_shared(g) + sizeof(T) <= (unsigned long long)total + 1024ull;
+    } else if (__isGlobal(g)) {
+        unsigned long long a = (unsigned long long)g;
+        inside = false;
+        for (unsigned int i = 0; i < __kl_g.nranges && i < __KL_MAXR; ++i)
+            inside |= a >= __kl_g.ranges[2 * i] && a + sizeof(T) <= __kl_g.ranges[2 * i + 1];
+    }
+    if (inside) return p;
+    atomicAdd((unsigned long long*)__kl_g.redirected, 1ull);
+    return (T*)(void*)__kl_g.scratch;
+}
+"""
+
+GRID_MACRO = r"""// The kernel sees the gridDim the static evaluation assumed (grid-stride loops, `gridDim.x - 1`).
+#define gridDim (__kl_griddim())
+"""
+
+PRELUDE = GUARD_PRELUDE + r"""
 struct __kl_ctl_t {
     unsigned long long* addr;
     unsigned int* mask;
@@ -48,26 +101,8 @@ struct __kl_ctl_t {
     unsigned int* count;
     unsigned int wpb, maxseq;
     unsigned int b0x, b0y, b0z, b1x, b1y, b1z;
-    const unsigned long long* ranges;  // [lo, hi) of every synthesized buffer, for the guard
-    unsigned int nranges;
-    char* scratch;
-    unsigned long long* redirected;
-    unsigned int gx, gy, gz;  // the gridDim the evaluator assumed (the launch is only as large as the sampled blocks need)
 };
 __device__ __kl_ctl_t __kl_ctl;
-__device__ __forceinline__ dim3 __kl_griddim() { return dim3(__kl_ctl.gx, __kl_ctl.gy, __kl_ctl.gz); }
-
-// The guard: a global access outside every buffer kernlint allocated (the evaluator's sizes are
-// estimates: a loop past its iteration cap, a guessed launch shape) goes to a scratch buffer
-// instead of faulting. The trace keeps the address the program computed, so the measurement is
-// the program's; only the value read or written there is not.
-extern "C" __global__ void __kl_set_guard(const unsigned long long* ranges, unsigned int nranges, char* scratch,
-                                          unsigned long long* redirected, unsigned int gx, unsigned int gy,
-                                          unsigned int gz) {
-    __kl_ctl.ranges = ranges; __kl_ctl.nranges = nranges; __kl_ctl.scratch = scratch;
-    __kl_ctl.redirected = redirected;
-    __kl_ctl.gx = gx; __kl_ctl.gy = gy; __kl_ctl.gz = gz;
-}
 
 extern "C" __global__ void __kl_set_ctl(unsigned long long* addr, unsigned int* mask, unsigned int* ballot,
                                         unsigned int* count, unsigned int wpb, unsigned int maxseq,
@@ -113,28 +148,7 @@ __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
         __kl_ctl.addr[slot * 32 + lane] = a;
         if (lane == __ffs(m) - 1) __kl_ctl.mask[slot] = m;
     }
-    if (__kl_ctl.nranges != 0 && sizeof(T) <= 4096 && __isShared(g)) {
-        // A shared access past the block's shared memory (a sampled length longer than the array a
-        // host guard sizes it by) faults the whole kernel: it goes to the scratch buffer instead.
-        // 1 KiB of slack: sm_80+ reserve shared memory per block, so no valid access is redirected.
-        unsigned int total;
-        asm volatile("mov.u32 %0, %%total_smem_size;" : "=r"(total));
-        if ((unsigned long long)__cvta_generic_to_shared(g) + sizeof(T) > (unsigned long long)total + 1024ull) {
-            atomicAdd(__kl_ctl.redirected, 1ull);
-            return (T*)(void*)__kl_ctl.scratch;
-        }
-    }
-    if (__kl_ctl.nranges != 0 && sizeof(T) <= 4096 && __isGlobal(g)) {
-        unsigned long long a = (unsigned long long)g;
-        bool inside = false;
-        for (unsigned int i = 0; i < __kl_ctl.nranges; ++i)
-            inside |= a >= __kl_ctl.ranges[2 * i] && a + sizeof(T) <= __kl_ctl.ranges[2 * i + 1];
-        if (!inside) {
-            atomicAdd(__kl_ctl.redirected, 1ull);
-            return (T*)(void*)__kl_ctl.scratch;
-        }
-    }
-    return p;
+    return __kl_guard(p);
 }
 
 // A barrier or warp collective: each lane counts its own arrivals (in the first record row of its
@@ -179,9 +193,7 @@ __device__ __forceinline__ bool __kl_br(unsigned int site, const C& c) {
     }
     return v;
 }
-// The kernel sees the gridDim the static evaluation assumed (grid-stride loops, `gridDim.x - 1`).
-#define gridDim (__kl_griddim())
-// ---- end of instrumentation; the user's file follows with its own line numbers ----
+""" + GRID_MACRO + r"""// ---- end of instrumentation; the user's file follows with its own line numbers ----
 """
 
 PRELUDE_END = "// ---- end of instrumentation;"
@@ -221,6 +233,9 @@ class Instrumented:
     sites: tuple[Site, ...]  # the sites that were rewritten
     skipped: tuple[tuple[Site, str], ...]  # sites left alone, with the reason
     blanked: tuple[tuple[int, int], ...]  # (first line, last line) of host code that was removed
+    # The plain build Nsight Compute profiles: every access guarded like in `code`, the same gridDim
+    # and the same two blocks running, and nothing recorded (so its counters are the user's accesses).
+    profiled: str = ""
 
 
 # --- lexing ------------------------------------------------------------------------------------
@@ -599,6 +614,8 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
     # one. A call of a function (an inlined helper reported at its call) is not an lvalue.
     call = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*\(.*\)\s*", s, re.DOTALL)
     macro_call = call is not None and call.group(1) in macros
+    if kind == "guard":
+        kind = "access"
     if call is not None and not macro_call and kind == "access":
         return "the access is inside a function called here (a helper used in several places)"
     if kind == "collective" and not re.fullmatch(r"\s*[A-Za-z_][\w:.<>\s]*\(.*\)\s*", s, re.DOTALL):
@@ -609,8 +626,17 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
 
 
 def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozenset(),
-               filename: str = "kernel.cu", include_dirs: tuple[str, ...] = ()) -> Instrumented:
-    """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme."""
+               filename: str = "kernel.cu", include_dirs: tuple[str, ...] = (),
+               guards: tuple[ir.Span, ...] = (), entries: tuple[ir.Span, ...] = ()) -> Instrumented:
+    """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme.
+
+    `guards` are the spans of the other memory accesses of the file's device functions: they are
+    not traced, only guarded (an untraced access in a helper must not fault the kernel either).
+    `entries` are the bodies of the file's kernels: each starts with `if (__kl_skip_block()) return;`
+    (inactive unless the host asks for it: then only the sampled blocks run).
+    """
+    first_guard = max((s.id for s in sites), default=-1) + 1
+    sites = list(sites) + [Site(first_guard + k, "guard", sp) for k, sp in enumerate(guards)]
     device, removed = device_only(text, keep_lines, include_dirs=include_dirs)
     mask = _code_mask(device)
     line_offsets = _line_offsets(text)
@@ -650,11 +676,11 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
         if device[a:b] != text[a:b]:
             skipped.append((site, "source range is in removed host code"))
             continue
-        pointer_arg = _intrinsic_pointer_arg(text, mask, a, b) if site.kind == "access" else None
+        pointer_arg = _intrinsic_pointer_arg(text, mask, a, b) if site.kind in ("access", "guard") else None
         if pointer_arg is not None:
             # `__ldg(p)` / `__stcs(p, v)`: the access is through the first argument, a pointer.
             a, b = pointer_arg
-            site = Site(site.id, "pointer", site.span)
+            site = Site(site.id, "pointer" if site.kind == "access" else "guard-pointer", site.span)
         why = _check_site_text(site.kind, text[a:b], macros)
         if why:
             skipped.append((site, why))
@@ -670,10 +696,21 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
             skipped.append((site, "overlaps another traced site"))
             continue
         accepted.append((a, b, site))
-    code = _render(device, accepted, 0, len(device))
+    skipped = [(site, why) for site, why in skipped if site.kind != "guard"]
+    filters = []
+    for sp in entries:
+        at = offset_of(text, line_offsets, sp.line, sp.column)
+        if at is not None and at < len(device) and device[at] == "{" and mask[at]:
+            filters.append((at + 1, at + 1, Site(-1, "entry", sp)))
+    code = _render(device, accepted + filters, 0, len(device))
+    profiled = _render(device, [(a, b, Site(s.id, "guard" if s.kind in ("access", "guard") else
+                                         ("guard-pointer" if s.kind == "pointer" else s.kind), s.span))
+                                for a, b, s in accepted if s.kind in ("access", "guard", "pointer")] + filters,
+                       0, len(device))
     header = PRELUDE + f'#line 1 "{_escape(filename)}"\n'
-    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted), tuple(skipped),
-                        tuple(removed))
+    plain_header = GUARD_PRELUDE + GRID_MACRO + PRELUDE_END + "\n" + f'#line 1 "{_escape(filename)}"\n'
+    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted if s.kind != "guard"),
+                        tuple(skipped), tuple(removed), plain_header + profiled)
 
 
 # Intrinsics the evaluator models as a memory access through their first (pointer) argument.
@@ -780,7 +817,13 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
         nested = [s for s in inside[i + 1:] if a <= s[0] and s[1] <= b]
         out.append(text[pos:a])
         body = _render(text, nested, a, b)
-        if site.kind == "access":
+        if site.kind == "entry":
+            out.append(" if (__kl_skip_block()) return; ")
+        elif site.kind == "guard":
+            out.append(f"(*__kl_guard(&({body})))")
+        elif site.kind == "guard-pointer":
+            out.append(f"__kl_guard(({body}))")
+        elif site.kind == "access":
             out.append(f"(*__kl_rec({site.id}u, &({body})))")
         elif site.kind == "pointer":
             out.append(f"__kl_rec({site.id}u, ({body}))")

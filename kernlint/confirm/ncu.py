@@ -95,38 +95,198 @@ def parse_source_page(text: str) -> dict[int, dict[str, float]]:
     return {k: dict(v) for k, v in out.items()}
 
 
+@dataclasses.dataclass
+class SourceTable:
+    """One profiled launch on the source page: per (file, line), the line's sums and its SASS rows."""
+
+    kernel: str
+    lines: dict[tuple[str, int], dict[str, float]]
+    sass: dict[tuple[str, int], list[tuple[str, dict[str, float]]]]  # (opcode, counters) in address order
+
+
+def parse_source_tables(text: str) -> list[SourceTable]:
+    """The source page split per launch ("Kernel Name" rows) and per file ("File Name" rows).
+
+    Counters are never summed across files (a header's line 87 is not the .cu file's line 87) nor
+    across launches; the SASS rows under a CUDA line are kept one by one with their opcode, so a
+    finding can take the instructions of its own access (load vs store, global vs shared).
+    """
+    tables: list[SourceTable] = []
+    cur: SourceTable | None = None
+    path = ""
+    line_col = -1
+    sass_col = -1
+    addr_col = -1
+    cols: dict[int, str] = {}
+    current_line = -1
+    for row in csv.reader(io.StringIO(text)):
+        if not row:
+            continue
+        head = row[0].strip().lower()
+        if head == "kernel name" and len(row) > 1:
+            cur = SourceTable(row[1].strip(), {}, defaultdict(list))
+            tables.append(cur)
+            continue
+        if head == "file name" and len(row) > 1:
+            path = os.path.realpath(row[1].strip()) if row[1].strip() else ""
+            continue
+        lowered = [re.sub(r"\s+", " ", c.strip().lower()) for c in row]
+        if "source" in lowered and any(c in _LINE_TITLES for c in lowered):
+            line_col = next(i for i, c in enumerate(lowered) if c in _LINE_TITLES)
+            sources = [i for i, c in enumerate(lowered) if c == "source"]
+            sass_col = sources[-1] if len(sources) > 1 else -1
+            addr_col = next((i for i, c in enumerate(lowered) if c == "address"), -1)
+            cols = {i: COLUMNS[c] for i, c in enumerate(lowered) if c in COLUMNS}
+            continue
+        if cur is None or line_col < 0 or line_col >= len(row):
+            continue
+        counters = {}
+        for i, key in cols.items():
+            if i < len(row):
+                v = _number(row[i])
+                if v is not None:
+                    counters[key] = counters.get(key, 0.0) + v
+        ln = _number(row[line_col])
+        if ln is not None:
+            current_line = int(ln)
+            cur.lines[(path, current_line)] = counters
+            continue
+        if current_line >= 0 and 0 <= sass_col < len(row) and 0 <= addr_col < len(row) \
+                and row[addr_col].strip() not in ("", "-"):
+            cur.sass[(path, current_line)].append((sass_opcode(row[sass_col]), counters))
+    return tables
+
+
+def sass_opcode(text: str) -> str:
+    """`@!P0 LDG.E.128 R4, desc[UR4][R2.64]` -> `LDG.E.128`."""
+    parts = text.strip().split()
+    while parts and parts[0].startswith("@"):
+        parts = parts[1:]
+    return parts[0] if parts else ""
+
+
+_LOADS = re.compile(r"^(LDG|LDS|LDSM|LD|LDGSTS)(\.|$)")
+_STORES = re.compile(r"^(STG|STS|ST)(\.|$)")
+_ATOMICS = re.compile(r"^(ATOMG|ATOMS|ATOM|RED|REDG)(\.|$)")
+
+
+def instruction_kind(opcode: str) -> str:
+    """load | store | atomic | "" for the SASS opcodes that access memory."""
+    if _ATOMICS.match(opcode):
+        return "atomic"
+    if _LOADS.match(opcode):
+        return "load"
+    if _STORES.match(opcode):
+        return "store"
+    return ""
+
+
+def access_counters(table: SourceTable, path: str, line: int, kind: str, space: str
+                    ) -> tuple[dict[str, float], int]:
+    """Counters of the SASS instructions of `kind` in `space` on (path, line): summed over them (an
+    unrolled loop repeats one source access), and how many instructions matched."""
+    key = "ncu_shared_wavefronts" if space == "shared" else "ncu_global_sectors"
+    rows = table.sass.get((os.path.realpath(path), line), [])
+    total: dict[str, float] = defaultdict(float)
+    n = 0
+    for opcode, c in rows:
+        k = instruction_kind(opcode)
+        if not k or (k != kind and not (kind == "store" and k == "atomic")):
+            continue
+        mnemonic = opcode.split(".")[0]
+        where = "shared" if mnemonic in ("LDS", "STS", "LDSM", "ATOMS") else \
+            "global" if mnemonic in ("LDG", "STG", "ATOMG", "RED", "REDG") else "generic"
+        other = "ncu_global_sectors" if space == "shared" else "ncu_shared_wavefronts"
+        if where not in ("generic", space) or (where == "generic" and c.get(other) and not c.get(key)):
+            continue  # the other space (a generic LD/ST is told by which counter it moved)
+        n += 1
+        for m, v in c.items():
+            total[m] += v
+    return dict(total), n
+
+
 def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: str,
                      notes: list[str]) -> list[Diagnostic]:
-    """Attach per-line Nsight Compute counters to the findings of every file that was run."""
+    """Attach Nsight Compute's counters of each finding's own SASS instructions, from its own launch.
+
+    The plain build (`Instrumented.profiled`: the same guard, gridDim and sampled blocks as the traced
+    run, nothing recorded) runs under ncu with the same arguments. Each launch is one table of the
+    source page; a finding takes the table of the run its verdict came from (`confirm_run`), and from
+    it the instructions of its file and line whose kind (load/store) and space (global/shared) are its
+    access's. The trace's totals over the same requests stand beside them (`measured_*_total`).
+    """
     ncu = shutil.which("ncu")
     if ncu is None:
         notes.append("--confirm=ncu: Nsight Compute (ncu) is not on PATH; reported the trace confirmation only")
         return diagnostics
-    per_file: dict[str, dict[int, dict[str, float]]] = {}
+    tables: dict[tuple[str, int], tuple[SourceTable, Any]] = {}
     for i, plan in enumerate(plans):
-        if plan.instrumented is None:
+        if plan.instrumented is None or not plan.instrumented.profiled:
             continue
         runs = [r for r in plan.runs if r.spec is not None and r.status == "ok"]
         if not runs:
             continue
-        counters, problem = _profile(ncu, plan, runs, workdir, i)
+        found, problem = _profile(ncu, plan, runs, workdir, i)
         if problem:
             notes.append(f"{plan.path}: --confirm=ncu: {problem}")
-        if counters:
-            per_file[plan.path] = counters
+        pending = list(found)
+        for r in runs:  # launches are profiled in the order they were made; pair them by name
+            base = r.name_expr.split("<")[0]
+            k = next((j for j, t in enumerate(pending) if t.kernel.split("(")[0].split("<")[0].strip()
+                      .split(" ")[-1].split("::")[-1] == base), None)
+            if k is not None:
+                tables[(plan.path, r.id)] = (pending.pop(k), r)
     out = []
     for d in diagnostics:
-        lines = per_file.get(d.path)
-        if not lines or d.line not in lines:
+        rid = d.metrics.get("confirm_run")
+        hit = tables.get((d.path, rid)) if rid is not None else None
+        if hit is None:
             out.append(d)
             continue
-        c = lines[d.line]
-        metrics = dict(d.metrics)
-        metrics.update({k: int(v) if float(v).is_integer() else v for k, v in c.items()})
-        summary = _summary(c)
-        notes_ = d.notes + ((f"Nsight Compute on this line (whole grid): {summary}",) if summary else ())
-        out.append(dataclasses.replace(d, metrics=metrics, notes=notes_))
+        table, run = hit
+        out.append(_attach(d, table, run))
     return out
+
+
+def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
+    from kernlint.eval import events as ev
+
+    accesses = [e for e in run.result.events if isinstance(e, ev.MemoryAccess) and e.span.line == d.line]
+    mine = [e for e in accesses if e.span.column == d.column]
+    metrics = dict(d.metrics)
+    notes_ = list(d.notes)
+    if mine:
+        for kind in dict.fromkeys(e.kind for e in mine):
+            space = mine[0].space
+            same = {e.span.column for e in accesses if e.kind == kind and e.space == space}
+            counters, n = access_counters(table, d.path, d.line, kind, space)
+            if not n:
+                continue
+            what = "wavefronts" if space == "shared" else "sectors"
+            got = counters.get("ncu_shared_wavefronts" if space == "shared" else "ncu_global_sectors", 0.0)
+            ideal = counters.get("ncu_shared_wavefronts_ideal" if space == "shared" else "ncu_global_sectors_ideal")
+            metrics[f"ncu_{kind}_{what}"] = int(got)
+            if ideal is not None:
+                metrics[f"ncu_{kind}_{what}_ideal"] = int(ideal)
+            metrics[f"ncu_{kind}_instructions"] = n
+            traced = metrics.get(f"measured_{kind}_{what}_total")
+            text = f"Nsight Compute, {n} {kind} instruction{'s' if n > 1 else ''} of this access: {got:.0f} {what}" + (
+                f" (ideal {ideal:.0f})" if ideal is not None else "")
+            if len(same) > 1:
+                metrics[f"ncu_{kind}_shared_line"] = len(same)
+                text += f"; the line has {len(same)} {space} {kind}s, counted together"
+            elif traced is not None and metrics.get("measured_trace_complete"):
+                metrics[f"ncu_{kind}_equals_trace"] = int(got) == int(traced)
+                text += f"; the trace counted {traced}"
+            notes_.append(text)
+    else:
+        c = table.lines.get((os.path.realpath(d.path), d.line))
+        if c:
+            metrics.update({k: int(v) if float(v).is_integer() else v for k, v in c.items()})
+            summary = _summary(c)
+            if summary:
+                notes_.append(f"Nsight Compute on this line (the sampled blocks): {summary}")
+    return dataclasses.replace(d, metrics=metrics, notes=tuple(notes_))
 
 
 def _summary(c: dict[str, float]) -> str:
@@ -158,12 +318,9 @@ def source_page_command(ncu: str, report: str) -> list[str]:
     return [ncu, "--import", report, "--page", "source", "--csv", "--print-source", "cuda,sass"]
 
 
-def _profile(ncu: str, plan: Any, runs: list[Any], workdir: str, index: int
-             ) -> tuple[dict[int, dict[str, float]], str]:
-    path = os.path.abspath(plan.path)
-    plain = f'#line 1 "{path}"\n' + plan.instrumented.device_code
-    job = {"plain_only": True, "plain": plain, "options": list(plan.options) + ["-lineinfo"],
-           "kernels": [r.spec for r in runs], "out": workdir}
+def _profile(ncu: str, plan: Any, runs: list[Any], workdir: str, index: int) -> tuple[list[SourceTable], str]:
+    job = {"plain_only": True, "guarded": True, "plain": plan.instrumented.profiled,
+           "options": list(plan.options) + ["-lineinfo"], "kernels": [r.spec for r in runs], "out": workdir}
     job_path = os.path.join(workdir, f"ncu_job_{index}.json")
     with open(job_path, "w", encoding="utf-8") as fh:
         json.dump(job, fh)
@@ -176,15 +333,16 @@ def _profile(ncu: str, plan: Any, runs: list[Any], workdir: str, index: int
             prof = subprocess.run(ncu_command(ncu, report), stdin=stdin, capture_output=True, text=True, check=False,
                                   timeout=NCU_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
-        return {}, f"ncu did not finish within {NCU_TIMEOUT_S} s"
+        return [], f"ncu did not finish within {NCU_TIMEOUT_S} s"
+    failed = [ln for ln in prof.stdout.splitlines() if '"status": "fault"' in ln or '"compile-error"' in ln]
     if not os.path.exists(report + ".ncu-rep"):
         tail = (prof.stderr or prof.stdout).strip().splitlines()[-3:]
-        return {}, "ncu wrote no report: " + " | ".join(tail)
+        return [], "ncu wrote no report: " + " | ".join(tail)
     try:
         page = subprocess.run(source_page_command(ncu, report + ".ncu-rep"), capture_output=True, text=True, check=False,
                               timeout=NCU_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return {}, "ncu --import timed out"
+        return [], "ncu --import timed out"
     keep = os.environ.get("KERNLINT_NCU_KEEP")
     if keep:
         os.makedirs(keep, exist_ok=True)
@@ -195,7 +353,10 @@ def _profile(ncu: str, plan: Any, runs: list[Any], workdir: str, index: int
             fh.write(page.stdout)
         with open(base + ".profile.log", "w", encoding="utf-8") as fh:
             fh.write(prof.stdout + "\n----\n" + prof.stderr + "\n----\n" + page.stderr)
-    counters = parse_source_page(page.stdout)
-    if not counters:
-        return {}, "the source page had no per-line counters (" + (page.stderr.strip()[:200] or "empty") + ")"
-    return counters, ""
+    tables = parse_source_tables(page.stdout)
+    problem = ""
+    if failed:
+        problem = "the plain launch failed under ncu: " + failed[0][:300]
+    elif not tables:
+        problem = "the source page had no per-line counters (" + (page.stderr.strip()[:200] or "empty") + ")"
+    return tables, problem
