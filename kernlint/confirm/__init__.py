@@ -128,6 +128,7 @@ class FilePlan:
     lint_options: Any = None
     guards: tuple[ir.Span, ...] = ()
     entries: tuple[ir.Span, ...] = ()
+    includer: tuple[str, str] | None = None  # (path, text up to the #include) when the file is a fragment
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -626,9 +627,16 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         from kernlint.frontend import parse_source
         from kernlint.occupancy import DEFAULT_ARCH
 
-        tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
-                          defines=tuple(getattr(options, "macros", ()) or ()),
-                          arch=getattr(options, "arch", None) or DEFAULT_ARCH)
+        includer = _includer(lint_result)
+        if includer is not None:
+            # A fragment: parsed, compiled and run after its includer's preceding definitions and macros.
+            tu = parse_source(includer[1], includer[0], include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
+                              defines=tuple(getattr(options, "macros", ()) or ()),
+                              arch=getattr(options, "arch", None) or DEFAULT_ARCH, fragment=path, fragment_text=text)
+        else:
+            tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
+                              defines=tuple(getattr(options, "macros", ()) or ()),
+                              arch=getattr(options, "arch", None) or DEFAULT_ARCH)
     except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
     functions = dict(tu.functions)
@@ -686,7 +694,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
     inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
                                            include_dirs=_include_dirs(options), guards=guards, entries=entries),
-                         path, options)
+                         path, options, includer)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
@@ -694,7 +702,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
-                    kernel_fns=tuple(tu.kernels), lint_options=options, guards=guards, entries=entries)
+                    kernel_fns=tuple(tu.kernels), lint_options=options, guards=guards, entries=entries,
+                    includer=includer)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
@@ -833,18 +842,61 @@ def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
                                            filename=os.path.abspath(plan.path),
                                            include_dirs=_include_dirs(plan.lint_options),
                                            guards=plan.guards, entries=plan.entries),
-                         plan.path, plan.lint_options)
+                         plan.path, plan.lint_options, plan.includer)
 
 
 def _include_dirs(options: Any) -> tuple[str, ...]:
     return tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
 
 
-def _with_headers(inst: Instrumented, path: str, options: Any) -> Instrumented:
-    """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`)."""
+_INCLUDER_NOTE = re.compile(r"parsed through its includer (.+?) \(the definitions and macros before its #include\)")
+
+
+def _includer(lint_result: Any) -> tuple[str, str] | None:
+    """(includer path, its text before the line that includes this file) for a fragment, else None."""
+    for note in getattr(lint_result, "notes", ()):
+        m = _INCLUDER_NOTE.search(note)
+        if not m:
+            continue
+        inc = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(lint_result.path)), m.group(1)))
+        try:
+            with open(inc, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return None
+        return inc, text
+    return None
+
+
+def _with_context(code: str, prefix: str, includer: str, name: str) -> str:
+    """`code` (prelude, then `#line 1 "name"` and the fragment) with the includer's part before it."""
+    head = f'#line 1 "{instrument_module._escape(name)}"\n'
+    block = f'#line 1 "{instrument_module._escape(includer)}"\n{prefix}\n'
+    at = code.find(head)
+    return code[:at] + block + code[at:] if at >= 0 else block + head + code
+
+
+def _with_headers(inst: Instrumented, path: str, options: Any,
+                  includer: tuple[str, str] | None = None) -> Instrumented:
+    """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`); a
+    fragment gets its includer's text before the `#include` (device code only) in front of it."""
     dirs = tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
     base = os.path.dirname(os.path.abspath(path))
     name = os.path.abspath(path)
+    if includer is not None:
+        inc_path, inc_text = includer
+        lines = inc_text.splitlines(keepends=True)
+        k = next((i for i, ln in enumerate(lines) if re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln)
+                  and os.path.basename(re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln).group(1))
+                  == os.path.basename(path)), len(lines))
+        before = "".join(lines[:k])
+        used = frozenset(instrument_module.device_names(inst.device_code))
+        pre, _ = instrument_module.device_only(before, used_elsewhere=used, include_dirs=dirs, roots=False)
+        pre = instrument_module.inline_user_headers(pre, os.path.dirname(inc_path), dirs, inc_path)
+        inst = dataclasses.replace(
+            inst, code=_with_context(inst.code, pre, inc_path, name),
+            device_code=_with_context(inst.device_code, pre, inc_path, name),
+            profiled=_with_context(inst.profiled, pre, inc_path, name) if inst.profiled else "")
     code = instrument_module.inline_user_headers(inst.code, base, dirs, name)
     plain = instrument_module.inline_user_headers(inst.device_code, base, dirs, name)
     profiled = instrument_module.inline_user_headers(inst.profiled, base, dirs, name) if inst.profiled else ""

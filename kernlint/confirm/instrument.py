@@ -459,8 +459,12 @@ def macro_uses(text: str) -> dict[str, set[str]]:
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
+_TEMPLATE_HEAD = re.compile(r"^\s*template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>")
+
+
 def _declared_names(code: str) -> set[str]:
     """Names a type or constant declaration introduces (struct S, typedef ... T;, using T =, int N = ...)."""
+    code = _TEMPLATE_HEAD.sub("", code)  # `template <class T>`: T is no name of the file
     names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:(?:__align__|alignas|__attribute__|"
                            r"__declspec)\s*\((?:[^()]|\([^()]*\))*\)\s*|\[\[[^\]]*\]\]\s*)*([A-Za-z_]\w*)", code))
     names |= set(re.findall(r"\busing\s+([A-Za-z_]\w*)\s*=", code))
@@ -474,7 +478,7 @@ def _declared_names(code: str) -> set[str]:
 
 def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
                 used_elsewhere: frozenset[str] = frozenset(),
-                include_dirs: tuple[str, ...] = ()) -> tuple[str, list[tuple[int, int]]]:
+                include_dirs: tuple[str, ...] = (), roots: bool = True) -> tuple[str, list[tuple[int, int]]]:
     """Blank host code (same length, same newlines) so that only the device code the kernels need remains.
 
     The kernels are the roots: `__global__` definitions and the functions covering a line in
@@ -522,9 +526,9 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
             if "<<<" in text[ch.start:ch.end]:
                 dropped.append(ch)
             elif ch.braced and "(" in header and not re.search(r"\b(struct|class|union|enum)\b",
-                                                               header.split("(")[0]):
+                                                               _TEMPLATE_HEAD.sub("", header).split("(")[0]):
                 name = _function_name(header)
-                if covers_kept or re.search(r"\b__global__\b", header):
+                if roots and (covers_kept or re.search(r"\b__global__\b", header)):
                     kept.append(ch)
                 elif name is None:  # an operator: kept when it is device code
                     (kept if _DEVICE_WORDS.search(header) else dropped).append(ch)
@@ -958,7 +962,7 @@ def _inline(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: s
                 out.append(m.group(0))
                 pos = m.end()
                 continue
-            filtered, _ = device_only(header, used_elsewhere=used, include_dirs=include_dirs)
+            filtered, _ = device_only(header, used_elsewhere=used, include_dirs=include_dirs, roots=False)
             filtered = _inline(filtered, os.path.dirname(path), include_dirs, real, used, seen, _depth + 1)
             out.append(f'#line 1 "{_escape(real)}"\n{filtered}\n#line {line_no + 1} "{_escape(filename)}"')
         pos = m.end()
