@@ -707,6 +707,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
+        if kr.shape.guess and not kr.events:
+            continue  # a guessed shape the kernel itself rules out (an assert on blockDim): never launched
         if per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
             continue
         per_kernel[fn.name] += 1
