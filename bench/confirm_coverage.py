@@ -128,6 +128,29 @@ def table(diags: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def ncu_table(diags: list[dict[str, Any]]) -> str:
+    """Per finding with Nsight Compute counters: the trace's total for its access and ncu's."""
+    lines = ["finding                                   access        trace      ncu  equal"]
+    equal = compared = 0
+    for d in diags:
+        m = d.get("metrics", {})
+        for kind in ("load", "store"):
+            for what in ("sectors", "wavefronts"):
+                if f"ncu_{kind}_{what}" not in m:
+                    continue
+                traced = m.get(f"measured_{kind}_{what}_total")
+                eq = m.get(f"ncu_{kind}_equals_trace")
+                if eq is not None:
+                    compared += 1
+                    equal += bool(eq)
+                where = f"{os.path.basename(d['path'])}:{d['line']}:{d['column']} {d['code']}"
+                scope = " (line)" if m.get(f"ncu_{kind}_{what}_line_total") else ""
+                lines.append(f"{where:41s} {kind} {what:10s} {traced!s:>6} {m[f'ncu_{kind}_{what}']:>8}  "
+                             f"{'-' if eq is None else eq}{scope}")
+    lines.append(f"per-finding counters equal to Nsight Compute's: {equal}/{compared}")
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+")
@@ -156,6 +179,9 @@ def main() -> int:
                 print(f"    {n[:600]}")
     print()
     print(table(everything))
+    if args.mode == "ncu":
+        print()
+        print(ncu_table(everything))
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1), encoding="utf-8")
     return 0

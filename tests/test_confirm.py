@@ -599,3 +599,23 @@ def test_regions_reached_through_blockidx_trace_the_blocks_they_were_evaluated_w
     samples = [r.spec["samples"] for r in plan.runs if r.name_expr == "second_block" and r.spec]
     xs = sorted([s0[0], s1[0]] for s0, s1 in samples)
     assert xs == [[0, 3], [1, 1]], samples
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fixture", ["KL101_transpose.cu", "KL201_transpose.cu"])
+def test_gpu_ncu_counters_per_instruction_equal_the_trace(fixture: str) -> None:
+    """Under --confirm=ncu each finding carries its own instructions' counters, equal to the trace's totals."""
+    ready, why = _gpu_ready()
+    if not ready:
+        pytest.skip(why)
+    if shutil.which("ncu") is None:
+        pytest.skip("Nsight Compute (ncu) not on PATH")
+    path = FIXTURES / fixture
+    if not path.exists():
+        pytest.skip(f"{fixture} not in this checkout")
+    text, result = _lint(path)
+    out, notes = confirm.confirm_findings(list(result.diagnostics), [result], {str(path): text},
+                                          mode="ncu", options=OPTIONS)
+    compared = [(d.line, d.code, k, v) for d in out for k, v in d.metrics.items() if k.endswith("_equals_trace")]
+    assert compared, "\n".join(notes) + "\n" + "\n".join(str(dict(d.metrics)) for d in out)
+    assert all(v for *_rest, v in compared), compared

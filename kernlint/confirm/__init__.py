@@ -110,6 +110,7 @@ class KernelRun:
     refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
     data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
     truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than MAXSEQ times
+    hung: bool = False  # the kernel hung: the trace holds what it recorded until then
 
 
 @dataclass
@@ -912,7 +913,7 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
     """Run `pending` from `source` in child processes, restarting after a fault or a hang."""
     restarts = 0
     while pending and restarts < 8:
-        job = {"code": source.code, "plain": source.device_code,
+        job = {"code": source.code, "plain": source.device_code, "hang_s": max(1.0, CHILD_TIMEOUT_S * 0.5),
                "options": list(plan.options), "kernels": [r.spec for r in pending], "out": workdir}
         proc = subprocess.Popen([sys.executable, "-m", "kernlint.confirm.cupy_probe"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
@@ -956,7 +957,11 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
             if run is None:
                 continue
             done.add(run.id)
-            reported_fault = msg["status"] == "fault"
+            reported_fault = msg["status"] in ("fault", "hang")
+            if msg["status"] == "hang":
+                run.hung, msg["status"] = True, "ok"
+                notes.append(f"{plan.path}: {run.name_expr}: kernel hang on the GPU: {msg.get('message', '')} "
+                             f"(launched with {_sampled_text(run.result)})")
             run.status = msg["status"]
             run.device = msg.get("device", "")
             run.attributes = msg.get("attributes", {})
@@ -1085,7 +1090,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 continue  # a helper called from several places: its records would mix the calls
             traced.add((line, col))
             arrivals = addr[site.id, :, :, 0, :].astype(np.int64)  # (2, W, 32): per-lane arrival counts
-            for q in range(n):
+            for q in range(int(min(arrivals.max(initial=0), MAXSEQ))):
                 m = arrivals > q
                 if not m.any():
                     continue
@@ -1404,6 +1409,10 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
             measured = summary
     run = traced[0]
     assert run.measured is not None
+    if run.hung and d.code not in ("KL303", "KL304"):
+        return _mark(d, "not-run", {"confirm_not_run": "fault"},
+                     "not run on a GPU: the kernel hung; only its barriers and collectives were judged from the "
+                     "trace recorded up to the hang")
     measured.update(site_totals(run.measured, d.line, d.column))
     measured["measured_trace_complete"] = (d.line, d.column) not in run.truncated_spans
     measured["confirm_run"] = run.id
@@ -1414,6 +1423,8 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     note = f"measured on {run.device or 'the GPU'} with {_launch_text(run)}" + (f": {shown}" if shown else "")
     if run.refit:
         note += f" ({run.refit})"
+    if run.hung:
+        note += " (the kernel hung there, as a barrier or collective that not all lanes reach may: measured up to the hang)"
     if run.redirected:
         note += (f" ({run.redirected} accesses fell outside the synthesized buffers and went to a scratch "
                  "buffer; their addresses were still traced)")

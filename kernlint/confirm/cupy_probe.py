@@ -16,6 +16,7 @@ become a reported status for that kernel instead of ending the batch.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from typing import Any
@@ -186,6 +187,50 @@ def _attributes(cupy: Any, module: Any, name_expr: str, block: int, shared: int)
     return out
 
 
+def _trace_buffer(cupy: Any, np: Any, n: int, dtype: Any, held: list[int]) -> tuple[Any, Any]:
+    """A zeroed trace array the kernel writes: (kernel argument, () -> numpy copy of its content).
+
+    Mapped pinned host memory when the driver gives it (readable while a kernel hangs), else device memory.
+    """
+    import ctypes
+
+    nbytes = int(n) * np.dtype(dtype).itemsize
+    try:
+        ptr = int(cupy.cuda.runtime.hostAlloc(nbytes, 2))  # cudaHostAllocMapped
+        held.append(ptr)
+        dev = int(cupy.cuda.runtime.hostGetDevicePointer(ptr, 0))
+        view = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_uint8)), shape=(nbytes,)).view(dtype)
+        view[:] = 0
+        return np.uint64(dev), lambda: view.copy()
+    except Exception:  # noqa: BLE001 (no mapped memory: a hang then loses the trace)
+        arr = cupy.zeros(int(n), dtype=dtype)
+        return arr, arr.get
+
+
+def _wait(cupy: Any, hang_s: float) -> bool:
+    """Whether the launched work finished within `hang_s` seconds (0: wait as long as it takes)."""
+    import time
+
+    if hang_s <= 0:
+        return True
+    stream = cupy.cuda.get_current_stream()
+    deadline = time.monotonic() + hang_s
+    while not stream.done:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
+    return True
+
+
+def _save(np: Any, path: str, nsites: int, wpb: int, maxseq: int, addr: Any, mask: Any, ballot: Any, count: Any) -> None:
+    if not nsites:
+        np.savez(path, addr=np.zeros((0, 2, wpb, maxseq, 32)), mask=np.zeros((0, 2, wpb, maxseq)),
+                 ballot=np.zeros((0, 2, wpb, maxseq)), count=np.zeros((0, 2, wpb)))
+        return
+    np.savez(path, addr=addr.reshape(nsites, 2, wpb, maxseq, 32), mask=mask.reshape(nsites, 2, wpb, maxseq),
+             ballot=ballot.reshape(nsites, 2, wpb, maxseq), count=count.reshape(nsites, 2, wpb))
+
+
 def run_job(job: dict[str, Any]) -> int:
     """Run every kernel of `job`; one JSON line each. Returns the process exit status."""
     try:
@@ -216,16 +261,19 @@ def run_job(job: dict[str, Any]) -> int:
         except Exception:  # noqa: BLE001
             plain = None
     set_ctl = module.get_function("__kl_set_ctl")
+    held: list[int] = []
     for k in job["kernels"]:
         keep: list[Any] = []
         try:
             fn = module.get_function(k["name_expr"])
             nsites, wpb, maxseq = int(k["nsites"]), int(k["wpb"]), int(k["maxseq"])
             slots = max(1, nsites * 2 * wpb * maxseq)
-            addr = cupy.zeros(slots * 32, dtype=cupy.uint64)
-            mask = cupy.zeros(slots, dtype=cupy.uint32)
-            ballot = cupy.zeros(slots, dtype=cupy.uint32)
-            count = cupy.zeros(max(1, nsites * 2 * wpb), dtype=cupy.uint32)
+            # The trace lives in mapped host memory: a kernel that hangs (a barrier in divergent code)
+            # leaves what it recorded up to the hang readable from here.
+            addr, addr_h = _trace_buffer(cupy, np, slots * 32, np.uint64, held)
+            mask, mask_h = _trace_buffer(cupy, np, slots, np.uint32, held)
+            ballot, ballot_h = _trace_buffer(cupy, np, slots, np.uint32, held)
+            count, count_h = _trace_buffer(cupy, np, max(1, nsites * 2 * wpb), np.uint32, held)
             s0, s1 = k["samples"]
             args = _make_args(cupy, np, k["args"], keep)
             set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
@@ -234,6 +282,13 @@ def run_job(job: dict[str, Any]) -> int:
             redirected = cupy.zeros(1, dtype=cupy.uint64)
             set_guard(cupy, np, module, k, keep, scratch, redirected, bool(k.get("only_sampled")))
             fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+            if not _wait(cupy, float(job.get("hang_s", 0) or 0)):
+                path = f"{job['out']}/trace_{k['id']}.npz"
+                _save(np, path, nsites, wpb, maxseq, addr_h(), mask_h(), ballot_h(), count_h())
+                _emit({"id": k["id"], "status": "hang", "trace": path, "device": device, "attributes": {},
+                       "message": f"the kernel did not finish within {job.get('hang_s')} s (a hang); the trace "
+                                  "recorded up to then was kept"})
+                os._exit(4)  # the context is stuck: only leaving the process frees it
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
             text = f"{type(exc).__name__}: {exc}"
@@ -245,10 +300,10 @@ def run_job(job: dict[str, Any]) -> int:
                 return 3  # the context is gone: the parent starts a new process for the rest
             continue
         path = f"{job['out']}/trace_{k['id']}.npz"
-        np.savez(path, addr=addr.get().reshape(nsites, 2, wpb, maxseq, 32) if nsites else np.zeros((0, 2, wpb, maxseq, 32)),
-                 mask=mask.get().reshape(nsites, 2, wpb, maxseq) if nsites else np.zeros((0, 2, wpb, maxseq)),
-                 ballot=ballot.get().reshape(nsites, 2, wpb, maxseq) if nsites else np.zeros((0, 2, wpb, maxseq)),
-                 count=count.get().reshape(nsites, 2, wpb) if nsites else np.zeros((0, 2, wpb)))
+        _save(np, path, nsites, wpb, maxseq, addr_h(), mask_h(), ballot_h(), count_h())
+        for ptr in held:
+            cupy.cuda.runtime.freeHost(ptr)
+        held.clear()
         attrs = _attributes(cupy, plain or module, k["name_expr"], int(np.prod(k["block"])), int(k.get("shared", 0))) \
             if plain is not None else {}
         _emit({"id": k["id"], "status": "ok", "trace": path, "attributes": attrs, "device": device,

@@ -44,7 +44,8 @@ HALF_TYPES = re.compile(r"\b(__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__flo
 # gridDim and the block filter, controlled from `__constant__` memory that the host fills before each
 # launch: reading it costs constant-cache loads, never a global load on the user's line, so the plain
 # build's per-instruction counters are those of the user's accesses alone.
-GUARD_PRELUDE = r"""// ---- kernlint --confirm (generated) ----
+GUARD_PRELUDE = r"""#line 1 "<kernlint --confirm instrumentation>"
+// ---- kernlint --confirm (generated) ----
 #define __KL_MAXR 64
 struct __kl_guard_t {
     unsigned long long ranges[2 * __KL_MAXR];  // [lo, hi) of every synthesized buffer
@@ -165,7 +166,8 @@ __device__ __forceinline__ void __kl_mark(unsigned int site) {
     unsigned long long w = ((unsigned long long)site * 2u + b) * __kl_ctl.wpb + t / 32u;
     unsigned long long n = __kl_ctl.addr[w * __kl_ctl.maxseq * 32 + t % 32u] + 1;
     __kl_ctl.addr[w * __kl_ctl.maxseq * 32 + t % 32u] = n;
-    atomicMax(&__kl_ctl.count[w], (unsigned int)n);
+    __kl_ctl.count[w] = (unsigned int)n;  // "reached"; the occurrences are read from the per-lane counts
+    __threadfence_system();  // (the trace is in host memory: visible even if the kernel then hangs)
 }
 
 template <typename V>
@@ -1010,5 +1012,10 @@ def with_half_headers(code: str, filename: str) -> str:
             extra += f"typedef {real} {name};\n"
     if "std::size_t" in code or "std::ptrdiff_t" in code:
         extra += "namespace std { using size_t = decltype(sizeof(0)); using ptrdiff_t = decltype((int*)0 - (int*)0); }\n"
+    if "std::bool_constant" in code or "std::integral_constant" in code:
+        # (NVRTC has no <type_traits>; llm.c passes std::bool_constant<...> as a tag argument)
+        extra += ("namespace std { template <class T, T v> struct integral_constant { static constexpr T value = v; "
+                  "constexpr operator T() const { return v; } }; template <bool B> using bool_constant = "
+                  "integral_constant<bool, B>; }\n")
     extra += _COMPAT_MACROS
     return extra + f'#line 1 "{_escape(filename)}"\n' + code

@@ -101,7 +101,9 @@ class SourceTable:
 
     kernel: str
     lines: dict[tuple[str, int], dict[str, float]]
-    sass: dict[tuple[str, int], list[tuple[str, dict[str, float]]]]  # (opcode, counters) in address order
+    # (opcode, counters, address space, access operation) in address order; the last two are ncu's own
+    # "Address Space"/"Access Operation" columns (lower case), "" when the page has none
+    sass: dict[tuple[str, int], list[tuple[str, dict[str, float], str, str]]]
 
 
 def parse_source_tables(text: str) -> list[SourceTable]:
@@ -117,17 +119,18 @@ def parse_source_tables(text: str) -> list[SourceTable]:
     line_col = -1
     sass_col = -1
     addr_col = -1
+    space_col = op_col = -1
     cols: dict[int, str] = {}
     current_line = -1
     for row in csv.reader(io.StringIO(text)):
         if not row:
             continue
         head = row[0].strip().lower()
-        if head == "kernel name" and len(row) > 1:
+        if head in ("kernel name", "function name") and len(row) > 1:
             cur = SourceTable(row[1].strip(), {}, defaultdict(list))
             tables.append(cur)
             continue
-        if head == "file name" and len(row) > 1:
+        if head in ("file name", "file path") and len(row) > 1:
             path = os.path.realpath(row[1].strip()) if row[1].strip() else ""
             continue
         lowered = [re.sub(r"\s+", " ", c.strip().lower()) for c in row]
@@ -136,6 +139,8 @@ def parse_source_tables(text: str) -> list[SourceTable]:
             sources = [i for i, c in enumerate(lowered) if c == "source"]
             sass_col = sources[-1] if len(sources) > 1 else -1
             addr_col = next((i for i, c in enumerate(lowered) if c == "address"), -1)
+            space_col = next((i for i, c in enumerate(lowered) if c == "address space"), -1)
+            op_col = next((i for i, c in enumerate(lowered) if c == "access operation"), -1)
             cols = {i: COLUMNS[c] for i, c in enumerate(lowered) if c in COLUMNS}
             continue
         if cur is None or line_col < 0 or line_col >= len(row):
@@ -153,7 +158,10 @@ def parse_source_tables(text: str) -> list[SourceTable]:
             continue
         if current_line >= 0 and 0 <= sass_col < len(row) and 0 <= addr_col < len(row) \
                 and row[addr_col].strip() not in ("", "-"):
-            cur.sass[(path, current_line)].append((sass_opcode(row[sass_col]), counters))
+            space = row[space_col].strip().lower() if 0 <= space_col < len(row) else ""
+            op = row[op_col].strip().lower() if 0 <= op_col < len(row) else ""
+            cur.sass[(path, current_line)].append((sass_opcode(row[sass_col]), counters,
+                                                   "" if space == "-" else space, "" if op == "-" else op))
     return tables
 
 
@@ -181,28 +189,44 @@ def instruction_kind(opcode: str) -> str:
     return ""
 
 
-def access_counters(table: SourceTable, path: str, line: int, kind: str, space: str
-                    ) -> tuple[dict[str, float], int]:
-    """Counters of the SASS instructions of `kind` in `space` on (path, line): summed over them (an
-    unrolled loop repeats one source access), and how many instructions matched."""
+def access_instructions(table: SourceTable, path: str, line: int, kind: str, space: str) -> list[dict[str, float]]:
+    """Counters of each SASS instruction of `kind` (load/store) in `space` (global/shared) on (path, line).
+
+    ncu's own "Address Space"/"Access Operation" columns decide where the page has them; otherwise
+    the opcode (LDG/STS ...) does, and a generic LD/ST is told by which counter it moved.
+    """
     key = "ncu_shared_wavefronts" if space == "shared" else "ncu_global_sectors"
-    rows = table.sass.get((os.path.realpath(path), line), [])
-    total: dict[str, float] = defaultdict(float)
-    n = 0
-    for opcode, c in rows:
+    other = "ncu_global_sectors" if space == "shared" else "ncu_shared_wavefronts"
+    out = []
+    for opcode, c, where, op in table.sass.get((os.path.realpath(path), line), []):
         k = instruction_kind(opcode)
+        if op:
+            k = "atomic" if "atom" in op or "red" in op else ("store" if "store" in op else
+                                                              ("load" if "load" in op else k))
         if not k or (k != kind and not (kind == "store" and k == "atomic")):
             continue
-        mnemonic = opcode.split(".")[0]
-        where = "shared" if mnemonic in ("LDS", "STS", "LDSM", "ATOMS") else \
-            "global" if mnemonic in ("LDG", "STG", "ATOMG", "RED", "REDG") else "generic"
-        other = "ncu_global_sectors" if space == "shared" else "ncu_shared_wavefronts"
-        if where not in ("generic", space) or (where == "generic" and c.get(other) and not c.get(key)):
-            continue  # the other space (a generic LD/ST is told by which counter it moved)
-        n += 1
+        if where:
+            if space not in where:
+                continue
+        else:
+            mnemonic = opcode.split(".")[0]
+            w = "shared" if mnemonic in ("LDS", "STS", "LDSM", "ATOMS") else \
+                "global" if mnemonic in ("LDG", "STG", "ATOMG", "RED", "REDG") else "generic"
+            if w not in ("generic", space) or (w == "generic" and c.get(other) and not c.get(key)):
+                continue
+        out.append(c)
+    return out
+
+
+def access_counters(table: SourceTable, path: str, line: int, kind: str, space: str
+                    ) -> tuple[dict[str, float], int]:
+    """The instructions of `access_instructions` summed (an unrolled loop repeats one access), and how many."""
+    rows = access_instructions(table, path, line, kind, space)
+    total: dict[str, float] = defaultdict(float)
+    for c in rows:
         for m, v in c.items():
             total[m] += v
-    return dict(total), n
+    return dict(total), len(rows)
 
 
 def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: str,
@@ -249,35 +273,61 @@ def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: s
 
 
 def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
+    """Nsight Compute's counters of the finding's own instruction(s), beside the trace's.
+
+    One access of its kind on the line: the instructions of that kind there are its own (several when
+    a loop was unrolled), summed. Several (a stencil line with nine loads): the trace's total of each
+    column is compared with the instructions one by one; when the two sets of numbers are the same,
+    the finding's number is its instruction's, else the line's sums are compared and said so.
+    """
+    from kernlint.confirm import site_totals
     from kernlint.eval import events as ev
 
     accesses = [e for e in run.result.events if isinstance(e, ev.MemoryAccess) and e.span.line == d.line]
     mine = [e for e in accesses if e.span.column == d.column]
     metrics = dict(d.metrics)
     notes_ = list(d.notes)
-    if mine:
+    if mine and run.measured is not None:
         for kind in dict.fromkeys(e.kind for e in mine):
             space = mine[0].space
-            same = {e.span.column for e in accesses if e.kind == kind and e.space == space}
-            counters, n = access_counters(table, d.path, d.line, kind, space)
-            if not n:
-                continue
             what = "wavefronts" if space == "shared" else "sectors"
-            got = counters.get("ncu_shared_wavefronts" if space == "shared" else "ncu_global_sectors", 0.0)
-            ideal = counters.get("ncu_shared_wavefronts_ideal" if space == "shared" else "ncu_global_sectors_ideal")
-            metrics[f"ncu_{kind}_{what}"] = int(got)
-            if ideal is not None:
-                metrics[f"ncu_{kind}_{what}_ideal"] = int(ideal)
-            metrics[f"ncu_{kind}_instructions"] = n
-            traced = metrics.get(f"measured_{kind}_{what}_total")
-            text = f"Nsight Compute, {n} {kind} instruction{'s' if n > 1 else ''} of this access: {got:.0f} {what}" + (
-                f" (ideal {ideal:.0f})" if ideal is not None else "")
-            if len(same) > 1:
-                metrics[f"ncu_{kind}_shared_line"] = len(same)
-                text += f"; the line has {len(same)} {space} {kind}s, counted together"
-            elif traced is not None and metrics.get("measured_trace_complete"):
-                metrics[f"ncu_{kind}_equals_trace"] = int(got) == int(traced)
-                text += f"; the trace counted {traced}"
+            key = "ncu_shared_wavefronts" if space == "shared" else "ncu_global_sectors"
+            rows = access_instructions(table, d.path, d.line, kind, space)
+            if not rows:
+                continue
+            cols = sorted({e.span.column for e in accesses if e.kind == kind and e.space == space})
+            traced = {c: site_totals(run.measured, d.line, c).get(f"measured_{kind}_{what}_total") for c in cols}
+            got = [int(r.get(key, 0)) for r in rows]
+            ideal = [int(r.get(key + "_ideal", 0)) for r in rows]
+            complete = bool(metrics.get("measured_trace_complete"))
+            mine_traced = traced.get(d.column)
+            if len(cols) == 1:
+                value, value_ideal, how = sum(got), sum(ideal), f"{len(rows)} {kind} instruction" + \
+                    ("s" if len(rows) > 1 else "") + " of this access"
+                equal = mine_traced is not None and value == mine_traced
+            elif len(rows) == len(cols) and None not in traced.values() and \
+                    sorted(got) == sorted(int(v) for v in traced.values()):
+                k = got.index(int(mine_traced)) if mine_traced is not None else 0
+                value, value_ideal, how = got[k], ideal[k], (f"its {kind} instruction (matched by value among the "
+                                                             f"line's {len(rows)}, whose numbers equal the trace's)")
+                equal = True
+            else:
+                value, value_ideal = sum(got), sum(ideal)
+                how = f"the line's {len(rows)} {kind} instructions for its {len(cols)} {space} {kind}s together"
+                line_traced = sum(int(v or 0) for v in traced.values())
+                equal = value == line_traced
+                mine_traced = line_traced
+                metrics[f"ncu_{kind}_{what}_line_total"] = True
+            metrics[f"ncu_{kind}_{what}"] = value
+            metrics[f"ncu_{kind}_{what}_ideal"] = value_ideal
+            metrics[f"ncu_{kind}_instructions"] = len(rows)
+            text = f"Nsight Compute, {how}: {value} {what} (ideal {value_ideal})"
+            if mine_traced is not None:
+                text += f"; the trace counted {mine_traced}"
+                if complete:
+                    metrics[f"ncu_{kind}_equals_trace"] = bool(equal)
+                else:
+                    text += " (the trace stopped recording after 64 requests per warp: not comparable)"
             notes_.append(text)
     else:
         c = table.lines.get((os.path.realpath(d.path), d.line))
