@@ -435,8 +435,8 @@ def test_isolating_a_kernel_lets_the_others_compile(tmp_path: Path) -> None:
 
 FAULTY = """// kernlint: block=(64,1,1)
 __global__ void faults(float* out) {
-    float* p = (float*)16;
-    out[threadIdx.x] = p[threadIdx.x];
+    if (threadIdx.x == 0) __trap();  // (a wild pointer no longer faults: the guard redirects it)
+    out[threadIdx.x * 2] = 1.0f;
 }
 
 __global__ void fine(float* out) {
@@ -465,7 +465,9 @@ def test_gpu_fault_and_hang_are_notes_and_the_rest_still_runs(tmp_path: Path, mo
     status = {r.name_expr: r.status for r in plan.runs}
     assert status["faults"] == "fault", (status, notes)
     assert status["fine"] == "ok", (status, notes)
-    assert status["spins"] == "timeout", (status, notes)
+    # A hang keeps the trace recorded until then (mapped host memory): the run is measured, marked hung.
+    spins = next(r for r in plan.runs if r.name_expr == "spins")
+    assert (spins.status == "ok" and spins.hung) or spins.status == "timeout", (status, notes)
     assert any("faults" in n and "fault" in n for n in notes) and any("spins" in n for n in notes)
     out = confirm.apply_results(list(result.diagnostics), [plan], [result], notes)
     kl102 = [d for d in out if d.code == "KL102" and d.kernel == "fine"]

@@ -233,3 +233,20 @@ def test_guarded_builds_guard_every_access_and_filter_blocks(tmp_path: Path) -> 
     assert "if (__kl_skip_block()) return;" in body and "#define gridDim (__kl_griddim())" in prof
     assert plan.instrumented.code.count("if (__kl_skip_block()) return;") == 1
     assert prof.count("\n") - prof.split(ins.PRELUDE_END)[0].count("\n") >= text.count("\n")
+
+
+def test_each_sampled_block_runs_with_its_own_sampled_values() -> None:
+    """The evaluator's sample 1 is block (3,2,1) with the second sampled values (n = 5 iterations where
+    sample 0 had 3): that block is traced in a second launch with those values."""
+    from kernlint.confirm.cupy_probe import NO_BLOCK, _launches
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "KL303_atomic_flag.cu"
+    text = path.read_text()
+    plan = confirm.plan_file(lint_with_suppressions(text, str(path), OPTIONS), text, OPTIONS)
+    run = next(r for r in plan.runs if r.name_expr == "converge")
+    assert run.spec is not None and run.spec["values"]["n"] != run.spec["values2"]["n"]
+    launches = _launches(run.spec)
+    assert len(launches) == 2
+    (_k0, a0, b0, args0), (_k1, a1, b1, args1) = launches
+    assert b0 == NO_BLOCK and a1 == NO_BLOCK and a0 == run.spec["samples"][0] and b1 == run.spec["samples"][1]
+    assert args0 == run.spec["args"] and args1 == run.spec["args2"]

@@ -187,6 +187,22 @@ def _attributes(cupy: Any, module: Any, name_expr: str, block: int, shared: int)
     return out
 
 
+NO_BLOCK = [0xFFFFFFFF] * 3
+
+
+def _launches(k: dict[str, Any]) -> list[tuple[dict[str, Any], list[int], list[int], list[dict[str, Any]]]]:
+    """The launches of one run: (spec for the guard, block traced as sample 0, as sample 1, arguments).
+
+    One launch when both samples take the same values; else sample 0's block is traced with sample
+    0's values and sample 1's block, in a second launch, with sample 1's (as the evaluator did).
+    """
+    s0, s1 = k["samples"]
+    if not k.get("args2"):
+        return [(k, s0, s1, k["args"])]
+    return [(dict(k, samples=[s0, NO_BLOCK]), s0, NO_BLOCK, k["args"]),
+            (dict(k, samples=[NO_BLOCK, s1]), NO_BLOCK, s1, k["args2"])]
+
+
 def _trace_buffer(cupy: Any, np: Any, n: int, dtype: Any, held: list[int]) -> tuple[Any, Any]:
     """A zeroed trace array the kernel writes: (kernel argument, () -> numpy copy of its content).
 
@@ -198,13 +214,16 @@ def _trace_buffer(cupy: Any, np: Any, n: int, dtype: Any, held: list[int]) -> tu
     try:
         ptr = int(cupy.cuda.runtime.hostAlloc(nbytes, 2))  # cudaHostAllocMapped
         held.append(ptr)
-        dev = int(cupy.cuda.runtime.hostGetDevicePointer(ptr, 0))
+        # With unified addressing (every 64-bit CUDA platform) a mapped allocation has the same
+        # address on the device; CuPy may not expose cudaHostGetDevicePointer at all.
+        get = getattr(cupy.cuda.runtime, "hostGetDevicePointer", None)
+        dev = int(get(ptr, 0)) if get is not None else ptr
         view = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_uint8)), shape=(nbytes,)).view(dtype)
         view[:] = 0
         return np.uint64(dev), lambda: view.copy()
     except Exception:  # noqa: BLE001 (no mapped memory: a hang then loses the trace)
         arr = cupy.zeros(int(n), dtype=dtype)
-        return arr, arr.get
+        return arr, lambda: None  # (device memory cannot be read while a kernel hangs)
 
 
 def _wait(cupy: Any, hang_s: float) -> bool:
@@ -223,6 +242,8 @@ def _wait(cupy: Any, hang_s: float) -> bool:
 
 
 def _save(np: Any, path: str, nsites: int, wpb: int, maxseq: int, addr: Any, mask: Any, ballot: Any, count: Any) -> None:
+    if addr is None or mask is None or ballot is None or count is None:
+        raise ValueError("the trace is in device memory")
     if not nsites:
         np.savez(path, addr=np.zeros((0, 2, wpb, maxseq, 32)), mask=np.zeros((0, 2, wpb, maxseq)),
                  ballot=np.zeros((0, 2, wpb, maxseq)), count=np.zeros((0, 2, wpb)))
@@ -274,20 +295,29 @@ def run_job(job: dict[str, Any]) -> int:
             mask, mask_h = _trace_buffer(cupy, np, slots, np.uint32, held)
             ballot, ballot_h = _trace_buffer(cupy, np, slots, np.uint32, held)
             count, count_h = _trace_buffer(cupy, np, max(1, nsites * 2 * wpb), np.uint32, held)
-            s0, s1 = k["samples"]
-            args = _make_args(cupy, np, k["args"], keep)
-            set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
-                                 *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
             scratch = cupy.zeros(4096, dtype=cupy.uint8)
             redirected = cupy.zeros(1, dtype=cupy.uint64)
-            set_guard(cupy, np, module, k, keep, scratch, redirected, bool(k.get("only_sampled")))
-            fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
-            if not _wait(cupy, float(job.get("hang_s", 0) or 0)):
+            hung = False
+            for k1, s0, s1, arg_specs in _launches(k):
+                args = _make_args(cupy, np, arg_specs, keep)
+                set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
+                                     *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
+                set_guard(cupy, np, module, k1, keep, scratch, redirected, bool(k.get("only_sampled")))
+                fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+                if not _wait(cupy, float(job.get("hang_s", 0) or 0)):
+                    hung = True
+                    break
+                cupy.cuda.runtime.deviceSynchronize()
+            if hung:
                 path = f"{job['out']}/trace_{k['id']}.npz"
-                _save(np, path, nsites, wpb, maxseq, addr_h(), mask_h(), ballot_h(), count_h())
-                _emit({"id": k["id"], "status": "hang", "trace": path, "device": device, "attributes": {},
-                       "message": f"the kernel did not finish within {job.get('hang_s')} s (a hang); the trace "
-                                  "recorded up to then was kept"})
+                try:
+                    _save(np, path, nsites, wpb, maxseq, addr_h(), mask_h(), ballot_h(), count_h())
+                    _emit({"id": k["id"], "status": "hang", "trace": path, "device": device, "attributes": {},
+                           "message": f"the kernel did not finish within {job.get('hang_s')} s (a hang); the "
+                                      "trace recorded up to then was kept"})
+                except Exception:  # noqa: BLE001 (no mapped memory: a plain timeout)
+                    _emit({"id": k["id"], "status": "timeout", "device": device,
+                           "message": f"no result within {job.get('hang_s')} s (hang?)"})
                 os._exit(4)  # the context is stuck: only leaving the process frees it
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
@@ -326,13 +356,14 @@ def _run_plain(cupy: Any, np: Any, job: dict[str, Any], device: str) -> int:
         keep: list[Any] = []
         try:
             fn = module.get_function(k["name_expr"])
-            args = _make_args(cupy, np, k["args"], keep)
             scratch = cupy.zeros(4096, dtype=cupy.uint8)
             redirected = cupy.zeros(1, dtype=cupy.uint64)
-            if job.get("guarded"):
-                set_guard(cupy, np, module, k, keep, scratch, redirected, bool(k.get("only_sampled")))
-            fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
-            cupy.cuda.runtime.deviceSynchronize()
+            for k1, _s0, _s1, arg_specs in (_launches(k) if job.get("guarded") else [(k, [], [], k["args"])]):
+                args = _make_args(cupy, np, arg_specs, keep)
+                if job.get("guarded"):
+                    set_guard(cupy, np, module, k1, keep, scratch, redirected, bool(k.get("only_sampled")))
+                fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+                cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
             _emit({"id": k["id"], "status": "fault", "message": f"{type(exc).__name__}: {exc}"[-2000:],
                    "device": device})

@@ -127,8 +127,11 @@ def parse_source_tables(text: str) -> list[SourceTable]:
             continue
         head = row[0].strip().lower()
         if head in ("kernel name", "function name") and len(row) > 1:
-            cur = SourceTable(row[1].strip(), {}, defaultdict(list))
-            tables.append(cur)
+            # ncu prints one section per source file of a launch ("File Path", then "Function Name"):
+            # the same function continuing with a file it has not shown yet is the same launch.
+            if cur is None or cur.kernel != row[1].strip() or any(k[0] == path for k in cur.lines):
+                cur = SourceTable(row[1].strip(), {}, defaultdict(list))
+                tables.append(cur)
             continue
         if head in ("file name", "file path") and len(row) > 1:
             path = os.path.realpath(row[1].strip()) if row[1].strip() else ""
@@ -163,6 +166,28 @@ def parse_source_tables(text: str) -> list[SourceTable]:
             cur.sass[(path, current_line)].append((sass_opcode(row[sass_col]), counters,
                                                    "" if space == "-" else space, "" if op == "-" else op))
     return tables
+
+
+def merge_tables(tables: list[SourceTable]) -> SourceTable:
+    """The launches of one run (the same code) as one table: counters summed line by line and
+    instruction by instruction."""
+    out = SourceTable(tables[0].kernel, {}, defaultdict(list))
+    for t in tables:
+        for key, c in t.lines.items():
+            acc = out.lines.setdefault(key, {})
+            for m, v in c.items():
+                acc[m] = acc.get(m, 0.0) + v
+        for key, rows in t.sass.items():
+            have = out.sass[key]
+            for i, (opcode, c, where, op) in enumerate(rows):
+                if i < len(have) and have[i][0] == opcode:
+                    merged = dict(have[i][1])
+                    for m, v in c.items():
+                        merged[m] = merged.get(m, 0.0) + v
+                    have[i] = (opcode, merged, where, op)
+                else:
+                    have.append((opcode, dict(c), where, op))
+    return out
 
 
 def sass_opcode(text: str) -> str:
@@ -256,10 +281,14 @@ def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: s
         pending = list(found)
         for r in runs:  # launches are profiled in the order they were made; pair them by name
             base = r.name_expr.split("<")[0]
-            k = next((j for j, t in enumerate(pending) if t.kernel.split("(")[0].split("<")[0].strip()
-                      .split(" ")[-1].split("::")[-1] == base), None)
-            if k is not None:
-                tables[(plan.path, r.id)] = (pending.pop(k), r)
+            mine = []
+            for _launch in range(2 if r.spec.get("args2") else 1):  # one launch per sampled block when their values differ
+                k = next((j for j, t in enumerate(pending) if t.kernel.split("(")[0].split("<")[0].strip()
+                          .split(" ")[-1].split("::")[-1] == base), None)
+                if k is not None:
+                    mine.append(pending.pop(k))
+            if mine:
+                tables[(plan.path, r.id)] = (merge_tables(mine), r)
     out = []
     for d in diagnostics:
         rid = d.metrics.get("confirm_run")
