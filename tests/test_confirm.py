@@ -228,7 +228,7 @@ def test_trace_equal_to_prediction_confirms_every_finding(fixture: Path, tmp_pat
     kernel_findings = [d for d in out if d.confirmation]
     assert not [d for d in kernel_findings if d.confirmation == "found-by-confirm"]
     bad = [(d.line, d.code, d.confirmation, d.notes[-1]) for d in kernel_findings
-           if d.confirmation != "confirmed" and not d.code.startswith("KL4")]
+           if d.confirmation != "confirmed" and not d.code.startswith("KL4") and not _on_loaded_values(d)]
     assert not bad
 
 
@@ -346,6 +346,11 @@ _TABLE_KEYS = ("sectors", "ideal_sectors", "ways", "wavefronts", "ideal_wavefron
                "max_trips", "occupancy", "registers", "last_warp_lanes", "rejected")
 
 
+def _on_loaded_values(d: Diagnostic) -> bool:
+    """A finding that depends on values loaded from memory: not judged on zeroed inputs, by design."""
+    return d.confirmation == "not-run" and d.metrics.get("confirm_not_run") == "data-dependent"
+
+
 def _table_row(d: Diagnostic) -> str:
     """`line:col CODE status | predicted ... | measured ...` for the report."""
     predicted = {k: d.metrics[k] for k in _TABLE_KEYS if k in d.metrics}
@@ -370,7 +375,7 @@ def test_gpu_confirms_every_finding(fixture: Path) -> None:
     faults = [n for n in notes if " fault " in n or "timeout" in n]
     assert not faults, faults
     static = [d for d in out if d.confirmation in ("confirmed", "refuted", "not-run")
-              and not d.code.startswith("KL4")]
+              and not d.code.startswith("KL4") and not _on_loaded_values(d)]
     assert all(d.confirmation == "confirmed" for d in static), table + "\n" + "\n".join(notes)
     # Occupancy findings: measured from the compiled kernel where it says something, never refuted.
     assert not [d for d in out if d.code.startswith("KL4") and d.confirmation == "refuted"], table
