@@ -145,8 +145,12 @@ def ncu_table(diags: list[dict[str, Any]]) -> str:
                     equal += bool(eq)
                 where = f"{os.path.basename(d['path'])}:{d['line']}:{d['column']} {d['code']}"
                 scope = " (line)" if m.get(f"ncu_{kind}_{what}_line_total") else ""
+                per = ""
+                if f"ncu_{kind}_{what}_per_launch" in m:
+                    per = (f"  per block/launch: trace {m.get(f'measured_{kind}_{what}_per_block')} "
+                           f"ncu {m[f'ncu_{kind}_{what}_per_launch']}")
                 lines.append(f"{where:41s} {kind} {what:10s} {traced!s:>6} {m[f'ncu_{kind}_{what}']:>8}  "
-                             f"{'-' if eq is None else eq}{scope}")
+                             f"{'-' if eq is None else eq}{scope}{per}")
     lines.append(f"per-finding counters equal to Nsight Compute's: {equal}/{compared}")
     return "\n".join(lines)
 

@@ -149,6 +149,7 @@ def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> N
     mask = np.zeros((nsites, 2, wpb, maxseq), dtype=np.uint32)
     ballot = np.zeros_like(mask)
     count = np.zeros((nsites, 2, wpb), dtype=np.uint32)
+    arrive = np.zeros((nsites, 2, wpb, 32), dtype=np.uint64)
     weights = (1 << np.arange(32, dtype=np.uint64))
 
     def record(site: int, m: np.ndarray, b: np.ndarray | None, a: np.ndarray | None) -> None:
@@ -182,13 +183,10 @@ def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> N
                 if isinstance(e, ev.Branch):
                     record(site.id, e.mask, e.cond, None)
         elif kind == "collective":
-            # Per-lane arrival counts in the first record row of each warp (instrument.__kl_mark).
-            arrivals = np.zeros((2, wpb, 32), dtype=np.uint64)
+            # Per-lane arrival counts (instrument.__kl_mark).
             for e in evs:
                 if isinstance(e, ev.Barrier):
-                    arrivals += np.broadcast_to(e.mask, e.live.shape).astype(np.uint64)
-            addr[site.id, :, :, 0, :] = arrivals
-            count[site.id] = arrivals.max(axis=-1).astype(np.uint32)
+                    arrive[site.id] += np.broadcast_to(e.mask, e.live.shape).astype(np.uint64)
         elif kind == "switch":
             values, default = plan.switch_arms[(line, col, kind)]
             value_of = {arm: v for v, arm in sorted(values.items(), reverse=True)}
@@ -204,7 +202,7 @@ def _fake_trace(plan: confirm.FilePlan, run: confirm.KernelRun, path: Path) -> N
                     for k in range(int(e.trips.max()) + 1):
                         live = e.mask & (e.trips >= k)
                         record(site.id, live, e.trips > k, None)
-    np.savez(path, addr=addr, mask=mask, ballot=ballot, count=count)
+    np.savez(path, addr=addr, mask=mask, ballot=ballot, count=count, arrive=arrive)
 
 
 def _confirm_with_fake_gpu(fixture: Path, tmp_path: Path) -> tuple[list[Diagnostic], list[str]]:

@@ -806,7 +806,7 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
     # sizes sampled small; the first fault's values stay in the note either way.
     retry = []
     for r in pending:
-        if r.status in ("fault", "timeout") and not r.refit:
+        if (r.status in ("fault", "timeout") or r.hung) and not r.refit:
             refit = _refit(r.result, ((64, 96),), why=f"after a {r.status} with {_sampled_text(r.result)}")
             if refit is None:
                 continue
@@ -820,7 +820,8 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
             r.spec.pop("values2", None)
             if args2 is not None and args2 != args:
                 r.spec["args2"], r.spec["values2"] = args2, values2
-            r.status, r.reason = "pending", ""
+            r.status, r.reason, r.hung = "pending", "", False
+            r.measured, r.measured_diags, r.static_keys, r.traced_spans = None, [], set(), set()
             retry.append(r)
     if retry:
         _run_batch(plan, plan.instrumented, retry, workdir, notes)
@@ -1058,8 +1059,13 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         elif isinstance(e, ev.Loop):
             static_loop[(e.span.line, e.span.column)].append(e)
     traced: set[tuple[int, int]] = set()
+    arrive = data["arrive"] if "arrive" in data.files else np.zeros(count.shape + (32,), dtype=np.uint64)
+    if s0 == s1 and "args2" not in run.spec:
+        arrive[:, 1] = arrive[:, 0]
     for (line, col, kind), site in plan.site_of_span.items():
         c = count[site.id]  # (2, W)
+        if kind == "collective":
+            c = arrive[site.id].max(axis=-1).astype(np.int64)  # per-lane arrival counts (mapped memory)
         n = int(min(c.max(initial=0), MAXSEQ))
         if c.max(initial=0) > MAXSEQ:
             run.truncated_spans.add((line, col))
@@ -1104,7 +1110,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 measured.extend(bars or ())
                 continue  # a helper called from several places: its records would mix the calls
             traced.add((line, col))
-            arrivals = addr[site.id, :, :, 0, :].astype(np.int64)  # (2, W, 32): per-lane arrival counts
+            arrivals = arrive[site.id].astype(np.int64)  # (2, W, 32): per-lane arrival counts
             for q in range(int(min(arrivals.max(initial=0), MAXSEQ))):
                 m = arrivals > q
                 if not m.any():
@@ -1231,7 +1237,7 @@ def site_summary(measured: KernelResult, line: int, column: int) -> dict[str, An
     return out
 
 
-def site_totals(measured: KernelResult, line: int, column: int) -> dict[str, Any]:
+def site_totals(measured: KernelResult, line: int, column: int, sample: int | None = None) -> dict[str, Any]:
     """Totals over every traced request at a site, per access kind: global sectors (and ideal) or shared
     wavefronts (and ideal). These are what Nsight Compute counts per instruction (`--confirm=ncu`),
     when only the sampled blocks run and no site was reached more than MAXSEQ times per warp."""
@@ -1242,6 +1248,10 @@ def site_totals(measured: KernelResult, line: int, column: int) -> dict[str, Any
         if not isinstance(e, ev.MemoryAccess) or (e.span.line, e.span.column) != (line, column):
             continue
         live = e.mask.any(axis=-1)
+        if sample is not None and live.ndim >= 1 and live.shape[0] > sample:
+            keep = np.zeros(live.shape, dtype=bool)
+            keep[sample] = True
+            live = live & keep
         if e.space == "global":
             sec, ideal = global_sectors(e.address, e.mask, e.width)
             key = f"measured_{e.kind}_sectors_total"
@@ -1319,8 +1329,9 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                     continue
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
-                if run.data_dependent:
-                    continue  # zeroed inputs decide some addresses or branches: no claim of its own
+                if run.data_dependent or run.refit:
+                    continue  # zeroed inputs decide some addresses or branches, or the sizes are not the
+                    # static ones: no claim of its own
                 added.add(key)
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
                 if run.measured is not None:
@@ -1397,6 +1408,14 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
                      "not judged on a GPU: it depends on values loaded from memory (a branch or a stride), and "
                      "the synthesized inputs are zeros")
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
+    # A run at refit sizes judges a finding only where the static analysis at those sizes predicts it
+    # too (a stride of 4096 floats and one of 64 are different patterns).
+    refit = [r for r in traced if r.refit and key not in r.static_keys]
+    traced = [r for r in traced if r not in refit]
+    if not traced and refit:
+        return _mark(d, "not-run", {"confirm_not_run": "size" if "fit the buffers" in refit[0].refit else "fault"},
+                     f"not run on a GPU at the static sizes: {refit[0].refit}; at those sizes the static analysis "
+                     "does not predict this finding, so the run cannot judge it")
     if not traced and any(r.data_dependent for r in relevant):
         why = next(r.data_dependent for r in relevant if r.data_dependent)
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},

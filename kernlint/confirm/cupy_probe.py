@@ -241,15 +241,23 @@ def _wait(cupy: Any, hang_s: float) -> bool:
     return True
 
 
-def _save(np: Any, path: str, nsites: int, wpb: int, maxseq: int, addr: Any, mask: Any, ballot: Any, count: Any) -> None:
-    if addr is None or mask is None or ballot is None or count is None:
-        raise ValueError("the trace is in device memory")
-    if not nsites:
-        np.savez(path, addr=np.zeros((0, 2, wpb, maxseq, 32)), mask=np.zeros((0, 2, wpb, maxseq)),
-                 ballot=np.zeros((0, 2, wpb, maxseq)), count=np.zeros((0, 2, wpb)))
-        return
-    np.savez(path, addr=addr.reshape(nsites, 2, wpb, maxseq, 32), mask=mask.reshape(nsites, 2, wpb, maxseq),
-             ballot=ballot.reshape(nsites, 2, wpb, maxseq), count=count.reshape(nsites, 2, wpb))
+def _save(np: Any, path: str, nsites: int, wpb: int, maxseq: int, addr: Any, mask: Any, ballot: Any, count: Any,
+          arrive: Any) -> None:
+    """Write a trace; after a hang only `arrive` (mapped host memory) is readable, the rest is zeros."""
+    if arrive is None:
+        raise ValueError("the arrivals are in device memory")
+    n = max(nsites, 0)
+    shapes = {"addr": (n, 2, wpb, maxseq, 32), "mask": (n, 2, wpb, maxseq), "ballot": (n, 2, wpb, maxseq),
+              "count": (n, 2, wpb), "arrive": (n, 2, wpb, 32)}
+    dtypes = {"addr": np.uint64, "mask": np.uint32, "ballot": np.uint32, "count": np.uint32, "arrive": np.uint64}
+    got = {"addr": addr, "mask": mask, "ballot": ballot, "count": count, "arrive": arrive}
+    out = {}
+    for key, shape in shapes.items():
+        size = int(np.prod(shape))
+        v = got[key]
+        out[key] = (np.asarray(v)[:size].reshape(shape) if v is not None and size else
+                    np.zeros(shape, dtype=dtypes[key]))
+    np.savez(path, **out)
 
 
 def run_job(job: dict[str, Any]) -> int:
@@ -289,18 +297,19 @@ def run_job(job: dict[str, Any]) -> int:
             fn = module.get_function(k["name_expr"])
             nsites, wpb, maxseq = int(k["nsites"]), int(k["wpb"]), int(k["maxseq"])
             slots = max(1, nsites * 2 * wpb * maxseq)
-            # The trace lives in mapped host memory: a kernel that hangs (a barrier in divergent code)
-            # leaves what it recorded up to the hang readable from here.
-            addr, addr_h = _trace_buffer(cupy, np, slots * 32, np.uint64, held)
-            mask, mask_h = _trace_buffer(cupy, np, slots, np.uint32, held)
-            ballot, ballot_h = _trace_buffer(cupy, np, slots, np.uint32, held)
-            count, count_h = _trace_buffer(cupy, np, max(1, nsites * 2 * wpb), np.uint32, held)
+            addr = cupy.zeros(slots * 32, dtype=cupy.uint64)
+            mask = cupy.zeros(slots, dtype=cupy.uint32)
+            ballot = cupy.zeros(slots, dtype=cupy.uint32)
+            count = cupy.zeros(max(1, nsites * 2 * wpb), dtype=cupy.uint32)
+            # Arrivals at barriers and collectives live in mapped host memory: a kernel that hangs there
+            # (a barrier in divergent code) leaves them readable from here.
+            arrive, arrive_h = _trace_buffer(cupy, np, max(1, nsites * 2 * wpb * 32), np.uint64, held)
             scratch = cupy.zeros(4096, dtype=cupy.uint8)
             redirected = cupy.zeros(1, dtype=cupy.uint64)
             hung = False
             for k1, s0, s1, arg_specs in _launches(k):
                 args = _make_args(cupy, np, arg_specs, keep)
-                set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
+                set_ctl((1,), (1,), (addr, mask, ballot, count, arrive, np.uint32(wpb), np.uint32(maxseq),
                                      *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
                 set_guard(cupy, np, module, k1, keep, scratch, redirected, bool(k.get("only_sampled")))
                 fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
@@ -311,7 +320,7 @@ def run_job(job: dict[str, Any]) -> int:
             if hung:
                 path = f"{job['out']}/trace_{k['id']}.npz"
                 try:
-                    _save(np, path, nsites, wpb, maxseq, addr_h(), mask_h(), ballot_h(), count_h())
+                    _save(np, path, nsites, wpb, maxseq, None, None, None, None, arrive_h())
                     _emit({"id": k["id"], "status": "hang", "trace": path, "device": device, "attributes": {},
                            "message": f"the kernel did not finish within {job.get('hang_s')} s (a hang); the "
                                       "trace recorded up to then was kept"})
@@ -330,7 +339,7 @@ def run_job(job: dict[str, Any]) -> int:
                 return 3  # the context is gone: the parent starts a new process for the rest
             continue
         path = f"{job['out']}/trace_{k['id']}.npz"
-        _save(np, path, nsites, wpb, maxseq, addr_h(), mask_h(), ballot_h(), count_h())
+        _save(np, path, nsites, wpb, maxseq, addr.get(), mask.get(), ballot.get(), count.get(), arrive_h())
         for ptr in held:
             cupy.cuda.runtime.freeHost(ptr)
         held.clear()

@@ -100,16 +100,19 @@ struct __kl_ctl_t {
     unsigned int* mask;
     unsigned int* ballot;
     unsigned int* count;
+    unsigned long long* arrive;  // per (site, sampled block, lane of the block): arrivals at a collective
     unsigned int wpb, maxseq;
     unsigned int b0x, b0y, b0z, b1x, b1y, b1z;
 };
 __device__ __kl_ctl_t __kl_ctl;
 
 extern "C" __global__ void __kl_set_ctl(unsigned long long* addr, unsigned int* mask, unsigned int* ballot,
-                                        unsigned int* count, unsigned int wpb, unsigned int maxseq,
+                                        unsigned int* count, unsigned long long* arrive, unsigned int wpb,
+                                        unsigned int maxseq,
                                         unsigned int b0x, unsigned int b0y, unsigned int b0z,
                                         unsigned int b1x, unsigned int b1y, unsigned int b1z) {
     __kl_ctl.addr = addr; __kl_ctl.mask = mask; __kl_ctl.ballot = ballot; __kl_ctl.count = count;
+    __kl_ctl.arrive = arrive;
     __kl_ctl.wpb = wpb; __kl_ctl.maxseq = maxseq;
     __kl_ctl.b0x = b0x; __kl_ctl.b0y = b0y; __kl_ctl.b0z = b0z;
     __kl_ctl.b1x = b1x; __kl_ctl.b1y = b1y; __kl_ctl.b1z = b1z;
@@ -152,10 +155,11 @@ __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
     return __kl_guard(p);
 }
 
-// A barrier or warp collective: each lane counts its own arrivals (in the first record row of its
-// warp). The k-th arrival of every lane is one occurrence, so lanes of one warp that reach the call in
-// separate groups (independent thread scheduling: `__activemask()` at the call then names only one
-// group) still count as arriving together; a lane that skips it has a lower count.
+// A barrier or warp collective: each lane counts its own arrivals. The k-th arrival of every lane is one
+// occurrence, so lanes of one warp that reach the call in separate groups (independent thread
+// scheduling: `__activemask()` at the call then names only one group) still count as arriving
+// together; a lane that skips it has a lower count. The counts live in host memory (mapped), so a
+// kernel that hangs there leaves them readable.
 __device__ __forceinline__ void __kl_mark(unsigned int site) {
     unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     unsigned int b;
@@ -164,10 +168,9 @@ __device__ __forceinline__ void __kl_mark(unsigned int site) {
     else return;
     if (__kl_ctl.count == 0) return;
     unsigned long long w = ((unsigned long long)site * 2u + b) * __kl_ctl.wpb + t / 32u;
-    unsigned long long n = __kl_ctl.addr[w * __kl_ctl.maxseq * 32 + t % 32u] + 1;
-    __kl_ctl.addr[w * __kl_ctl.maxseq * 32 + t % 32u] = n;
-    __kl_ctl.count[w] = (unsigned int)n;  // "reached"; the occurrences are read from the per-lane counts
-    __threadfence_system();  // (the trace is in host memory: visible even if the kernel then hangs)
+    volatile unsigned long long* slot = &__kl_ctl.arrive[w * 32 + t % 32u];
+    *slot = *slot + 1;
+    __threadfence_system();  // (visible to the host even if the kernel then hangs)
 }
 
 template <typename V>

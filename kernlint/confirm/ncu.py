@@ -269,6 +269,7 @@ def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: s
         notes.append("--confirm=ncu: Nsight Compute (ncu) is not on PATH; reported the trace confirmation only")
         return diagnostics
     tables: dict[tuple[str, int], tuple[SourceTable, Any]] = {}
+    per_launch: dict[tuple[str, int], list[SourceTable]] = {}
     for i, plan in enumerate(plans):
         if plan.instrumented is None or not plan.instrumented.profiled:
             continue
@@ -289,6 +290,8 @@ def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: s
                     mine.append(pending.pop(k))
             if mine:
                 tables[(plan.path, r.id)] = (merge_tables(mine), r)
+                if len(mine) == 2:  # each launch traced one sampled block: compared launch by launch too
+                    per_launch[(plan.path, r.id)] = mine
     out = []
     for d in diagnostics:
         rid = d.metrics.get("confirm_run")
@@ -297,7 +300,11 @@ def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: s
             out.append(d)
             continue
         table, run = hit
-        out.append(_attach(d, table, run))
+        d = _attach(d, table, run)
+        launches = per_launch.get((d.path, rid))
+        if launches:
+            d = _per_launch(d, launches, run)
+        out.append(d)
     return out
 
 
@@ -366,6 +373,31 @@ def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
             if summary:
                 notes_.append(f"Nsight Compute on this line (the sampled blocks): {summary}")
     return dataclasses.replace(d, metrics=metrics, notes=tuple(notes_))
+
+
+def _per_launch(d: Diagnostic, launches: list[SourceTable], run: Any) -> Diagnostic:
+    """For a run of two launches (one per sampled block, each with its own values): ncu's count of
+    the finding's instructions in each launch beside the trace's count for that block."""
+    from kernlint.confirm import site_totals
+    from kernlint.eval import events as ev
+
+    mine = [e for e in run.result.events if isinstance(e, ev.MemoryAccess)
+            and (e.span.line, e.span.column) == (d.line, d.column)]
+    if not mine or run.measured is None:
+        return d
+    space = mine[0].space
+    what = "wavefronts" if space == "shared" else "sectors"
+    key = "ncu_shared_wavefronts" if space == "shared" else "ncu_global_sectors"
+    metrics = dict(d.metrics)
+    for kind in dict.fromkeys(e.kind for e in mine):
+        pairs = []
+        for s, table in enumerate(launches):
+            rows = access_instructions(table, d.path, d.line, kind, space)
+            traced = site_totals(run.measured, d.line, d.column, sample=s).get(f"measured_{kind}_{what}_total", 0)
+            pairs.append((int(traced), int(sum(r.get(key, 0) for r in rows))))
+        metrics[f"ncu_{kind}_{what}_per_launch"] = [p[1] for p in pairs]
+        metrics[f"measured_{kind}_{what}_per_block"] = [p[0] for p in pairs]
+    return dataclasses.replace(d, metrics=metrics)
 
 
 def _summary(c: dict[str, float]) -> str:
