@@ -345,8 +345,12 @@ _TABLE_KEYS = ("sectors", "ideal_sectors", "ways", "wavefronts", "ideal_wavefron
 
 
 def _on_loaded_values(d: Diagnostic) -> bool:
-    """A finding that depends on values loaded from memory: not judged on zeroed inputs, by design."""
-    return d.confirmation == "not-run" and d.metrics.get("confirm_not_run") == "data-dependent"
+    """Not judged by design: a finding that depends on values loaded from memory (zeroed inputs), or one
+    that is no barrier/collective in a kernel that hung at one (only those are judged from the trace)."""
+    if d.confirmation != "not-run":
+        return False
+    return d.metrics.get("confirm_not_run") == "data-dependent" or (
+        d.metrics.get("confirm_not_run") == "fault" and any("kernel hung" in n for n in d.notes))
 
 
 def _table_row(d: Diagnostic) -> str:
