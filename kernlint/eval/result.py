@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.eval import uniform_data
 from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.launch import LaunchShape
@@ -45,7 +46,9 @@ class KernelResult:
         for name, values in self.assumed:
             if deps is not None and name not in deps:
                 continue
-            if name.startswith("blockIdx") or name.startswith("gridDim"):
+            if uniform_data.is_load_symbol(name):
+                out.append(uniform_data.describe(name, values, self.source_lines))
+            elif name.startswith("blockIdx") or name.startswith("gridDim"):
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} sampled as {shown}")
             else:
