@@ -220,3 +220,25 @@ def test_one_active_lane_reading_its_own_word_is_not_sampled() -> None:
     }""")
     assert not load_symbols(r)
     assert not sites(r, "a")
+
+
+def test_uniform_pointer_load_is_an_allocation_of_its_own() -> None:
+    r = evaluate("""
+    __global__ void k(float** rows, float* out) {
+        float* row = rows[blockIdx.x];
+        out[threadIdx.x] = row[threadIdx.x];
+        if (row == 0) out[threadIdx.x + 64] = 0.0f;
+    }""")
+    (e,) = [x for x in r.events if isinstance(x, MemoryAccess) and x.root.startswith(uniform_data.PTR_PREFIX)]
+    a = e.address[0, 0]
+    assert a[0] % 256 == 0 and list(a - a[0]) == [4 * i for i in range(32)]
+    assert any("`row = rows[blockIdx.x]`, a pointer loaded at line 3" in x for x in r.assumptions(e.deps))
+    # the null test cannot split a warp, and both of its sides are evaluated
+    assert len(sites(r, "out", "store")) == 2
+    # a per-lane pointer load stays unknown
+    r2 = evaluate("""
+    __global__ void k(float** rows, float* out) {
+        float* row = rows[threadIdx.x];
+        out[threadIdx.x] = row[0];
+    }""")
+    assert not [x for x in r2.events if isinstance(x, MemoryAccess) and x.root.startswith(uniform_data.PTR_PREFIX)]

@@ -1428,13 +1428,14 @@ class Interpreter:
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
         uniform = addr.data is not None and not loads and not self.lane_varying(addr)
-        if uniform and t is not None and uniform_data.eligible(t, addr.space) and self.mask.any():
-            sampled = self.sample_load(e, addr)
+        if uniform and t is not None and self.mask.any() and (
+                uniform_data.eligible(t, addr.space) or uniform_data.eligible_pointer(self.resolve(t), addr.space)):
+            sampled = self.sample_load(e, addr, pointer=t.kind == "pointer")
             if sampled is not None:
                 return sampled
         return Val(None, addr.deps, loads=loads, why=("loaded", ""), uniform=uniform)
 
-    def sample_load(self, e: ir.Expr, addr: Val) -> Val | None:
+    def sample_load(self, e: ir.Expr, addr: Val, pointer: bool = False) -> Val | None:
         """The sampled value of a uniform load at `addr` (eval/uniform_data.py), named by its site."""
         span, helper = e.span, ""
         k = len(self.call_sites)
@@ -1454,6 +1455,14 @@ class Interpreter:
         # The address of the first active lane of each warp: the one every active lane shares.
         first = np.where(self.mask.any(axis=-1), a[np.arange(a.shape[0])[:, None], np.arange(a.shape[1])[None, :],
                                                    self.mask.argmax(axis=-1)], -1)
+        if pointer:
+            ptr = self.uniform_loads.pointer(uniform_data.PTR_PREFIX + uniform_data.symbol(span, helper)[
+                len(uniform_data.PREFIX):], addr.root, first)
+            if ptr is None:
+                return None
+            pname, slot = ptr
+            return Val(np.full((1, 1, 1), POINTER_SPACING * slot, dtype=np.int64), frozenset([pname]),
+                       space="global", root=pname)
         got = self.uniform_loads.value(uniform_data.symbol(span, helper), addr.root, first)
         if got is None:
             return None

@@ -55,6 +55,8 @@ class KernelResult:
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
         if deps is not None:
+            for d in sorted(x for x in deps if x.startswith(uniform_data.PTR_PREFIX)):
+                out.append(uniform_data.describe_pointer(d, self.source_lines))
             # Accesses under a condition decided by lane-varying data were evaluated for every lane.
             for line in sorted({int(d.split(":")[1]) for d in deps if d.startswith("?data:")}):
                 out.append(f"assuming every lane may take the data-dependent branch at line {line} "

@@ -39,6 +39,20 @@ def is_load_symbol(name: str) -> bool:
     return name.startswith(PREFIX)
 
 
+# A pointer every lane loads from one address (`float* row = rows[blockIdx.x]`) is the start of an
+# allocation of its own: `@ptr:LINE:COL:END_LINE:END_COL[:helper]`. It has no sampled values (a dep, not
+# an entry of `assumed`), so nothing re-samples it; KernelResult.assumptions states it from the deps.
+PTR_PREFIX = "@ptr:"
+# Where the k-th loaded pointer's allocation starts, in units of interp.POINTER_SPACING: past every
+# parameter's and global array's base, so that two allocations never overlap.
+PTR_SLOT = 400
+
+
+def is_loaded(name: str) -> bool:
+    """A dep that stands for loaded data sampled by this module (an integer or a pointer)."""
+    return name.startswith((PREFIX, PTR_PREFIX))
+
+
 def symbol(span: ir.Span, helper: str = "") -> str:
     base = f"{PREFIX}{span.line}:{span.column}:{span.end_line}:{span.end_column}"
     return f"{base}:{helper}" if helper else base
@@ -49,12 +63,19 @@ def eligible(t: ir.CType, space: str) -> bool:
     return t.kind == "int" and t.size in (4, 8) and space in ("global", "constant")
 
 
+def eligible_pointer(t: ir.CType, space: str) -> bool:
+    """A loaded pointer the evaluator takes as an allocation of its own: one to a sized element, read
+    from global or constant memory (pointers there point to global memory)."""
+    return (t.kind == "pointer" and t.pointee is not None and t.pointee.kind in ("int", "float", "struct")
+            and space in ("global", "constant"))
+
+
 def settled_by_samples(data: np.ndarray | None, deps: frozenset[str], mask: np.ndarray) -> bool:
     """A condition on a sampled load that every active lane decides alike in every sample: the samples
     (sizes in the thousands) may be what makes it so (`c = group * 512 + lane * 8; if (c >= C) return;`
     with `group` a small index sampled as 4096 leaves nothing to evaluate after it). Such a branch does
     not split a warp under the samples, and both of its sides are evaluated, as for a uniform unknown."""
-    if data is None or not any(map(is_load_symbol, deps)):
+    if data is None or not any(map(is_loaded, deps)):
         return False
     c = np.broadcast_to(data != 0, mask.shape)
     for s in range(mask.shape[0]):
@@ -68,7 +89,7 @@ def block_uniform_condition(data: np.ndarray | None, deps: frozenset[str]) -> bo
     """A condition computed only from block-wide values (no thread index in it) that depends on a
     sampled load: it cannot split a warp whatever the value, so the evaluator keeps running both of
     its sides as for any uniform unknown rather than only the side the samples pick."""
-    return data is not None and data.shape[-1] == 1 and data.shape[-2] == 1 and any(map(is_load_symbol, deps))
+    return data is not None and data.shape[-1] == 1 and data.shape[-2] == 1 and any(map(is_loaded, deps))
 
 
 @dataclass
@@ -81,6 +102,7 @@ class UniformLoads:
     by_site: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # (root, address bytes) -> symbol: the same word loaded again with no store to its array in between
     by_address: dict[tuple[str, bytes], str] = field(default_factory=dict)
+    pointer_slots: dict[str, int] = field(default_factory=dict)
 
     def value(self, name: str, root: str, address: np.ndarray) -> tuple[str, tuple[int, ...]] | None:
         """The symbol and samples for a uniform load at `address` (its per-sample values, one per warp
@@ -103,12 +125,25 @@ class UniformLoads:
         self.by_address[key] = name
         return name, self.by_site[name]
 
+    def pointer(self, name: str, root: str, address: np.ndarray) -> tuple[str, int] | None:
+        """The symbol and allocation slot of a uniform pointer load at `address` (None past the cap)."""
+        key = ("*" + root, np.ascontiguousarray(address).tobytes() + str(address.shape).encode())
+        known = self.by_address.get(key)
+        if known is not None:
+            return known, self.pointer_slots[known]
+        if name not in self.pointer_slots:
+            if len(self.pointer_slots) >= MAX_SYMBOLS:
+                return None
+            self.pointer_slots[name] = PTR_SLOT + len(self.pointer_slots)
+        self.by_address[key] = name
+        return name, self.pointer_slots[name]
+
     def forget(self, root: str) -> None:
         """A store into `root`: the words remembered there may hold something else now."""
         if not root:
             self.by_address.clear()
             return
-        for k in [k for k in self.by_address if k[0] == root]:
+        for k in [k for k in self.by_address if k[0] in (root, "*" + root)]:
             del self.by_address[k]
 
 
@@ -149,6 +184,16 @@ def describe(name: str, values: tuple[int, ...], source_lines: tuple[str, ...]) 
     what = _load_text(line, col, end_line, end_col, source_lines) if not helper else f"a value loaded in {helper}()"
     return (f"{what}, loaded at line {line} from an address every lane of the warp shares, sampled as {shown} "
             f"(a runtime value, like a kernel parameter)")
+
+
+def describe_pointer(name: str, source_lines: tuple[str, ...]) -> str:
+    """The assumption line for a loaded pointer: what was loaded, and that it is taken as an allocation."""
+    parts = name[len(PTR_PREFIX):].split(":")
+    line, col, end_line, end_col = (int(x) for x in parts[:4])
+    what = (f"a pointer loaded in {parts[4]}()" if len(parts) > 4
+            else _load_text(line, col, end_line, end_col, source_lines))
+    return (f"{what}, a pointer loaded at line {line} from an address every lane of the warp shares, taken as "
+            f"the start of an allocation (256-byte aligned, as cudaMalloc returns)")
 
 
 def short(name: str) -> str:
