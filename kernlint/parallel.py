@@ -30,6 +30,8 @@ class FileJob:
     options: Any = None  # engine.LintOptions of this file, without the project index
     build_dir: str | None = None
     no_project: bool = False
+    # The directory argument the file was found under: the project when no ancestor holds a marker.
+    project_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,19 @@ class FileOutcome:
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                    no_project: bool) -> tuple[Any, tuple[str, ...]]:
-    """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes."""
+                    no_project: bool, hint: str | None = None) -> tuple[Any, tuple[str, ...]]:
+    """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
+
+    The project is `--project`, else the nearest ancestor holding a marker, else (a tree without one: an
+    unpacked archive, a benchmark suite) the directory argument `path` was found under (`hint`), else
+    the file's own directory: a fragment's includer is usually beside it."""
     from kernlint.project import find_project_root, load_index
 
     if no_project or path == "-":
         return options, ()
     root = Path(project_dir).resolve() if project_dir else find_project_root(path)
+    if root is None and os.path.isfile(path):
+        root = Path(hint).resolve() if hint and os.path.isdir(hint) else Path(path).resolve().parent
     if root is None:
         return options, ()
     try:
@@ -114,7 +122,8 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
         return FileOutcome(name, problems=((exc.path, exc.message, exc.line),))
     notes: tuple[str, ...] = ()
     try:
-        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project)
+        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
+                                         job.project_hint)
         result = lint_source(text, name, options)
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)

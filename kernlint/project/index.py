@@ -194,8 +194,14 @@ class ProjectIndex:
 
     def includer_of(self, path: str) -> str | None:
         """A project file that #includes `path` (the first by name), or None."""
-        inc = sorted(set(self.includers.get(os.path.abspath(path), ())))
+        inc = self.includers_of(path)
         return inc[0] if inc else None
+
+    def includers_of(self, path: str) -> list[str]:
+        """The project files that #include `path`, by name: those that launch kernels first (a real
+        translation unit, not a leftover header that includes everything)."""
+        inc = sorted(set(self.includers.get(os.path.abspath(path), ())))
+        return sorted(inc, key=lambda p: not self.facts[p].launches if p in self.facts else True)
 
     def flags_for(self, path: str) -> FileFlags:
         return self.flags.get(os.path.abspath(path), FileFlags())
