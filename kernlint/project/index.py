@@ -197,11 +197,29 @@ class ProjectIndex:
         inc = self.includers_of(path)
         return inc[0] if inc else None
 
-    def includers_of(self, path: str) -> list[str]:
-        """The project files that #include `path`, by name: those that launch kernels first (a real
-        translation unit, not a leftover header that includes everything)."""
-        inc = sorted(set(self.includers.get(os.path.abspath(path), ())))
-        return sorted(inc, key=lambda p: not self.facts[p].launches if p in self.facts else True)
+    def includers_of(self, path: str, limit: int = 50) -> list[str]:
+        """The project files that #include `path`, directly or through other fragments (`main.cu`
+        includes `work.cu` includes `solver.cu`): translation units first (files nothing includes,
+        those that launch kernels before those that do not), then the nearer includers."""
+        start = os.path.abspath(path)
+        order: list[str] = []
+        seen = {start}
+        frontier = [start]
+        while frontier and len(order) < limit:
+            nxt = []
+            for f in frontier:
+                for q in sorted(set(self.includers.get(f, ()))):
+                    if q not in seen:
+                        seen.add(q)
+                        order.append(q)
+                        nxt.append(q)
+            frontier = nxt
+
+        def rank(p: str) -> tuple[bool, bool]:
+            facts = self.facts.get(p)
+            return bool(self.includers.get(p)), not (facts is not None and facts.launches)
+
+        return sorted(order, key=rank)
 
     def flags_for(self, path: str) -> FileFlags:
         return self.flags.get(os.path.abspath(path), FileFlags())
