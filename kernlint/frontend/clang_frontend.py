@@ -324,6 +324,11 @@ class _Lowering:
     def member(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         kids = [k for k in c.get_children() if k.kind.is_expression()]
         ctype = self.ctype(c)
+        ref = c.referenced
+        if ref is not None and ref.kind == K.VAR_DECL:
+            # A static data member named through an object (`packed.size`, `x128::size` spelled on a
+            # value): the object is not read ([expr.ref]/6.1: the member is the class's variable).
+            return self.static_member(c, ref, ctype, span)
         if not kids or kids[0].kind == K.CXX_THIS_EXPR:
             return self.this_member(c, ctype, span)
         base_cursor = kids[0]
@@ -346,6 +351,16 @@ class _Lowering:
             name = toks[-1] if toks and toks[-1].isidentifier() else ""
             arrow = arrow or (len(toks) >= 2 and toks[-2] == "->")
         return ir.Member(base, name, offset, arrow, ctype, span)
+
+    def static_member(self, c: ci.Cursor, ref: ci.Cursor, ctype: ir.CType, span: ir.Span) -> ir.Expr:
+        """`obj.size` for `static constexpr int size = ...`: the constant, else the class's variable."""
+        for cur in (c, ref):
+            v = _evaluate(cur)
+            if v is not None and ctype.kind in ("int", "float", "bool"):
+                return ir.Lit(v, ctype, span)
+        attrs = {k.kind for k in ref.get_children()}
+        kind = "shared" if K.CUDASHARED_ATTR in attrs else "constant" if K.CUDACONSTANT_ATTR in attrs else "global"
+        return ir.Ref(ref.spelling, kind, ctype, span)
 
     def this_member(self, c: ci.Cursor, ctype: ir.CType, span: ir.Span) -> ir.Expr:
         """A member named inside a method (`sum`, `this->sum`): a field of the object, `(*this).sum`."""
