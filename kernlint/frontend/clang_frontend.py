@@ -499,6 +499,14 @@ class _Lowering:
                                  _function_key(defn if defn is not None else ref))
         if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
             return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
+        if ref is not None and _is_device(ref) and args and ref.result_type.kind != ci.TypeKind.LVALUEREFERENCE:
+            # A user's operator returning a value (`float3 operator*(float3, float)` of
+            # helper_math.h, `V V::operator+(const V&) const`): a call the evaluator inlines.
+            defn = ref.get_definition()
+            target = _function_key(defn if defn is not None else ref)
+            if ref.kind == K.CXX_METHOD:
+                return ir.Call(name, tuple(self.expr(a) for a in args[1:]), ctype, span, self.expr(args[0]), target)
+            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target)
         # Any other overloaded operator (operator[] of a wrapper class, arithmetic on vector types):
         # its value is unknown, but its operands are still evaluated for their accesses.
         return ir.Opaque(f"overloaded {name}", ctype, span, tuple(self.expr(a) for a in args))
