@@ -991,6 +991,13 @@ class Interpreter:
                 if isinstance(target, ir.Ref) and target.kind in ("local", "param") and target.name not in self.cov_shared:
                     # The address of a variable held by the thread (a local scalar or struct).
                     return Val(None, space="local", root=target.name)
+                if isinstance(target, ir.Ref) and target.kind in ("global", "constant") \
+                        and not (target.name in self.tu.globals and self.tu.globals[target.name].shared):
+                    # `&counter` of a `__device__` variable (an atomic's target): its own address in
+                    # its space, the same for every thread.
+                    base = self.param_bases.setdefault("::" + target.name,
+                                                       POINTER_SPACING * (100 + len(self.param_bases)))
+                    return Val(np.full((1, 1, 1), base, dtype=np.int64), space=target.kind, root=target.name)
                 return Val(None, why=("unmodelled", "the address of a variable"))
             return lv[0]
         if op in ("pre++", "pre--", "post++", "post--"):

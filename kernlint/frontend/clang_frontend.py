@@ -306,6 +306,12 @@ class _Lowering:
             return ir.Ref(name, "function", ctype, span)
         if rk == K.VAR_DECL:
             parent = ref.semantic_parent
+            if parent is not None and parent.kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+                # `size` inside a class template (`static constexpr size_t size = sizeof(int4) /
+                # sizeof(T)`): dependent, so its initializer, which the evaluator folds once T is bound.
+                init = _static_init(ref)
+                if init is not None:
+                    return self.expr(init)
             if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE, K.STRUCT_DECL, K.CLASS_DECL):
                 if name in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"):
                     return ir.Ref(name, "builtin", ctype, span)
@@ -358,6 +364,9 @@ class _Lowering:
             v = _evaluate(cur)
             if v is not None and ctype.kind in ("int", "float", "bool"):
                 return ir.Lit(v, ctype, span)
+        init = _static_init(ref)
+        if init is not None and self.depth < MAX_NESTING // 2:
+            return self.expr(init)
         attrs = {k.kind for k in ref.get_children()}
         kind = "shared" if K.CUDASHARED_ATTR in attrs else "constant" if K.CUDACONSTANT_ATTR in attrs else "global"
         return ir.Ref(ref.spelling, kind, ctype, span)
@@ -637,6 +646,14 @@ class _Lowering:
             elif cases:
                 cases[-1][1].append(self.stmt(item))
         return ir.Switch(cond, tuple((lab, tuple(st)) for lab, st in cases), span)
+
+
+def _static_init(ref: ci.Cursor) -> ci.Cursor | None:
+    """The initializer of a `static const`/`constexpr` data member (its value wherever it is named)."""
+    if not ref.type.is_const_qualified() and "constexpr" not in [t.spelling for t in ref.get_tokens()][:8]:
+        return None
+    inits = [k for k in ref.get_children() if k.kind.is_expression()]
+    return inits[-1] if inits else None
 
 
 def _is_callee_ref(c: ci.Cursor, name: str) -> bool:
