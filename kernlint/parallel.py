@@ -71,18 +71,23 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
 
     The project is `--project`, else the nearest ancestor holding a marker, else (a tree without one: an
     unpacked archive, a benchmark suite) the directory argument `path` was found under (`hint`), else
-    the file's own directory: a fragment's includer is usually beside it."""
+    the files beside it (not below: a lone file in a big directory must not walk it): a fragment's
+    includer is usually beside it."""
     from kernlint.project import find_project_root, load_index
 
     if no_project or path == "-":
         return options, ()
     root = Path(project_dir).resolve() if project_dir else find_project_root(path)
+    shallow = False
     if root is None and os.path.isfile(path):
-        root = Path(hint).resolve() if hint and os.path.isdir(hint) else Path(path).resolve().parent
+        if hint and os.path.isdir(hint):
+            root = Path(hint).resolve()
+        else:  # only the files beside it: a lone file in /tmp must not walk /tmp
+            root, shallow = Path(path).resolve().parent, True
     if root is None:
         return options, ()
     try:
-        index = load_index(root, options.include_dirs, build_dir)
+        index = load_index(root, options.include_dirs, build_dir, shallow=shallow)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
         return options, (f"project index of {root} not built ({type(exc).__name__}: {exc}); "
                          "files are linted alone",)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,7 +93,7 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
-              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> "ProjectIndex":
+              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES, shallow: bool = False) -> "ProjectIndex":
         idx = cls(root)
         db = find_compile_db(root, build_dir)
         if build_dir and db is None:
@@ -102,7 +103,7 @@ class ProjectIndex:
             if note:
                 idx.notes.append(note)
         cache = FactsCache(root)
-        paths = _walk(root, max_files)
+        paths = _walk(root, max_files, shallow)
         if len(paths) >= max_files:
             idx.notes.append(f"project index: stopped at {max_files} files under {root}")
         skipped: list[str] = []
@@ -111,6 +112,9 @@ class ProjectIndex:
                 st = os.stat(p)
             except OSError as exc:
                 skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or device named *.h: opening it could block
+                skipped.append(f"{_rel(p, root)} (not a regular file)")
                 continue
             stamp = (st.st_mtime_ns, st.st_size)
             facts = cache.get_unchanged(p, stamp)
@@ -398,10 +402,11 @@ def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: i
     return (v, 1, 1) if v is not None else None
 
 
-def _walk(root: Path, max_files: int) -> list[str]:
+def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
+    """Source files under `root` (only those directly in it when `shallow`)."""
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
+        dirnames[:] = [] if shallow else sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
                              and not d.startswith("cmake-build")
                              and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg")))
         for f in sorted(filenames):
@@ -415,11 +420,12 @@ def _walk(root: Path, max_files: int) -> list[str]:
 _INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}
 
 
-def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None) -> ProjectIndex:
-    """The index of `root`, built once per run (and per include dirs / build dir)."""
-    key = (str(root), tuple(include_dirs), build_dir)
+def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
+               shallow: bool = False) -> ProjectIndex:
+    """The index of `root`, built once per run (and per include dirs / build dir / depth)."""
+    key = (str(root), tuple(include_dirs), build_dir) + (("shallow",) if shallow else ())
     idx = _INDEXES.get(key)
     if idx is None:
-        idx = ProjectIndex.build(root, include_dirs, build_dir)
+        idx = ProjectIndex.build(root, include_dirs, build_dir, shallow=shallow)
         _INDEXES[key] = idx
     return idx
