@@ -74,9 +74,16 @@ class Settings:
     # The roofline's peaks instead of the --arch table row: (FP32 TFLOP/s, FP64 TFLOP/s, DRAM GB/s).
     roofline_peak: tuple[float, float, float] | None = None
     format: str = "text"
+    # Per file: wall-clock seconds and worker address space (MiB) before kernlint gives up on it (KL900);
+    # 0 turns a limit off. kernlint/isolation.py enforces them.
+    timeout: float = 20.0
+    memory_limit: int = 1024
     project: bool = True  # use the project index (launches, includers from other files)
     compile_commands: Path | None = None  # directory holding compile_commands.json
     source: Path | None = None
+    # Where `exclude`'s globs are relative to when they came from the command line (the working
+    # directory, as ruff resolves command-line paths); None: the config's directory.
+    exclude_base: Path | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,8 +200,12 @@ def settings_base(settings: Settings) -> Path:
 
 
 def is_excluded(path: str | PurePath, settings: Settings) -> bool:
-    """Return whether `path` (a file or directory met while walking the inputs) is excluded."""
-    base = settings_base(settings)
+    """Return whether `path` (a file or directory met while walking the inputs) is excluded.
+
+    Globs from the config file are relative to its directory; globs from `--exclude` to the working
+    directory the command was run from.
+    """
+    base = settings.exclude_base or settings_base(settings)
     return any(path_matches(path, pattern, base) for pattern in settings.exclude)
 
 
@@ -345,6 +356,25 @@ def _roofline_peak(value: Any) -> tuple[float, float, float]:
     return (float(value[0]), float(value[1]), float(value[2]))
 
 
+def _seconds(value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e6:
+        raise ValueError(f"expected a number of seconds (0: no limit), got {value!r}")
+    return float(value)
+
+
+def _mebibytes(value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not (value == 0 or 256 <= value < 1 << 30):
+        raise ValueError(f"expected a whole number of MiB, at least 256 (0: no limit), got {value!r}")
+    return value
+
+
 def _format(value: Any) -> str:
     if value not in FORMATS:
         raise ValueError(f"expected one of {', '.join(FORMATS)}, got {value!r}")
@@ -377,6 +407,8 @@ _KEYS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "occupancy-threshold": ("occupancy_threshold", _threshold),
     "roofline-peak": ("roofline_peak", _roofline_peak),
     "format": ("format", _format),
+    "timeout": ("timeout", _seconds),
+    "memory-limit": ("memory_limit", _mebibytes),
     "project": ("project", _bool),
     "compile-commands": ("compile_commands", _directory),
 }
@@ -564,6 +596,8 @@ def merge_cli(settings: Settings, rules: Sequence[Rule] | None = None, **overrid
         elif field == "include_dirs":
             coerced = tuple(Path(d) for d in coerced) + settings.include_dirs
         changes[field] = coerced
+        if field == "exclude":
+            changes["exclude_base"] = Path.cwd().resolve()
     return dataclasses.replace(settings, **changes)
 
 

@@ -5,8 +5,7 @@ wrote to stderr) is returned to the CLI, which prints it in input order, so `-j 
 byte-identical to `-j 1`. A file that raises, or whose worker process dies (a libclang crash), is
 reported as that file's problem; the other files are still linted.
 
-Workers come from a `forkserver` (or `spawn`) context, never plain `fork`: the parent may have used
-libclang, whose state is not fork-safe. `-j 1` runs everything in the calling process.
+Worker processes, their limits and what their death means live in kernlint/isolation.py.
 """
 from __future__ import annotations
 
@@ -45,6 +44,7 @@ class LintSetup:
     diff: bool = False  # only compute the fixes' diff
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
+    record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,14 @@ class FileOutcome:
     diff: str = ""
     rooflines: tuple = ()  # roofline.Roofline rows of the file's kernels (--statistics, reporters)
     result: Any = field(default=None, compare=False)  # the LintResult, only with `keep_results`
+    deps: Any = field(default=None, compare=False)  # resultcache.Deps, only with `record`
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                    no_project: bool, hint: str | None = None) -> tuple[Any, tuple[str, ...]]:
+                    no_project: bool, recording: Any = None, hint: str | None = None) -> tuple[Any, tuple[str, ...]]:
     """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
+
+    With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded.
 
     The project is `--project`, else the nearest ancestor holding a marker, else (a tree without one: an
     unpacked archive, a benchmark suite) the directory argument `path` was found under (`hint`), else
@@ -89,20 +92,39 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     try:
         index = load_index(root, options.include_dirs, build_dir, shallow=shallow)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
+        if recording is not None:
+            recording.index_failed()
         return options, (f"project index of {root} not built ({type(exc).__name__}: {exc}); "
                          "files are linted alone",)
+    if recording is not None:
+        index = recording.wrap(index)
     flags = index.flags_for(path)
     return dataclasses.replace(options, project=index,
                                include_dirs=tuple(dict.fromkeys(options.include_dirs + flags.include_dirs)),
                                macros=tuple(dict.fromkeys(options.macros + flags.macros))), tuple(index.notes)
 
 
-def lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
-    """Lint one file completely (read, lint, suppressions, selection); never raises."""
+def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False) -> FileOutcome:
+    """Lint one file completely (read, lint, suppressions, selection); never raises (but MemoryError
+    with `memory_error_raises`)."""
     err = io.StringIO()
+    recording = None
+    if setup.record:
+        from kernlint.resultcache import Recording
+
+        recording = Recording()
     try:
         with contextlib.redirect_stderr(err):
-            out = _lint_file(job, setup)
+            out = _lint_file(job, setup, recording)
+            if recording is not None:
+                out = dataclasses.replace(out, deps=recording.finish(out.text, job.path, recording.include_dirs))
+    except MemoryError:
+        if memory_error_raises:
+            raise
+        from kernlint.exitcodes import internal_error_message
+
+        out = FileOutcome(job.name, problems=((job.name, internal_error_message(MemoryError("out of memory"),
+                                                                                job.name), 0),))
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the others
         from kernlint.exitcodes import format_traceback, internal_error_message
 
@@ -112,7 +134,7 @@ def lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
     return dataclasses.replace(out, stderr=err.getvalue())
 
 
-def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
+def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOutcome:
     from kernlint.checks import ALL_RULES
     from kernlint.cli import InputProblem, decode_source, read_cuda_file
     from kernlint.config import is_selected
@@ -128,7 +150,9 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
     notes: tuple[str, ...] = ()
     try:
         options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
-                                         job.project_hint)
+                                         recording, job.project_hint)
+        if recording is not None:
+            recording.include_dirs = options.include_dirs
         result = lint_source(text, name, options)
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)
@@ -152,14 +176,18 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
                 Path(job.path).write_text(fo.text, encoding="utf-8")
                 text, diags = fo.text, list(fo.remaining)
     from kernlint.roofline import rooflines
+    from kernlint.roofline_gain import with_gains
 
-    return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
-                       result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff,
-                       rooflines=tuple(rooflines(result.results, setup.arch, setup.roofline_peak)))
+    rows = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
+    return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)), coverage=result.coverage,
+                       notes=notes, result=result if setup.keep_results else None, linted=True, fixed=fixed,
+                       diff=diff, rooflines=rows)
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:
-    return lint_file(*args)
+    """`lint_file` in an isolated worker: running out of memory is the worker's end, not a finding
+    (isolation retires the worker and tries the file once more in a fresh one)."""
+    return lint_file(*args, memory_error_raises=True)
 
 
 def default_jobs() -> int:
@@ -170,54 +198,45 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _context() -> Any:
-    import multiprocessing as mp
+def failed_outcome(job: FileJob, failure: Any, limits: Any) -> FileOutcome:
+    """The outcome of a file whose worker crashed, timed out or ran out of memory: one error KL900."""
+    from kernlint.checks.parse_problems import KL900
+    from kernlint.diagnostics import Diagnostic
 
-    methods = mp.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = mp.get_context("forkserver")
-        # The server imports the engine once; each worker forks from it without having touched libclang.
-        ctx.set_forkserver_preload(["kernlint.engine", "kernlint.parallel"])
-        return ctx
-    return mp.get_context("spawn")
+    if failure.kind == "timeout":
+        why = (f"the C++ front end or the analysis gave up on this file: {failure.detail} "
+               "(raise the limit with --timeout or the config key `timeout`)")
+    elif failure.kind == "memory":
+        cap = f" of {limits.memory_mb} MiB" if limits.memory_mb else ""
+        why = (f"the C++ front end or the analysis gave up on this file: it needed more than the memory limit{cap}"
+               f" ({failure.detail}; raise it with --memory-limit or the config key `memory-limit`)")
+    elif failure.kind == "unpicklable":
+        why = f"internal error in kernlint: the result for this file could not be passed back ({failure.detail})"
+    else:
+        why = (f"the C++ front end crashed on this file: the worker process linting it was {failure.detail} "
+               "(libclang overflows its stack on very deeply nested code or macros)")
+    diag = Diagnostic(path=job.name, line=1, column=1, code=KL900.code, name=KL900.name, severity=KL900.severity,
+                      message=f"{why}; nothing in this file was analysed; the other files were linted")
+    return FileOutcome(job.name, diagnostics=(diag,))
 
 
-def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int) -> Iterator[FileOutcome]:
-    """Outcomes of `jobs`, in their order; with `workers` > 1 the files are linted in worker processes."""
-    workers = min(workers, len(jobs))
-    if workers <= 1:
+def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: Any = None) -> Iterator[FileOutcome]:
+    """Outcomes of `jobs`, in their order.
+
+    With `limits` (an `isolation.Limits`) or `workers` > 1, each file is linted in an isolated worker
+    process (see kernlint/isolation.py): a crash, timeout or memory exhaustion becomes a KL900 for that
+    file. Without limits and with one worker, files are linted in this process (in-process callers,
+    `--confirm`, which needs the evaluations).
+    """
+    if not jobs:
+        return
+    if limits is None and workers <= 1:
         for job in jobs:
             yield lint_file(job, setup)
         return
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    from kernlint.isolation import Failure, Limits, run_isolated
 
-    broken: list[int] = []
-    results: dict[int, FileOutcome] = {}
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        futures = [pool.submit(_lint_file_task, (job, setup)) for job in jobs]
-        for i, fut in enumerate(futures):
-            if broken:
-                # The pool died: results still come back for finished files; the rest run alone below.
-                try:
-                    results[i] = fut.result()
-                except BrokenProcessPool:
-                    broken.append(i)
-                continue
-            try:
-                yield fut.result()
-            except BrokenProcessPool:
-                broken.append(i)
-    # A worker died (e.g. a crash inside libclang): lint each unfinished file in its own process, so
-    # the crash is pinned on its file and the others still get linted.
-    for i in range(broken[0] if broken else len(jobs), len(jobs)):
-        if i in results:
-            yield results[i]
-            continue
-        with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as solo:
-            try:
-                yield solo.submit(_lint_file_task, (jobs[i], setup)).result()
-            except BrokenProcessPool:
-                yield FileOutcome(jobs[i].name, problems=((jobs[i].name, "internal error: the worker process "
-                                                           "linting this file died (a crash in libclang or "
-                                                           "NumPy?); other files were linted", 0),))
+    limits = limits or Limits()
+    tasks = [(job, setup) for job in jobs]
+    for i, out in run_isolated(_lint_file_task, tasks, workers, limits, quiet=not setup.tracebacks):
+        yield failed_outcome(jobs[i], out, limits) if isinstance(out, Failure) else out

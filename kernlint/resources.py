@@ -645,8 +645,10 @@ def exact_resources(
             output = output.replace(str(source), path or name)
     except subprocess.TimeoutExpired:
         # Not cached: a timeout may be load on the machine rather than the file.
+        _transient()
         return {}, f"nvcc timed out after {timeout:g} s for {target}: registers are estimated, not exact"
     except OSError as error:
+        _transient()
         return {}, f"could not run nvcc ({error}): registers are estimated, not exact"
     if returncode != 0:
         missing = _missing_headers(output)
@@ -663,6 +665,16 @@ def exact_resources(
     note: str | None = None if records else f"nvcc compiled {name} for {target} but reported no kernel entries"
     _write_cache(key, {"format": CACHE_FORMAT, "kernels": records, "note": note})
     return _to_resources(records), note
+
+
+TRANSIENT_FAILURES = 0
+"""nvcc runs that failed in a way that may not happen again (timeout, could not start): a lint that
+saw one is not kept by the result cache (kernlint.resultcache)."""
+
+
+def _transient() -> None:
+    global TRANSIENT_FAILURES
+    TRANSIENT_FAILURES += 1
 
 
 def _device_only(text: str) -> str | None:

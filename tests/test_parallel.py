@@ -15,7 +15,8 @@ STRIDED = "__global__ void k(float* x, int s) { x[threadIdx.x * 32] = 0; }\n"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", *args], cwd=ROOT,
+    # --no-cache: the second run must lint, not read the first run's results.
+    return subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", "--no-cache", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False, timeout=600)
 
 
@@ -66,7 +67,9 @@ def test_a_worker_that_dies_costs_only_its_own_file(tmp_path: Path) -> None:
     setup = LintSetup()
     outcomes = list(lint_files(jobs, setup, workers=2))
     assert [o.name for o in outcomes] == paths
-    assert outcomes[1].problems and "worker process" in outcomes[1].problems[0][1]
+    [crash] = outcomes[1].diagnostics
+    assert crash.code == "KL900" and crash.severity.label == "error"
+    assert "crashed" in crash.message and "exited with status 3" in crash.message
     for i in (0, 2, 3):
         assert not outcomes[i].problems
         assert any(d.code == "KL102" for d in outcomes[i].diagnostics)

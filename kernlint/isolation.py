@@ -1,0 +1,277 @@
+"""Worker isolation: each file is linted in a reused worker process under a wall-clock timeout and a memory limit.
+
+libclang cannot be trusted with hostile input: deeply nested code overflows the stack of its parse
+thread (SIGSEGV), and a few bytes of unbalanced `<` take minutes and gigabytes. So files are linted
+in worker processes, each with `RLIMIT_AS` (address space) set in the worker and no core dumps; the
+parent waits on each worker with a deadline. A worker that dies (signal, exit) or runs past the
+timeout is killed and replaced, and its file gets one error-severity KL900 ("the C++ front end
+crashed / gave up on this file"); the other files are still linted. Outcomes are yielded in input
+order, so the output does not depend on the number of workers.
+
+A worker that had linted other files before it died may have died of their garbage (memory limit)
+rather than of this file, so its file is tried once more in a fresh worker before it is blamed.
+Workers are forked from the parent while the parent has not loaded libclang (cheap: the imports are
+inherited), else started from a forkserver (libclang's state is not fork-safe).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+DEFAULT_TIMEOUT_S = 20.0  # per file, wall clock (config `timeout`)
+DEFAULT_MEMORY_MB = 1024  # address space of one worker (config `memory-limit`); ~0.3 GB is used before any file
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-file wall-clock timeout (seconds) and per-worker address-space limit (MiB); None: no limit."""
+
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
+    memory_mb: int | None = DEFAULT_MEMORY_MB
+
+
+def _apply_limits(limits: Limits) -> None:
+    """In the worker: no core files (a crash must not write into the user's directory), the memory cap."""
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    if limits.memory_mb:
+        want = int(limits.memory_mb) * 1024 * 1024
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _serve(conn: Any, limits: Limits, quiet: bool) -> None:
+    """A worker's loop: receive (index, task), send (index, outcome, retire) until told to stop."""
+    import gc
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and ends its workers
+    gc.enable()  # the CLI pauses the collector for its own short life; a worker lints many files
+    if quiet:
+        import faulthandler
+
+        faulthandler.disable()  # inherited from a parent (pytest) that enabled it: no dumps on our crashes
+        # What native code prints on its way down (libclang's "terminate called ...") would interleave
+        # with the parent's output differently with each -j; Python-level stderr is captured per file.
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 2)
+            os.close(fd)
+        except OSError:
+            pass
+    _apply_limits(limits)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        index, fn, task = msg
+        try:
+            out = fn(task)
+            retire = False
+        except MemoryError:
+            out, retire = None, True
+        try:
+            conn.send((index, out, retire))
+        except MemoryError:
+            return  # the parent sees the worker gone and retries the file in a fresh one
+        except Exception as exc:  # noqa: BLE001 - e.g. an outcome that does not pickle
+            conn.send((index, ("unpicklable", f"{type(exc).__name__}: {exc}"), False))
+        if retire:
+            return
+
+
+class _Worker:
+    def __init__(self, ctx: Any, limits: Limits, quiet: bool) -> None:
+        parent, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_serve, args=(child, limits, quiet), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        self.index: int | None = None  # the task in flight
+        self.started = 0.0
+        self.served = 0  # tasks completed
+
+    def submit(self, index: int, fn: Callable[[Any], Any], task: Any) -> bool:
+        try:
+            self.conn.send((index, fn, task))
+        except (OSError, EOFError, ValueError):
+            return False
+        self.index, self.started = index, time.monotonic()
+        return True
+
+    def stop(self, kill: bool = False) -> None:
+        if kill and self.proc.is_alive():
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+        elif self.proc.is_alive():
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        self.proc.join(timeout=None if kill else 5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+
+
+def _context() -> Any:
+    import multiprocessing as mp
+
+    methods = mp.get_all_start_methods()
+    try:
+        import clang.cindex as ci
+
+        clang_loaded = bool(ci.Config.loaded)
+    except Exception:  # noqa: BLE001 - no bindings: nothing native to protect from fork
+        clang_loaded = False
+    if "fork" in methods and not clang_loaded:
+        return mp.get_context("fork")
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["kernlint.engine", "kernlint.parallel"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a task produced no outcome: `kind` is "crash", "timeout", "memory" or "unpicklable"."""
+
+    kind: str
+    detail: str
+
+
+def _death_detail(code: int | None) -> tuple[str, str]:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == signal.SIGKILL:
+            return "memory", f"killed by {name} (out of memory?)"
+        return "crash", f"killed by {name}"
+    return "crash", f"exited with status {code}"
+
+
+def run_isolated(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, limits: Limits,
+                 quiet: bool = True) -> Iterator[tuple[int, Any]]:
+    """Yield (index, fn(task) or Failure) for each task, in input order, from `workers` isolated processes."""
+    ctx = _context()
+    workers = max(1, min(workers, len(tasks)))
+    pending: deque[tuple[int, bool]] = deque((i, False) for i in range(len(tasks)))  # (index, retried)
+    retried: set[int] = set()
+    done: dict[int, Any] = {}
+    pool: list[_Worker] = []
+    next_out = 0
+    from multiprocessing.connection import wait
+
+    def fail(w: _Worker, kind: str, detail: str) -> None:
+        i = w.index
+        assert i is not None
+        w.index = None
+        if kind != "timeout" and w.served > 0 and i not in retried:
+            retried.add(i)  # maybe the garbage of earlier files: once more, alone in a fresh worker
+            pending.appendleft((i, True))
+            return
+        done[i] = Failure(kind, detail)
+
+    try:
+        while next_out < len(tasks):
+            # Replace dead idle workers, then hand out work (a retried task gets a fresh worker).
+            for k, w in enumerate(pool):
+                if w.index is None and not w.proc.is_alive():
+                    w.stop()
+                    pool[k] = _Worker(ctx, limits, quiet)
+            while pending:
+                i, fresh = pending[0]
+                idle = [w for w in pool if w.index is None and (not fresh or w.served == 0)]
+                if not idle and fresh:
+                    spare = [k for k, w in enumerate(pool) if w.index is None]
+                    if spare:
+                        pool[spare[0]].stop()
+                        pool[spare[0]] = _Worker(ctx, limits, quiet)
+                        idle = [pool[spare[0]]]
+                if not idle and len(pool) < workers:
+                    pool.append(_Worker(ctx, limits, quiet))
+                    idle = [pool[-1]]
+                if not idle:
+                    break
+                w = idle[0]
+                if not w.submit(i, fn, tasks[i]):
+                    w.stop(kill=True)
+                    pool[pool.index(w)] = _Worker(ctx, limits, quiet)
+                    continue
+                pending.popleft()
+            while next_out in done:
+                yield next_out, done.pop(next_out)
+                next_out += 1
+            if next_out >= len(tasks):
+                break
+            busy = [w for w in pool if w.index is not None]
+            if not busy:
+                continue
+            now = time.monotonic()
+            wait_s = None
+            if limits.timeout_s:
+                wait_s = max(0.0, min(w.started + limits.timeout_s for w in busy) - now)
+            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait_s))
+            now = time.monotonic()
+            for k, w in enumerate(pool):
+                if w.index is None:
+                    continue
+                if w.conn in ready or w.proc.sentinel in ready:
+                    try:
+                        if not w.conn.poll():
+                            raise EOFError
+                        i, out, retire = w.conn.recv()
+                    except (EOFError, OSError):
+                        w.proc.join(timeout=5)
+                        kind, detail = _death_detail(w.proc.exitcode)
+                        fail(w, kind, detail)
+                        w.stop(kill=True)
+                        pool[k] = _Worker(ctx, limits, quiet)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - a garbled message: the worker is suspect
+                        fail(w, "crash", f"sent an unreadable result ({type(exc).__name__})")
+                        w.stop(kill=True)
+                        pool[k] = _Worker(ctx, limits, quiet)
+                        continue
+                    if out is None and retire:
+                        fail(w, "memory", "ran out of memory")
+                        w.stop()  # it exits after a MemoryError: never hand it another file
+                        pool[k] = _Worker(ctx, limits, quiet)
+                        continue
+                    w.index = None
+                    w.served += 1
+                    if isinstance(out, tuple) and len(out) == 2 and out[0] == "unpicklable":
+                        done[i] = Failure("unpicklable", out[1])
+                    else:
+                        done[i] = out
+                elif limits.timeout_s and now - w.started >= limits.timeout_s:
+                    w.stop(kill=True)
+                    fail(w, "timeout", f"no result within {limits.timeout_s:g} s")
+                    pool[k] = _Worker(ctx, limits, quiet)
+    finally:
+        for w in pool:
+            w.stop(kill=w.index is not None)
