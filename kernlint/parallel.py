@@ -71,22 +71,13 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
 
     With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded.
-
-    The project is `--project`, else the nearest ancestor holding a marker, else (a tree without one: an
-    unpacked archive, a benchmark suite) the directory argument `path` was found under (`hint`), else
-    the files beside it (not below: a lone file in a big directory must not walk it): a fragment's
-    includer is usually beside it."""
-    from kernlint.project import find_project_root, load_index
+    The project is the one `project.index.project_root_for` finds (a tree without a marker: `hint`)."""
+    from kernlint.project import load_index
+    from kernlint.project.index import project_root_for
 
     if no_project or path == "-":
         return options, ()
-    root = Path(project_dir).resolve() if project_dir else find_project_root(path)
-    shallow = False
-    if root is None and os.path.isfile(path):
-        if hint and os.path.isdir(hint):
-            root = Path(hint).resolve()
-        else:  # only the files beside it: a lone file in /tmp must not walk /tmp
-            root, shallow = Path(path).resolve().parent, True
+    root, shallow = project_root_for(path, project_dir, hint)
     if root is None:
         return options, ()
     try:

@@ -38,6 +38,22 @@ def find_project_root(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def project_root_for(path: str, project_dir: str | None = None,
+                     hint: str | None = None) -> tuple[Path | None, bool]:
+    """(root, shallow) of the project `path` is linted in: `--project`, else the nearest ancestor holding
+    a marker, else (a tree without one: an unpacked archive, a benchmark suite) the directory argument
+    `path` was found under (`hint`), else the files directly beside it (`shallow`: a lone file in a
+    big directory must not walk it); a fragment's includer is usually beside it."""
+    if project_dir:
+        return Path(project_dir).resolve(), False
+    root = find_project_root(path)
+    if root is not None or not os.path.isfile(path):
+        return root, False
+    if hint and os.path.isdir(hint):
+        return Path(hint).resolve(), False
+    return Path(path).resolve().parent, True
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectLaunch:
     """A launch found somewhere in the project, folded with that file's macros and constants."""
