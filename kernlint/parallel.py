@@ -42,6 +42,7 @@ class LintSetup:
     diff: bool = False  # only compute the fixes' diff
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
+    time_budget: float | None = None  # seconds of analysis per file before the rest is skipped (KL904; deadline.py)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,11 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
 def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False) -> FileOutcome:
     """Lint one file completely (read, lint, suppressions, selection); never raises (but MemoryError
     with `memory_error_raises`)."""
+    from kernlint import deadline
+
     err = io.StringIO()
     try:
-        with contextlib.redirect_stderr(err):
+        with contextlib.redirect_stderr(err), deadline.running(setup.time_budget):
             out = _lint_file(job, setup)
     except MemoryError:
         if memory_error_raises:
@@ -126,9 +129,13 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)
     active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
+    from kernlint import deadline
 
     def selected(res: Any, src: str) -> list:
-        kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES, active)
+        # Out of time, part of the file was not analysed (KL904 says what): a suppression that silenced
+        # nothing may have had a finding there, so none is called unused (an empty active set).
+        kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES,
+                                  set() if deadline.expired() else active)
         return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES)]
 
     diags = selected(result, text)
