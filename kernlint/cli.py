@@ -14,6 +14,7 @@ import click
 
 from kernlint import __version__
 from kernlint.diagnostics import Diagnostic
+from kernlint.inputs import display_path
 from kernlint.exitcodes import (
     EXIT_OK,
     EXIT_USAGE,
@@ -392,7 +393,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         for note in outcome.notes:
             if note not in _NOTED:
                 _NOTED.add(note)
-                click.echo(f"kernlint: note: {note}", err=True)
+                click.echo(f"kernlint: note: {display_path(note)}", err=True)
         if outcome.stderr:
             click.echo(outcome.stderr, err=True, nl=False)
         problems.extend(InputProblem(path, message, line) for path, message, line in outcome.problems)
@@ -414,7 +415,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
         diagnostics, confirm_notes = confirm_findings(diagnostics, results, sources, mode=confirm, options=options)
         for n in confirm_notes:
-            click.echo(f"kernlint: note: {n}", err=True)
+            click.echo(f"kernlint: note: {display_path(n)}", err=True)
 
     if write_baseline:
         from kernlint.baseline import write_baseline as dump
@@ -450,7 +451,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                                                      if is_selected(r.code, r.name, "", settings, ALL_RULES)})
     if settings.format not in ("json", "sarif"):
         for n in run_notes:
-            click.echo(f"kernlint: note: {n}", err=True)
+            click.echo(f"kernlint: note: {display_path(n)}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
 

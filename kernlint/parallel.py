@@ -136,7 +136,7 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
         # nothing may have had a finding there, so none is called unused (an empty active set).
         kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES,
                                   set() if deadline.expired() else active)
-        return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES)]
+        return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES) or _unchecked_kept(d, settings)]
 
     diags = selected(result, text)
     fixed, diff = 0, ""
@@ -156,6 +156,20 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
     return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
                        result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff,
                        rooflines=tuple(rooflines(result.results, setup.arch, setup.roofline_peak)))
+
+
+def _unchecked_kept(d: Any, settings: Any) -> bool:
+    """An error KL900/KL905 (part of the input went unchecked) is reported even when the selection
+    leaves it out (`--select KL1`), unless its code or name is ignored by name: else the run would
+    say "no findings" and exit 0 about code it never analysed."""
+    from kernlint.diagnostics import Severity
+    from kernlint.exitcodes import UNCHECKED_CODES
+
+    if d.code not in UNCHECKED_CODES or d.severity < Severity.ERROR:
+        return False
+    named = {s.strip().lower() for s in settings.ignore}
+    named |= {s.strip().lower() for _glob, sels in settings.per_file_ignores for s in sels}
+    return d.code.lower() not in named and d.name.lower() not in named
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:
