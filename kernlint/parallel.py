@@ -106,7 +106,9 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
         if setup.tracebacks:
             err.write(format_traceback(exc) + "\n")
         out = FileOutcome(job.name, problems=((job.name, internal_error_message(exc, job.name), 0),))
-    return dataclasses.replace(out, stderr=err.getvalue())
+    from kernlint import cachenotes
+
+    return dataclasses.replace(out, stderr=err.getvalue(), notes=out.notes + cachenotes.take())
 
 
 def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:

@@ -474,13 +474,20 @@ def _write_cache(key: str, data: dict[str, Any]) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         # Write then rename, so a concurrent run never reads half a file.
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    except OSError:
+    except OSError as exc:
+        from kernlint import cachenotes
+
+        cachenotes.record(cache_dir(), exc)
         return
     try:
         with os.fdopen(fd, "w") as handle:
             json.dump(data, handle)
         os.replace(tmp, directory / f"resources-{key}.json")
-    except (OSError, TypeError, ValueError):
+    except OSError as exc:
+        from kernlint import cachenotes
+
+        cachenotes.record(directory, exc)
+    except (TypeError, ValueError):
         pass
     finally:
         # Whatever went wrong (a full disk, a failed rename, an interruption), no temporary file stays.

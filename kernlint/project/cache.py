@@ -118,5 +118,7 @@ class FactsCache:
                 except OSError:
                     pass
                 raise
-        except OSError:
-            pass  # a read-only or full cache directory: the run goes on without the speed-up
+        except OSError as exc:
+            from kernlint import cachenotes
+
+            cachenotes.record(self.file.parent.parent, exc)  # a read-only or full cache directory: said once
