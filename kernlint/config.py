@@ -81,6 +81,9 @@ class Settings:
     project: bool = True  # use the project index (launches, includers from other files)
     compile_commands: Path | None = None  # directory holding compile_commands.json
     source: Path | None = None
+    # Where `exclude`'s globs are relative to when they came from the command line (the working
+    # directory, as ruff resolves command-line paths); None: the config's directory.
+    exclude_base: Path | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,8 +200,12 @@ def settings_base(settings: Settings) -> Path:
 
 
 def is_excluded(path: str | PurePath, settings: Settings) -> bool:
-    """Return whether `path` (a file or directory met while walking the inputs) is excluded."""
-    base = settings_base(settings)
+    """Return whether `path` (a file or directory met while walking the inputs) is excluded.
+
+    Globs from the config file are relative to its directory; globs from `--exclude` to the working
+    directory the command was run from.
+    """
+    base = settings.exclude_base or settings_base(settings)
     return any(path_matches(path, pattern, base) for pattern in settings.exclude)
 
 
@@ -589,6 +596,8 @@ def merge_cli(settings: Settings, rules: Sequence[Rule] | None = None, **overrid
         elif field == "include_dirs":
             coerced = tuple(Path(d) for d in coerced) + settings.include_dirs
         changes[field] = coerced
+        if field == "exclude":
+            changes["exclude_base"] = Path.cwd().resolve()
     return dataclasses.replace(settings, **changes)
 
 

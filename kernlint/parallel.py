@@ -154,10 +154,12 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
                 Path(job.path).write_text(fo.text, encoding="utf-8")
                 text, diags = fo.text, list(fo.remaining)
     from kernlint.roofline import rooflines
+    from kernlint.roofline_gain import with_gains
 
-    return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage, notes=notes,
-                       result=result if setup.keep_results else None, linted=True, fixed=fixed, diff=diff,
-                       rooflines=tuple(rooflines(result.results, setup.arch, setup.roofline_peak)))
+    rows = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
+    return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)), coverage=result.coverage,
+                       notes=notes, result=result if setup.keep_results else None, linted=True, fixed=fixed,
+                       diff=diff, rooflines=rows)
 
 
 def _unchecked_kept(d: Any, settings: Any) -> bool:

@@ -78,6 +78,8 @@ class Roofline:
     loops: tuple[tuple[int, int | None], ...]  # (line, trips) per loop; None: not run to its end
     samples_differ: bool
     peak_figures: ArchPeak | None = None  # the peaks used; None: the table row of `arch`
+    # Per global access site (line, column, kind): (bytes per thread as moved, ideal), same sample.
+    sites: tuple[tuple[int, int, str, float, float], ...] = ()
 
     @property
     def flops(self) -> float:
@@ -149,12 +151,19 @@ def roofline(result: KernelResult, arch: str | None = None,
     ideal = np.zeros(samples)
     loops: dict[int, int | None] = {}
     loop_events: dict[tuple[int, int], list[ev.Loop]] = {}
+    per_site: dict[tuple[int, int, str], list[np.ndarray]] = {}
     for e in result.events:
         if isinstance(e, ev.MemoryAccess) and e.space == "global":
             sectors, best = global_sectors(e.address, e.mask, e.width)
             live = e.mask.any(axis=-1)
-            moved += np.where(live, sectors, 0).sum(axis=-1) * SECTOR_BYTES
-            ideal += np.where(live, best, 0).sum(axis=-1) * SECTOR_BYTES
+            real_b = np.where(live, sectors, 0).sum(axis=-1) * SECTOR_BYTES
+            ideal_b = np.where(live, best, 0).sum(axis=-1) * SECTOR_BYTES
+            moved += real_b
+            ideal += ideal_b
+            site = (e.span.line, e.span.column, "load" if e.kind == "load" else "store")
+            acc = per_site.setdefault(site, [np.zeros(samples), np.zeros(samples)])
+            acc[0] += real_b
+            acc[1] += ideal_b
         elif isinstance(e, ev.Loop) and not e.via:
             trips = int(e.trips[e.mask].max()) if e.mask.any() else 0
             prev = loops.get(e.span.line, 0)
@@ -183,9 +192,11 @@ def roofline(result: KernelResult, arch: str | None = None,
     pick = int(np.argmax(moved)) if samples else 0
     differ = bool(np.ptp(f32) or np.ptp(f64) or np.ptp(moved))
     fn = result.kernel
+    sites = tuple(sorted((line, col, kind, float(a[0][pick]) / threads, float(a[1][pick]) / threads)
+                         for (line, col, kind), a in per_site.items()))
     return Roofline(fn.name, result.path, fn.span.line, result.shape.describe(), key, peak.gpu,
                     float(f32[pick]), float(f64[pick]), float(moved[pick]), float(ideal[pick]),
-                    tuple(sorted(loops.items())), differ, peak)
+                    tuple(sorted(loops.items())), differ, peak, sites)
 
 
 def _for_at(fn: ir.Function, line: int, col: int) -> ir.For | None:

@@ -169,6 +169,27 @@ def test_config_applies_the_same_from_any_directory_and_spelling(project: Path, 
         assert code == 0 and flagged(out) == set(), (where, spelled)
 
 
+def test_command_line_exclude_is_relative_to_the_working_directory(project: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--exclude` globs are matched against paths relative to where the command runs (the config's
+    own `exclude` stays relative to the config): `cd src && kernlint . --exclude 'gen/**'` skips src/gen."""
+    (project / "src" / "gen").mkdir()
+    (project / "src" / "gen" / "g.cu").write_text(STRIDED)
+    gen = (project / "src" / "gen" / "g.cu").resolve().relative_to("/").as_posix()
+    mine = (project / "src" / "a.cu").resolve().relative_to("/").as_posix()
+    monkeypatch.chdir(project / "src")
+    for spelled in spellings(project / "src", project / "src"):
+        _code, out, _ = run([spelled, "--format", "json"])
+        assert flagged(out) == {mine, gen}, spelled
+        _code, out, _ = run([spelled, "--format", "json", "--exclude", "gen/**"])
+        assert flagged(out) == {mine}, spelled
+    monkeypatch.chdir(project)  # from the project root the same glob names nothing
+    _code, out, _ = run(["src", "--format", "json", "--exclude", "gen/**"])
+    assert flagged(out) == {mine, gen}
+    _code, out, _ = run(["src", "--format", "json", "--exclude", "src/gen/**"])
+    assert flagged(out) == {mine}
+
+
 def test_nearest_config_wins_per_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "src" / "third_party" / "kernlint.toml").write_text('select = ["KL2"]\n')
     (project / "src" / "third_party" / "w.cu").write_text(STRIDED)

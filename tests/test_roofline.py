@@ -58,8 +58,8 @@ def test_json_kernels_carry_the_roofline_and_text_table_is_opt_in() -> None:
     assert kernels["rows"]["ideal_bytes_per_thread"] == 8 and "coverage" in kernels["rows"]
     plain = runner.invoke(main, [str(FIXTURE), "--no-project"]).output
     table = runner.invoke(main, [str(FIXTURE), "--statistics", "--arch", "sm_90", "--no-project"]).output
-    assert "FLOP/B" not in plain
-    assert "FLOP/B" in table and "H100-SXM5" in table
+    assert "ideal FLOP/B" not in plain and "roofline for" not in plain  # the table is opt-in
+    assert "ideal FLOP/B" in table and "H100-SXM5" in table
     assert any(line.startswith("polynomial") and "compute" in line for line in table.splitlines())
 
 
@@ -77,3 +77,57 @@ def test_config_roofline_peak_replaces_the_table_row(tmp_path: Path) -> None:
     (bad / "kernlint.toml").write_text("roofline-peak = [1.0, 2.0]\n")
     res = CliRunner().invoke(main, [str(src), "--config", str(bad / "kernlint.toml")])
     assert res.exit_code == 2 and "roofline-peak" in res.output
+
+
+def test_a_coalescing_finding_says_what_fixing_it_buys_on_the_roofline() -> None:
+    out = CliRunner().invoke(main, [str(FIXTURE), "--format", "json", "--arch", "sm_80", "--no-project"]).output
+    (d,) = [d for d in json.loads(out)["diagnostics"] if d["code"] == "KL101"]
+    g = d["metrics"]["roofline_gain"]
+    # rows: 32 + 4 bytes per thread; with a[i * ld] coalesced, 4 + 4. Memory-bound either way, so the
+    # attainable FLOP/s (and the bound on the speed-up) scale with the bytes: 36 / 8 = 4.5x.
+    assert (g["bytes_per_thread"], g["bytes_per_thread_after_fix"]) == (36, 8)
+    assert (g["bound"], g["bound_after_fix"]) == ("memory", "memory")
+    assert g["speedup_bound"] == pytest.approx(4.5)
+    assert g["intensity_after_fix"] == pytest.approx(1 / 8)  # out[i] = a[...] * 2.0f: 1 FLOP per 8 bytes
+    assert any("what fixing it buys" in n and "36 to 8" in n for n in d["notes"])
+
+
+def test_the_gain_stops_at_the_compute_roof() -> None:
+    from kernlint.diagnostics import Diagnostic, Severity
+    from kernlint.roofline import ARCH_PEAKS, Roofline
+    from kernlint.roofline_gain import with_gains
+
+    # 100 FLOPs per thread; 40 bytes, 36 of them one access that ideally moves 4: intensity 2.5 -> 12.5
+    # on sm_80 (ridge 19.5e12 / 1555e9 = 12.54): still memory-bound, 5x. With 200 FLOPs the fix
+    # crosses the ridge (5 -> 25 FLOP/B) and buys only up to the compute roof: 12.54 / 5 = 2.5x.
+    d = Diagnostic("k.cu", 7, 3, "KL101", "uncoalesced-global-load", Severity.WARNING, "m", kernel="k")
+    for flops, want in ((100, 5.0), (200, 19.5e12 / 1555e9 / 5)):
+        row = Roofline("k", "k.cu", 1, "block (256,1,1)", "sm_80", "A100", flops, 0, 40, 8, (), False,
+                       ARCH_PEAKS["sm_80"], ((7, 3, "load", 36.0, 4.0), (8, 3, "store", 4.0, 4.0)))
+        (out,) = with_gains([d], [row])
+        assert out.metrics["roofline_gain"]["speedup_bound"] == pytest.approx(want, rel=1e-3)
+    other = Diagnostic("k.cu", 8, 3, "KL101", "uncoalesced-global-load", Severity.WARNING, "m", kernel="k")
+    assert with_gains([other], [row]) == [other]  # its site wastes nothing: no note
+
+
+GEMM = Path(__file__).resolve().parent.parent / "fixtures" / "roofline_gemm.cu"
+
+
+def test_gemm_intensity_rises_with_the_tile() -> None:
+    """The seed's naive vs tiled GEMM (fixtures/roofline_gemm.cu, N = 32, figures per thread by hand).
+
+    Every version does 32 multiply-adds: 64 FLOPs. Naive, block 16x16: per k, A[row*N+k] is two words
+    (two rows per warp) in two sectors, 64 B per 32 threads = 2 B, B[k*N+col] 16 words of each half-warp,
+    the same for both, two sectors = 2 B; 32 x 4 B + the 4 B store = 132 B. Ideal: A's two words fit one
+    sector (1 B), so 32 x 3 + 4 = 100 B. Tiled 16x16: per tile one element of A and one of B per thread,
+    each warp request two rows of 64 B = 4 sectors = 4 B per thread: 2 tiles x 8 B + 4 B = 20 B.
+    Tiled 32x32: a warp is one 128-byte row, 4 B per thread per operand: 1 tile x 8 B + 4 B = 12 B.
+    """
+    result = lint_with_suppressions(GEMM.read_text(), str(GEMM), LintOptions())
+    rows = {r.kernel: r for r in rooflines(result.results, "sm_90")}
+    naive, t16, t32 = rows["gemm_naive"], rows["gemm_tiled16"], rows["gemm_tiled32"]
+    assert naive.flops == t16.flops == t32.flops == 64
+    assert (naive.bytes, naive.ideal_bytes) == (132, 100)
+    assert (t16.bytes, t16.ideal_bytes) == (20, 20) and (t32.bytes, t32.ideal_bytes) == (12, 12)
+    assert naive.intensity() < t16.intensity() < t32.intensity()
+    assert all(r.trips_known and r.bound() == "memory" for r in (naive, t16, t32))

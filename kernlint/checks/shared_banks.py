@@ -20,6 +20,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.checks.base import Rule, call_chain_notes
+from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
 from kernlint.diagnostics import Diagnostic, Edit, Severity
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
@@ -170,6 +171,20 @@ class Fix:
     swizzle: str = ""
     headline: str = ""  # the short form for the message, when there is a fix worth stating there
     extra_bytes: int = 0  # shared memory the padding adds per block
+    swizzle_edits: tuple[Edit, ...] = ()  # the swizzle at every access, when no padding edit fixes it all
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        """The machine-applicable edits: the complete padding, else the swizzle, else a partial padding."""
+        if self.edit is not None and self.complete:
+            return (self.edit,)
+        if self.swizzle_edits:
+            return self.swizzle_edits
+        return (self.edit,) if self.edit is not None else ()
+
+    @property
+    def one_edit_fixes_all(self) -> bool:
+        return bool(self.swizzle_edits) or (self.complete and self.edit is not None)
 
 
 def _dims(t: ir.CType) -> list[int]:
@@ -220,6 +235,25 @@ def _root_addresses(events: Sequence[object], root: str, base: int) -> list[np.n
 
 
 def suggest_fix(result: KernelResult, root: str) -> Fix:
+    """The fix for `root`'s conflicts: the cheapest padding, with the swizzle's edits where padding falls short."""
+    fix = _suggest_fix(result, root)
+    if not fix.swizzle or (fix.complete and fix.edit is not None):
+        return fix
+    layout = {name: t for name, _b, t in result.shared_layout}
+    decl = _find_decl(result, root)
+    dims = _dims(layout[root]) if root in layout else []
+    if decl is None or decl.span.line <= 0 or len(dims) != 2:
+        return fix
+    is_global = result.unit is not None and result.unit.globals.get(root) is decl
+    span = result.kernel.span
+    scope = None if is_global else (span.line, max(span.end_line, span.line))
+    edits = swizzle_edits(result.source_lines, root, decl.span.line, scope, dims[0], dims[1])
+    if not edits:
+        return fix
+    return replace(fix, swizzle_edits=edits, headline=f"an XOR swizzle of the column ({root}[r][c ^ r]) removes it")
+
+
+def _suggest_fix(result: KernelResult, root: str) -> Fix:
     """Search the cheapest row pitch of `root`'s innermost dimension that removes its conflicts.
 
     Shorter rows (removing existing padding) are tried before longer ones; each candidate the screen
@@ -452,16 +486,20 @@ def _decl_brackets(result: KernelResult, root: str, decl: ir.VarDecl | None
     """(line, column of the text inside, text) of each `[dim]` of `root`'s declaration in the source."""
     if decl is None or decl.span.line <= 0:
         return None
-    lines = result.source_lines
+    # Comments and strings blanked: `tile[a][b]` in a comment after the declaration is not its shape.
+    lines = mask_comments_and_strings(result.source_lines[: max(decl.span.end_line, decl.span.line) + 2])
     start = decl.span.line
     # A declaration may spread over lines (`__shared__ float\n tile[32]\n [33];`): look a few past its span.
     end = max(decl.span.end_line, start) + 2
     for no in range(start, min(end, len(lines)) + 1):
         line = lines[no - 1]
         from_col = decl.span.column - 1 if no == start else 0
-        m = re.compile(r"\b" + re.escape(root) + r"(\s*)(\[|$)").search(line, from_col)
+        m = re.compile(r"\b" + re.escape(root) + r"\b").search(line, from_col)
         if m is None:
             continue
+        m = re.compile(r"(\s*)(\[|$)").match(line, m.end())
+        if m is None:
+            return None  # the declared name is not followed by its dimensions (a typedef'd array type)
         out = []
         row, pos = no, m.start(2)
         while row <= len(lines):
@@ -584,7 +622,7 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
     out: list[Diagnostic] = []
     for root, group in by_root.items():
         fix = group[0][1]
-        if len(group) < 2 or not (fix.complete and fix.edit is not None):
+        if len(group) < 2 or not fix.one_edit_fixes_all:
             out.extend(d for _s, _f, d in group)
             continue
         worst_site, _f, worst = max(group, key=lambda g: (g[0].ways, g[0].total_wavefronts - g[0].total_ideal,
@@ -593,7 +631,8 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
         related = [{"line": d.line, "column": d.column, "end_line": d.end_line, "end_column": d.end_column,
                     "ways": s.ways, "message": d.message} for s, d in sorted(others, key=lambda o: o[1].line)]
         listed = ", ".join(f"line {r['line']} ({r['ways']}-way)" for r in related)
-        note = f"the same padding also fixes the other conflicting accesses of {root}: {listed}"
+        how = "padding" if fix.complete and fix.edit is not None else "swizzle"
+        note = f"the same {how} also fixes the other conflicting accesses of {root}: {listed}"
         metrics = dict(worst.metrics)
         metrics["related_locations"] = related
         out.append(replace(worst, notes=(*worst.notes, note), metrics=metrics))
@@ -675,7 +714,7 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
             severity=KL201.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
             assumptions=result.assumptions(site.deps), metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
-            fixes=(fix.edit,) if fix.edit is not None else (),
+            fixes=fix.edits,
         )
 
 

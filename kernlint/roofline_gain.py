@@ -1,0 +1,90 @@
+"""What fixing one coalescing finding buys on its kernel's roofline (issue 19, seed 001).
+
+For a KL101/KL102/KL103 finding, the kernel's global bytes per thread are recomputed with that one
+access moved in the fewest sectors (its ideal bytes), everything else unchanged; the intensity, the
+bound and the attainable fraction of peak follow from the same roofline (kernlint.roofline). The
+speed-up is the ratio of attainable FLOP/s after and before, which for a kernel that stays
+memory-bound is the ratio of bytes: an upper bound, since caches are not modelled (the bytes are
+L1/L2 requests) and a kernel can be limited by latency rather than bandwidth.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from kernlint.diagnostics import Diagnostic
+from kernlint.roofline import Roofline
+
+COALESCING_CODES = {"KL101": "load", "KL102": "store", "KL103": None}
+MIN_SPEEDUP = 1.01  # below this the note would only say "nothing"
+
+
+def _gain(d: Diagnostic, row: Roofline) -> dict[str, object] | None:
+    kind = COALESCING_CODES[d.code]
+    mine = [(real, ideal) for line, col, k, real, ideal in row.sites
+            if line == d.line and col == d.column and (kind is None or k == kind)]
+    if not mine or row.bytes <= 0:
+        return None
+    saved = sum(real - ideal for real, ideal in mine)
+    if saved <= 0:
+        return None
+    after = max(row.bytes - saved, 1e-9)
+    ridge = row.ridge()
+    i0 = row.flops / row.bytes
+    i1 = row.flops / after
+    f0 = min(1.0, i0 / ridge)
+    f1 = min(1.0, i1 / ridge)
+    speedup = f1 / f0 if f0 > 0 else row.bytes / after
+    return {
+        "launch": row.launch, "arch": row.arch, "gpu": row.gpu,
+        "bytes_per_thread": round(row.bytes, 4), "bytes_per_thread_after_fix": round(after, 4),
+        "intensity": round(i0, 4), "intensity_after_fix": round(i1, 4),
+        "bound": "compute" if i0 >= ridge else "memory", "bound_after_fix": "compute" if i1 >= ridge else "memory",
+        "attainable_fraction": round(f0, 4), "attainable_fraction_after_fix": round(f1, 4),
+        "speedup_bound": round(speedup, 3),
+    }
+
+
+def _note(g: dict[str, object]) -> str:
+    if g["flops_known"]:
+        bound = (f"stays {g['bound']}-bound" if g["bound"] == g["bound_after_fix"]
+                 else f"{g['bound']}-bound -> {g['bound_after_fix']}-bound")
+        where = (f"intensity {g['intensity']:.3g} -> {g['intensity_after_fix']:.3g} FLOP/B, "
+                 f"{bound} on {g['arch']} ({g['gpu']}): attainable "
+                 f"{100 * float(g['attainable_fraction']):.1f} % -> {100 * float(g['attainable_fraction_after_fix']):.1f} "
+                 f"% of peak")
+    else:
+        where = "the kernel does no floating-point arithmetic, so it is memory-bound throughout"
+    return (f"what fixing it buys: the kernel's global bytes per thread fall from {g['bytes_per_thread']:g} to "
+            f"{g['bytes_per_thread_after_fix']:g} ({where}); up to {g['speedup_bound']:.2g}x faster if bandwidth "
+            f"limits it (roofline, caches not modelled: rules/roofline.md)")
+
+
+def with_gains(diagnostics: Sequence[Diagnostic], rows: Iterable[Roofline]) -> list[Diagnostic]:
+    """`diagnostics` with a roofline gain note and metric on each coalescing finding it applies to.
+
+    When a kernel was evaluated under several launch shapes, the shape where the fix saves the most
+    bytes is used (it is named in the metric).
+    """
+    by_kernel: dict[tuple[str, str], list[Roofline]] = {}
+    for r in rows:
+        by_kernel.setdefault((r.path, r.kernel), []).append(r)
+    out = []
+    for d in diagnostics:
+        if d.code not in COALESCING_CODES or not d.kernel:
+            out.append(d)
+            continue
+        gains = [g for r in by_kernel.get((d.path, d.kernel), ()) if (g := _gain(d, r)) is not None]
+        if not gains:
+            out.append(d)
+            continue
+        best = max(gains, key=lambda g: (float(g["bytes_per_thread"]) - float(g["bytes_per_thread_after_fix"]),
+                                         float(g["speedup_bound"])))
+        if float(best["speedup_bound"]) < MIN_SPEEDUP:
+            out.append(d)
+            continue
+        best["flops_known"] = float(best["intensity"]) > 0
+        metrics = dict(d.metrics)
+        metrics["roofline_gain"] = {k: v for k, v in best.items() if k != "flops_known"}
+        out.append(replace(d, notes=(*d.notes, _note(best)), metrics=metrics))
+    return out
