@@ -23,8 +23,7 @@ def record(directory: str | os.PathLike[str], exc: BaseException) -> None:
 
 
 def take() -> tuple[str, ...]:
-    """The notes recorded since the last call (each directory is named once per process)."""
-    out = tuple(n for n in _failed.values() if n)
-    for k in _failed:
-        _failed[k] = ""  # said: keep the key so this process does not say it again
+    """The notes recorded since the last call, forgotten here (the CLI says each distinct one once)."""
+    out = tuple(_failed.values())
+    _failed.clear()
     return out

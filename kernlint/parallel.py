@@ -87,8 +87,9 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
 def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False) -> FileOutcome:
     """Lint one file completely (read, lint, suppressions, selection); never raises (but MemoryError
     with `memory_error_raises`)."""
-    from kernlint import deadline
+    from kernlint import cachenotes, deadline
 
+    cachenotes.take()  # what earlier work in this process recorded is not this file's to say
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), deadline.running(setup.time_budget):
@@ -106,8 +107,6 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
         if setup.tracebacks:
             err.write(format_traceback(exc) + "\n")
         out = FileOutcome(job.name, problems=((job.name, internal_error_message(exc, job.name), 0),))
-    from kernlint import cachenotes
-
     return dataclasses.replace(out, stderr=err.getvalue(), notes=out.notes + cachenotes.take())
 
 
