@@ -210,6 +210,13 @@ class _Command(click.Command):
         saved = os.environ.get(TRACEBACK_ENV)
         if ctx.params.get("verbose"):
             os.environ[TRACEBACK_ENV] = "1"  # read by the engine too (KL905 notes), restored below
+        # Every cache (results, project index, ptxas figures) follows --cache-dir and --no-cache.
+        cache_env = {"KERNLINT_CACHE_DIR": ctx.params.get("cache_dir") or None,
+                     "KERNLINT_NO_CACHE": "1" if ctx.params.get("no_cache") else None}
+        saved_cache = {k: os.environ.get(k) for k in cache_env}
+        for k, v in cache_env.items():
+            if v is not None:
+                os.environ[k] = v
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
@@ -224,6 +231,11 @@ class _Command(click.Command):
                 os.environ.pop(TRACEBACK_ENV, None)
             else:
                 os.environ[TRACEBACK_ENV] = saved
+            for k, v in saved_cache.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
@@ -277,6 +289,10 @@ class _Command(click.Command):
 @click.option("-j", "--jobs", "jobs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Lint files in N worker processes; output is the same as with -j 1 (one process). "
                    "--confirm always runs in one process.  [default: the number of cores]")
+@click.option("--no-cache", is_flag=True, help="Read and write no cache (results, project index, ptxas figures).")
+@click.option("--cache-dir", default=None, metavar="DIR",
+              help="Directory of kernlint's caches.  [default: $KERNLINT_CACHE_DIR, else ~/.cache/kernlint]")
+@click.option("--clear-cache", is_flag=True, help="Delete kernlint's caches (in --cache-dir or the default) and exit.")
 @click.option("--statistics", is_flag=True,
               help="After the findings, print a roofline table per kernel (FLOPs, bytes, intensity, bound).")
 @click.option("-v", "--verbose", is_flag=True,
@@ -290,10 +306,11 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
          no_project: bool = False, build_dir: str | None = None, verbose: bool = False,
          force_exclude: bool = False, no_respect_gitignore: bool = False, fix: bool = False,
          diff: bool = False, statistics: bool = False, jobs: int | None = None, timeout: str | None = None,
-         memory_limit: str | None = None) -> None:
+         memory_limit: str | None = None, no_cache: bool = False, cache_dir: str | None = None,
+         clear_cache: bool = False) -> None:
     """Lint CUDA kernels for uncoalesced access, bank conflicts, divergence and occupancy."""
     del verbose  # read by _Command.invoke
-    from kernlint.checks import ALL_RULES
+    from kernlint.rule_table import RULES as ALL_RULES  # the catalogue without the checks (no NumPy)
 
     if confirm is not None and confirm not in ("trace", "ncu"):
         # `--confirm` takes an optional value, so click reads `kernlint --confirm k.cu` as mode "k.cu".
@@ -311,6 +328,14 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         except OSError as exc:
             click.echo(f"kernlint: error: the documentation of {explain!r} is missing: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        sys.exit(EXIT_OK)
+    if clear_cache:
+        from kernlint.resultcache import clear
+
+        root = Path(cache_dir) if cache_dir else _default_cache_root()
+        removed = clear(root)
+        click.echo(f"kernlint: removed {len(removed)} cache entr{'y' if len(removed) == 1 else 'ies'} from {root}",
+                   err=True)
         sys.exit(EXIT_OK)
     if list_rules:
         from kernlint.docs import rules_table
@@ -335,8 +360,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         sys.exit(EXIT_USAGE)
 
     from kernlint.config import is_selected
-    from kernlint.engine import LintOptions
-    from kernlint.parallel import FileJob, LintSetup, default_jobs, lint_files
+    from kernlint.options import LintOptions
+    from kernlint.parallel import FileJob, LintSetup, default_jobs
+    from kernlint.resultcache import ResultCache, cache_root, lint_files_cached
 
     files, problems = _guarded(lambda: collect_paths(paths, resolver=resolver, force_exclude=force_exclude,
                                                      respect_gitignore=not no_respect_gitignore))
@@ -388,8 +414,18 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         from kernlint.isolation import Limits
 
         limits = Limits(timeout_s=settings.timeout or None, memory_mb=settings.memory_limit or None)
-    for outcome in lint_files(file_jobs, setup, workers, limits):
+    # The result cache is on for a real `kernlint` process (or with --cache-dir); in-process callers
+    # (tests, which may monkeypatch the engine) lint every time unless they name a cache directory.
+    root = cache_root(cache_dir) if (_CACHE_BY_DEFAULT or cache_dir) and not no_cache else None
+    cache = ResultCache(root) if root is not None else None
+    from kernlint.progress import Progress, wanted
+
+    progress = Progress(sys.stderr, len(file_jobs)) if wanted(sys.stderr, settings.format) else None
+    for outcome in lint_files_cached(file_jobs, setup, workers, cache,
+                                     progress.update if progress is not None else None, limits):
         click.get_current_context().meta[CURRENT_PATH] = outcome.name
+        if progress is not None and (outcome.stderr or outcome.notes):
+            progress.clear()
         for note in outcome.notes:
             if note not in _NOTED:
                 _NOTED.add(note)
@@ -409,6 +445,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         if outcome.diff:
             diffs.append(outcome.diff)
     click.get_current_context().meta.pop(CURRENT_PATH, None)  # later errors are not this file's
+    if progress is not None:
+        progress.clear()
 
     if confirm:
         from kernlint.confirm import confirm_findings
@@ -500,7 +538,19 @@ def _skipped_checks(settings: Any, no_ptxas: bool, active: set[str]) -> list[str
     return notes
 
 
+def _default_cache_root() -> Path:
+    from kernlint.project.cache import cache_dir
+
+    root = cache_dir()
+    if root is None:  # KERNLINT_NO_CACHE set: still clear the directory it would use
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = Path(os.environ.get("KERNLINT_CACHE_DIR") or (Path(xdg) / "kernlint" if xdg else
+                                                             Path.home() / ".cache" / "kernlint"))
+    return root
+
+
 _NOTED: set[str] = set()
+_CACHE_BY_DEFAULT = False  # set by `run`, like _POOL_BY_DEFAULT
 _POOL_BY_DEFAULT = False  # set by `run`: a real `kernlint` process defaults to one worker per core; in-process
 # callers of `main` (tests, which may monkeypatch the engine) lint in their own process unless given -j.
 
@@ -509,7 +559,7 @@ def _resolver(config_path: str | None, fmt: str | None, fail_on: str | None, blo
               defines: tuple[str, ...], include_dirs: tuple[str, ...], arch: str | None, select: str | None,
               ignore: str | None, exclude: tuple[str, ...], **limits: Any) -> Any:
     """The settings resolver for this run: `--config` for every file, else each file's nearest config."""
-    from kernlint.checks import ALL_RULES
+    from kernlint.rule_table import RULES as ALL_RULES  # the catalogue without the checks (no NumPy)
     from kernlint.config import ConfigError
     from kernlint.discover import SettingsResolver
 
@@ -552,15 +602,16 @@ def _guarded(step: Any) -> Any:
 def run() -> None:
     """Console entry point: `main` for a short-lived process.
 
-    A lint run allocates many small objects and then ends, so the cyclic garbage collector is
-    paused, and the interpreter's teardown (freeing NumPy and libclang state, about 0.1 s) is
-    skipped once output is flushed. In-process callers (tests, `python -m`) use `main` itself.
+    A lint run allocates many small objects, so the cyclic garbage collector runs less often than
+    Python's default (never turned off: memory must not grow with the number of files), and the
+    interpreter's teardown (freeing NumPy and libclang state, about 0.1 s) is skipped once output
+    is flushed. In-process callers (tests) use `main` itself.
     """
     import gc
 
-    global _POOL_BY_DEFAULT
-    _POOL_BY_DEFAULT = True
-    gc.disable()
+    global _POOL_BY_DEFAULT, _CACHE_BY_DEFAULT
+    _POOL_BY_DEFAULT = _CACHE_BY_DEFAULT = True
+    gc.set_threshold(20_000, 20, 100)
     try:
         main.main(prog_name="kernlint")
         code = 0

@@ -23,24 +23,10 @@ from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
 from kernlint.launch import launch_shapes
 from kernlint.occupancy import DEFAULT_ARCH
+from kernlint.options import LintOptions  # noqa: F401 - defined apart so the CLI need not import the engine
 
 if TYPE_CHECKING:
     from kernlint.project.units import Unit
-
-
-@dataclass(frozen=True, slots=True)
-class LintOptions:
-    """What the engine needs from settings and flags (the CLI builds it from `config.Settings`)."""
-
-    block: tuple[int, int, int] | None = None
-    config_block: tuple[int, int, int] | None = None
-    defines: tuple[tuple[str, int], ...] = ()
-    include_dirs: tuple[str, ...] = ()
-    macros: tuple[str, ...] = ()  # -D for the preprocessor (runtime sizes go in `defines`)
-    arch: str | None = None
-    occupancy_threshold: float = 0.5
-    resources: bool = True  # ask nvcc/ptxas for exact register counts when present
-    project: object = field(default=None, compare=False)  # kernlint.project.ProjectIndex of the file's project
 
 
 @dataclass(frozen=True, slots=True)

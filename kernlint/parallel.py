@@ -43,6 +43,7 @@ class LintSetup:
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
     time_budget: float | None = None  # seconds of analysis per file before the rest is skipped (KL904; deadline.py)
+    record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,14 @@ class FileOutcome:
     diff: str = ""
     rooflines: tuple = ()  # roofline.Roofline rows of the file's kernels (--statistics, reporters)
     result: Any = field(default=None, compare=False)  # the LintResult, only with `keep_results`
+    deps: Any = field(default=None, compare=False)  # resultcache.Deps, only with `record`
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                    no_project: bool) -> tuple[Any, tuple[str, ...]]:
-    """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes."""
+                    no_project: bool, recording: Any = None) -> tuple[Any, tuple[str, ...]]:
+    """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
+
+    With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded."""
     from kernlint.project import find_project_root, load_index
 
     if no_project or path == "-":
@@ -76,8 +80,12 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     try:
         index = load_index(root, options.include_dirs, build_dir)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
+        if recording is not None:
+            recording.index_failed()
         return options, (f"project index of {root} not built ({type(exc).__name__}: {exc}); "
                          "files are linted alone",)
+    if recording is not None:
+        index = recording.wrap(index)
     flags = index.flags_for(path)
     return dataclasses.replace(options, project=index,
                                include_dirs=tuple(dict.fromkeys(options.include_dirs + flags.include_dirs)),
@@ -91,9 +99,18 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
 
     cachenotes.take()  # what earlier work in this process recorded is not this file's to say
     err = io.StringIO()
+    recording = None
+    if setup.record:
+        from kernlint.resultcache import Recording
+
+        recording = Recording()
     try:
         with contextlib.redirect_stderr(err), deadline.running(setup.time_budget):
-            out = _lint_file(job, setup)
+            out = _lint_file(job, setup, recording)
+            if recording is not None:
+                if deadline.expired():  # what was cut short depends on the machine's load: never cached
+                    recording.deps.volatile = "the file's time budget ran out"
+                out = dataclasses.replace(out, deps=recording.finish(out.text, job.path, recording.include_dirs))
     except MemoryError:
         if memory_error_raises:
             raise
@@ -110,7 +127,7 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
     return dataclasses.replace(out, stderr=err.getvalue(), notes=out.notes + cachenotes.take())
 
 
-def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
+def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOutcome:
     from kernlint.checks import ALL_RULES
     from kernlint.cli import InputProblem, decode_source, read_cuda_file
     from kernlint.config import is_selected
@@ -125,7 +142,10 @@ def _lint_file(job: FileJob, setup: LintSetup) -> FileOutcome:
         return FileOutcome(name, problems=((exc.path, exc.message, exc.line),))
     notes: tuple[str, ...] = ()
     try:
-        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project)
+        options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
+                                         recording)
+        if recording is not None:
+            recording.include_dirs = options.include_dirs
         result = lint_source(text, name, options)
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)

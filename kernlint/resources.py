@@ -690,8 +690,10 @@ def exact_resources(
             output = output.replace(str(source), path or name)
     except subprocess.TimeoutExpired:
         # Not cached: a timeout may be load on the machine rather than the file.
+        _transient()
         return {}, f"nvcc timed out after {timeout:g} s for {target}: registers are estimated, not exact"
     except OSError as error:
+        _transient()
         return {}, f"could not run nvcc ({error}): registers are estimated, not exact"
     if returncode != 0:
         missing = _missing_headers(output)
@@ -703,6 +705,8 @@ def exact_resources(
                    "registers are estimated, not exact")
         if _compile_error(returncode, output):
             _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": failure})
+        else:
+            _transient()  # the machine, not the source: neither cache may keep this
         return {}, failure
     # Demangle before caching, so a cached run starts no process at all.
     records = _with_names(parse_ptxas_output(output))
@@ -726,6 +730,16 @@ def _compile_error(returncode: int, output: str) -> bool:
     its output points at the environment."""
     return (0 < returncode < 128 and re.search(r"\berror\b", output, re.IGNORECASE) is not None
             and _ENVIRONMENT.search(output) is None)
+
+
+TRANSIENT_FAILURES = 0
+"""nvcc runs that failed in a way that may not happen again (timeout, could not start): a lint that
+saw one is not kept by the result cache (kernlint.resultcache)."""
+
+
+def _transient() -> None:
+    global TRANSIENT_FAILURES
+    TRANSIENT_FAILURES += 1
 
 
 def _device_only(text: str) -> str | None:

@@ -11,14 +11,15 @@ requests, an upper bound on DRAM traffic when data is reused. User documentation
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kernlint import ir
-from kernlint.eval import events as ev
-from kernlint.eval.flops import statement_flops
-from kernlint.eval.result import KernelResult
-from kernlint.metrics import SECTOR_BYTES, global_sectors
+
+if TYPE_CHECKING:
+    from kernlint.eval.result import KernelResult
+
+# NumPy and the evaluator's modules are imported where the figures are computed (in the lint), so
+# that a process only showing rows (cached results, the reporters) does not load them.
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,11 @@ class Roofline:
 def roofline(result: KernelResult, arch: str | None = None,
              override: tuple[float, float, float] | None = None) -> Roofline | None:
     """The roofline figures of one evaluated kernel, None when it has no evaluated thread."""
+    import numpy as np
+
+    from kernlint.eval import events as ev
+    from kernlint.metrics import SECTOR_BYTES, global_sectors
+
     key, peak = arch_peak(arch, override)
     work = next((e for e in result.events if isinstance(e, ev.Work)), None)
     if work is None:
@@ -242,6 +248,8 @@ def static_trips(loop: ir.For) -> int | None:
 
 def _straight_body_flops(loop: ir.For) -> tuple[int, int] | None:
     """FLOPs of one iteration when the body is straight-line code without memory accesses or calls."""
+    from kernlint.eval.flops import statement_flops
+
     f32 = f64 = 0
     for st in ir.iter_statements(loop.body):
         if not isinstance(st, (ir.Block, ir.ExprStmt, ir.VarDecl)):

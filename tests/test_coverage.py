@@ -123,11 +123,13 @@ def test_unknown_pointer_from_memory_and_inlined_helper_report_at_call_site() ->
     text = """\
 __device__ float get(const float* const* rows, int r, int c) { return rows[r][c]; }
 __global__ void k(const float* const* rows, float* out) {
-    out[threadIdx.x] = get(rows, blockIdx.x, threadIdx.x);
+    out[threadIdx.x] = get(rows, threadIdx.x, 0);
 }
 """
     rec = record(text)
-    # rows[r] is evaluated; rows[r][c] goes through a loaded pointer; out[...] is evaluated.
+    # rows[r] is evaluated; rows[r][c] goes through a pointer each lane loads from its own address (one
+    # all lanes load from one address is an allocation of its own: eval/uniform_data.py); out[...] is
+    # evaluated.
     assert (rec.accesses_evaluated, rec.accesses_seen) == (2, 3)
     assert [(g.kind, g.lines) for g in rec.gaps] == [("loaded", (3,))]
 

@@ -15,7 +15,8 @@ STRIDED = "__global__ void k(float* x, int s) { x[threadIdx.x * 32] = 0; }\n"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", *args], cwd=ROOT,
+    # --no-cache: the second run must lint, not read the first run's results.
+    return subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", "--no-cache", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False, timeout=600)
 
 

@@ -16,6 +16,7 @@ from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
+from kernlint.eval.uniform_data import is_load_symbol, label as load_label
 from kernlint.eval.result import KernelResult
 from kernlint.metrics import SECTOR_BYTES, global_sectors
 
@@ -170,6 +171,8 @@ def _symbolic_stride(e: MemoryAccess, result: KernelResult) -> str | None:
     if parts is None:
         return None
     k, name = parts
+    if is_load_symbol(name):
+        name = load_label(name, result.source_lines)
     return f"{k}*{name}" if k != 1 else name
 
 
@@ -209,9 +212,15 @@ def _flipped_by(e: MemoryAccess, result: KernelResult) -> tuple[str, int] | None
     4*width bytes) stays uncoalesced at that value and keeps its warning.
     """
     parts = _stride_parameter(e, result)
-    if parts is None or parts[0] != 1 or result.unit is None:
+    if parts is None or result.unit is None:
         return None
     name, value = parts[1], e.width
+    if parts[0] != 1:
+        # A value loaded from memory (eval/uniform_data.py) has no size to be: whatever makes the lanes
+        # one element apart is as plausible as the sampled sizes (`src[tid * ld]` with ld == 1).
+        if not is_load_symbol(name) or e.width % parts[0]:
+            return None
+        value = e.width // parts[0]
     if any(k == name for k, _v in result.defines):
         return None
     events = None
@@ -276,6 +285,16 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         if misaligned:
             message = (f"misaligned global {verb}: a warp request touches {cost.sectors} sectors where "
                        f"{cost.ideal} would hold its {used} bytes ({cost.ratio:.2f}x ideal)")
+        elif flip is not None and is_load_symbol(flip[0]):
+            pname, pvalue = load_label(flip[0], result.source_lines), flip[1]
+            severity = Severity.INFO
+            message = (f"uncoalesced global {verb} unless {pname} == {pvalue}: with the loaded value sampled as a size "
+                       f"a warp request touches {cost.sectors} 32-byte sectors for {used} bytes ({cost.ratio:.1f}x "
+                       f"ideal)")
+            notes.append(f"consecutive lanes are {sym} bytes apart, with {pname} loaded from "
+                         f"memory (the same address in every lane): with {pname} == {pvalue} the lanes are one "
+                         f"{e.width}-byte element apart and the request is coalesced; which value it holds at run "
+                         f"time decides")
         elif flip is not None:
             pname, pvalue = flip
             severity = Severity.INFO

@@ -27,6 +27,7 @@ from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
+from kernlint.eval import uniform_data
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
@@ -196,6 +197,10 @@ class Interpreter:
         self.ifs_taken: set[tuple[int, int, int, int]] = set()
         self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
         self.ifs_targets: dict[tuple[int, int, int, int], dict[str, int]] = {}
+        # Integers every lane of a warp loads from one address, and globals the kernel does not write:
+        # sampled runtime values (eval/uniform_data.py).
+        self.uniform_loads = uniform_data.UniformLoads(self.S, dict(defines), dict(sample_overrides or {}))
+        self.global_values: dict[str, Val] = {}
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -509,7 +514,7 @@ class Interpreter:
         self.frame.ctype_of[name] = t
 
     def exec_if(self, s: ir.If) -> None:
-        c = self.eval(s.cond)
+        c = self.uniform_condition(self.eval(s.cond))
         parent = self.mask
         if c.data is None:
             # A data-dependent condition: both sides may run for any lane. Evaluate each under the
@@ -562,6 +567,16 @@ class Interpreter:
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+
+    def uniform_condition(self, c: Val, first: bool = True) -> Val:
+        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value,
+        and one that every lane decides alike under the samples (`first`: at a loop's first test) may be
+        decided by the samples alone: it stays a uniform unknown, so both of its sides are evaluated
+        as before (eval/uniform_data.py)."""
+        if uniform_data.block_uniform_condition(c.data, c.deps) or (
+                first and uniform_data.settled_by_samples(c.data, c.deps, self.mask)):
+            return Val(None, c.deps, why=("loaded", ""), uniform=True)
+        return c
 
     def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
         """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
@@ -704,7 +719,7 @@ class Interpreter:
             while True:
                 self.mask = active
                 if cond is not None and not (do_while and k == 0):
-                    c = self.eval(cond)
+                    c = self.uniform_condition(self.eval(cond), first=k == 0)
                     deps |= c.deps
                     if c.data is None:
                         data_dependent = True
@@ -894,6 +909,9 @@ class Interpreter:
                 return self.eval(decl.init)
             if e.name in self.defines:
                 return const(int(self.defines[e.name]))
+            sampled = self.global_value(e.name, t)
+            if sampled is not None:
+                return sampled
             return Val(None, why=("global", e.name), uniform=True)
         if e.name in self.defines:
             return const(int(self.defines[e.name]))
@@ -1273,7 +1291,7 @@ class Interpreter:
         self.access(e, addr, t, "load")
         if addr.space == "local":
             return Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
-        return self.loaded(e, addr)
+        return self.loaded(e, addr, t)
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
@@ -1286,12 +1304,31 @@ class Interpreter:
                 return v
             if v is not None:
                 return v
+        if isinstance(inner, ir.Ref) and inner.kind in ("global", "constant") and inner.name not in self.frame.env:
+            decl = self.tu.globals.get(inner.name)
+            if decl is not None and not decl.shared:
+                return self.global_value(inner.name, self.resolve(inner.ctype))
         return None
+
+    def global_value(self, name: str, t: ir.CType) -> Val | None:
+        """A `__constant__`/`__device__` integer or struct the kernel does not write: one runtime value
+        for every thread, sampled as a kernel parameter of the same type is (eval/uniform_data.py)."""
+        if name in self.global_values:
+            return self.global_values[name]
+        if t.kind not in ("int", "struct") or (t.kind == "int" and t.size < 4) or \
+                (t.kind == "struct" and not t.fields) or uniform_data.writes_global(self.fn, name, self.tu):
+            return None
+        v = self.param_value(ir.Param(name, t), 1000 + len(self.global_values))
+        if v.data is None and not v.fields:
+            return None
+        self.global_values[name] = v
+        return v
 
     def access(self, e: ir.Expr, addr: Val, t: ir.CType, kind: str, span: ir.Span | None = None,
                text: str = "") -> None:
         if kind != "load" and addr.space != "local":
             self.recent_loads.forget()  # a store may alias anything loaded before it
+            self.uniform_loads.forget(addr.root if addr.data is not None else "")
         key = self.site_key(span or e.span, cov.ACCESS)
         if addr.space == "local" or (not addr.space and addr.why is not None and addr.why[0] == "local"):
             self.cov.local.add(key)
@@ -1394,15 +1431,57 @@ class Interpreter:
             return
         env[name] = self.merge(old, v, self.mask)
 
-    def loaded(self, e: ir.Expr, addr: Val) -> Val:
+    def loaded(self, e: ir.Expr, addr: Val, t: ir.CType | None = None) -> Val:
         """The value a load returns: unknown, tagged with the load when lanes of a warp read it at
-        different addresses (or through addresses computed from such data) — KL305 follows the tag."""
+        different addresses (or through addresses computed from such data) — KL305 follows the tag.
+        An integer every active lane reads at one address is a sampled runtime value instead
+        (eval/uniform_data.py)."""
         loads = addr.loads
         if addr.space in ("global", "shared", "constant") and (loads or self.lane_varying(addr)):
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
         uniform = addr.data is not None and not loads and not self.lane_varying(addr)
+        if uniform and t is not None and self.mask.any() and (
+                uniform_data.eligible(t, addr.space) or uniform_data.eligible_pointer(self.resolve(t), addr.space)):
+            sampled = self.sample_load(e, addr, pointer=t.kind == "pointer")
+            if sampled is not None:
+                return sampled
         return Val(None, addr.deps, loads=loads, why=("loaded", ""), uniform=uniform)
+
+    def sample_load(self, e: ir.Expr, addr: Val, pointer: bool = False) -> Val | None:
+        """The sampled value of a uniform load at `addr` (eval/uniform_data.py), named by its site."""
+        span, helper = e.span, ""
+        k = len(self.call_sites)
+        while k > 0 and not self.call_sites[k - 1][3]:
+            k -= 1  # inside a helper from another file: name the load by the call in this file
+        if k < len(self.call_sites):
+            span, helper = self.call_sites[k][0], self.call_sites[k][1]
+        assert addr.data is not None
+        a = np.broadcast_to(addr.data, self.mask.shape)
+        if a.shape[-1] > 1:
+            # The address must not depend on the lane at all, not just agree among the lanes active
+            # here: `if (lane == k) v = p[lane];` has one active lane, but p[lane] is per-lane data.
+            big = np.iinfo(np.int64).max
+            live = self.entry_mask
+            if np.any(np.where(live, a, -big).max(axis=-1) > np.where(live, a, big).min(axis=-1)):
+                return None
+        # The address of the first active lane of each warp: the one every active lane shares.
+        first = np.where(self.mask.any(axis=-1), a[np.arange(a.shape[0])[:, None], np.arange(a.shape[1])[None, :],
+                                                   self.mask.argmax(axis=-1)], -1)
+        if pointer:
+            ptr = self.uniform_loads.pointer(uniform_data.PTR_PREFIX + uniform_data.symbol(span, helper)[
+                len(uniform_data.PREFIX):], addr.root, first)
+            if ptr is None:
+                return None
+            pname, slot = ptr
+            return Val(np.full((1, 1, 1), POINTER_SPACING * slot, dtype=np.int64), frozenset([pname]),
+                       space="global", root=pname)
+        got = self.uniform_loads.value(uniform_data.symbol(span, helper), addr.root, first)
+        if got is None:
+            return None
+        name, vals = got
+        self.result.assumed[name] = vals
+        return Val(np.array(vals, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
 
     def lane_varying(self, v: Val) -> bool:
         """Whether the active lanes of some warp hold different values of `v` (known values only)."""
@@ -1504,6 +1583,7 @@ class Interpreter:
             pt = self.resolve(e.args[0].ctype)
             if pt.kind == "pointer" and pt.pointee is not None:
                 self.access(e, p, self.resolve(pt.pointee), "load")
+                return self.loaded(e, p, self.resolve(pt.pointee))
             return self.loaded(e, p)
         if name in ("__stcg", "__stcs", "__stwt", "__stwb") and len(e.args) >= 2:
             p = self.eval(e.args[0])
@@ -1540,6 +1620,7 @@ class Interpreter:
         args = [self.eval(a) for a in e.args]
         if not _PURE_CALL.match(name):
             self.recent_loads.forget()  # a call the evaluator does not see into may write memory
+            self.uniform_loads.forget("")
         if callee is not None:
             # Not inlined (too deep): the accesses and branches in its body are not evaluated.
             outer = self.call_sites[0][0] if self.call_sites else e.span

@@ -17,6 +17,7 @@ known or sampled grid, clamped to the grid.
 from __future__ import annotations
 
 from kernlint import ir
+from kernlint.eval.uniform_data import short
 
 # Small values for a re-sampled parameter: near a host loop's start, one per sample.
 SMALL_SAMPLES = (1, 32)
@@ -87,10 +88,10 @@ def describe(dead: dict[tuple[int, int, int, int], frozenset[str]],
     names = sorted({n for v in sized.values() for n in v if not n.startswith(("blockIdx", "gridDim"))})
     if names:
         lines = sorted({span[0] for span in sized})
-        shown = ", ".join(f"{n} = {' and '.join(str(v) for v in assumed.get(n, ()))}" for n in names)
+        shown = ", ".join(f"{short(n)} = {' and '.join(str(v) for v in assumed.get(n, ()))}" for n in names)
         small = " and ".join(str(v) for v in SMALL_SAMPLES)
         at = ", ".join(str(ln) for ln in lines)
-        parts.append(f"re-sampled {', '.join(names)} as {small}: with {shown} the guard at line {at} never "
+        parts.append(f"re-sampled {', '.join(map(short, names))} as {small}: with {shown} the guard at line {at} never "
                      f"holds, so the code under it was evaluated with small values (a host loop's early iterations)")
     blocks = sorted({n for k in dead for n in targets.get(k, {})})
     if blocks:

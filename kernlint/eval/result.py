@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.eval import uniform_data
 from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.launch import LaunchShape
@@ -45,13 +46,17 @@ class KernelResult:
         for name, values in self.assumed:
             if deps is not None and name not in deps:
                 continue
-            if name.startswith("blockIdx") or name.startswith("gridDim"):
+            if uniform_data.is_load_symbol(name):
+                out.append(uniform_data.describe(name, values, self.source_lines))
+            elif name.startswith("blockIdx") or name.startswith("gridDim"):
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} sampled as {shown}")
             else:
                 shown = " and ".join(str(v) for v in values)
                 out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
         if deps is not None:
+            for d in sorted(x for x in deps if x.startswith(uniform_data.PTR_PREFIX)):
+                out.append(uniform_data.describe_pointer(d, self.source_lines))
             # Accesses under a condition decided by lane-varying data were evaluated for every lane.
             for line in sorted({int(d.split(":")[1]) for d in deps if d.startswith("?data:")}):
                 out.append(f"assuming every lane may take the data-dependent branch at line {line} "

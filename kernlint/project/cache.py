@@ -103,22 +103,31 @@ class FactsCache:
         files = {p: {"hash": h, "stamp": list(st), "facts": dataclasses.asdict(f)}
                  for p, (h, f, st) in self.entries.items()}
         payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
+        atomic_write(self.file, payload.encode("utf-8"))
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Write `data` to `path` atomically (temporary file in the same directory + os.replace), so a
+    concurrent reader sees the old file or the new one, never half of one. False if it could not
+    be written (a read-only or full cache directory: the run goes on without the speed-up)."""
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".tmp")
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile
-
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".index-", suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(payload)
-                os.replace(tmp, self.file)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-        except OSError as exc:
-            from kernlint import cachenotes
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        from kernlint import cachenotes
 
-            cachenotes.record(self.file.parent.parent, exc)  # a read-only or full cache directory: said once
+        cachenotes.record(cache_dir() or path.parent, exc)  # a read-only or full cache directory: said once
+        return False
+    return True

@@ -1,0 +1,133 @@
+"""Speed and scale of kernlint on real code (issue 17): CPU against nvcc, cores used, the result cache, memory.
+
+    python bench/speed.py /work/shared/corpus [--nvcc-files 40] [--skip-nvcc] [--skip-tree]
+
+The corpus is read where it is (never copied). Every figure is CPU time (user + system of the
+process and all its children, from resource.getrusage) unless it says wall; on a shared machine the
+wall figures depend on the load. kernlint runs with --no-ptxas (it would otherwise run nvcc itself
+for register counts, cached per file) and, unless said, with an empty cache directory.
+
+Reported, with the targets of issue 17:
+- nvcc: `nvcc -cubin -arch=sm_80` of each of the first N .cu files (sorted); the files it compiles
+  standalone are then linted by one kernlint process: CPU ratio (target: kernlint <= 1/20 of nvcc);
+- a cold run over the whole tree with the default -j: files/s, CPU/wall (target >= 1.8 on 2 cores),
+  peak RSS of any process (target < 250 MB);
+- the warm re-run of the unchanged tree (target < 1 s) and its peak RSS;
+- a generated 300-line file, cold (target < 0.2 s CPU), and `kernlint --version` (target < 60 ms).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_MEASURE = r"""
+import json, resource, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.run(json.loads(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=sys.argv[2] or None)
+wall = time.perf_counter() - t0
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
+                  "rss_mb": ru.ru_maxrss / 1024, "out": len(p.stdout), "err": p.stderr.decode(errors="replace")[-2000:]}))
+"""
+
+
+def measure(argv: list[str], cwd: str | None = None) -> dict:
+    """Run `argv` in a fresh measuring process: its wall time, the CPU and the peak RSS of it and its children."""
+    out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(argv), cwd or ""], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def kernlint(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kernlint", "--no-ptxas", *args]
+
+
+def cuda_files(tree: Path) -> list[Path]:
+    return sorted(p for p in tree.rglob("*.cu") if p.is_file())
+
+
+def nvcc_part(tree: Path, n: int) -> dict:
+    nvcc = subprocess.run(["which", "nvcc"], capture_output=True, text=True).stdout.strip()
+    if not nvcc:
+        return {"note": "nvcc not on PATH: CPU ratio not measured"}
+    ok, nvcc_cpu = [], 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in cuda_files(tree)[:n]:
+            m = measure([nvcc, "-cubin", "-arch=sm_80", f"-I{f.parent}", "-o", os.path.join(tmp, "out.cubin"), str(f)])
+            if m["rc"] == 0:
+                ok.append(str(f))
+                nvcc_cpu += m["cpu"]
+    if not ok:
+        return {"note": "nvcc compiled none of the files"}
+    with tempfile.TemporaryDirectory() as cache:
+        one = measure(kernlint("--cache-dir", cache, "--no-cache", "-j", "1", "--format", "concise", *ok))
+    return {"files_tried": n, "files_compiled": len(ok), "nvcc_cpu_s": round(nvcc_cpu, 2),
+            "kernlint_cpu_s": round(one["cpu"], 2), "kernlint_over_nvcc": round(one["cpu"] / nvcc_cpu, 3),
+            "times_cheaper": round(nvcc_cpu / one["cpu"], 1), "kernlint_rss_mb": round(one["rss_mb"])}
+
+
+def tree_part(tree: Path) -> dict:
+    n = len([p for p in tree.rglob("*") if p.suffix in (".cu", ".cuh")])
+    with tempfile.TemporaryDirectory() as cache:
+        cold = measure(kernlint("--cache-dir", cache, "--format", "concise", str(tree)))
+        warm = measure(kernlint("--cache-dir", cache, "--format", "concise", str(tree)))
+    return {"cuda_files": n, "cold_wall_s": round(cold["wall"], 2), "cold_cpu_s": round(cold["cpu"], 2),
+            "cold_files_per_s_wall": round(n / cold["wall"], 1), "cold_cpu_over_wall": round(cold["cpu"] / cold["wall"], 2),
+            "cold_peak_rss_mb": round(cold["rss_mb"]), "warm_wall_s": round(warm["wall"], 3),
+            "warm_cpu_s": round(warm["cpu"], 3), "warm_peak_rss_mb": round(warm["rss_mb"]),
+            "same_output_size": cold["out"] == warm["out"]}
+
+
+def small_part() -> dict:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_lint import generated_source
+
+    src = generated_source(20)
+    lines = src.count("\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "k300.cu"
+        f.write_text(src)
+        runs = [measure(kernlint("--no-cache", "--format", "concise", str(f))) for _ in range(3)]
+    versions = [measure([sys.executable, "-m", "kernlint", "--version"]) for _ in range(5)]
+    script = [os.path.join(os.path.dirname(sys.executable), "kernlint"), "--version"]
+    scripts = [measure(script) for _ in range(5)] if os.path.exists(script[0]) else []
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    out = {"file_lines": lines, "file_cpu_s": round(med([r["cpu"] for r in runs]), 3),
+           "file_wall_s": round(med([r["wall"] for r in runs]), 3),
+           "version_cpu_s(python -m)": round(med([r["cpu"] for r in versions]), 3),
+           "version_wall_s(python -m)": round(med([r["wall"] for r in versions]), 3)}
+    if scripts:
+        out["version_cpu_s(kernlint script)"] = round(med([r["cpu"] for r in scripts]), 3)
+        out["version_wall_s(kernlint script)"] = round(med([r["wall"] for r in scripts]), 3)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tree", type=Path, help="a directory of real CUDA code (read in place)")
+    ap.add_argument("--nvcc-files", type=int, default=40, help="how many .cu files to try with nvcc")
+    ap.add_argument("--skip-nvcc", action="store_true")
+    ap.add_argument("--skip-tree", action="store_true")
+    a = ap.parse_args()
+    report: dict = {"cores": len(os.sched_getaffinity(0)), "load_before": os.getloadavg()[0]}
+    t0 = time.time()
+    report["small"] = small_part()
+    if not a.skip_nvcc:
+        report["nvcc"] = nvcc_part(a.tree, a.nvcc_files)
+    if not a.skip_tree:
+        report["tree"] = tree_part(a.tree)
+    report["load_after"] = os.getloadavg()[0]
+    report["bench_wall_s"] = round(time.time() - t0, 1)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

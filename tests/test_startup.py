@@ -1,0 +1,70 @@
+"""Start-up: what needs no analysis loads no NumPy or libclang, and the rule table matches the checks."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_PROBE = """
+import sys
+from kernlint.cli import main
+try:
+    main.main(sys.argv[1:], prog_name="kernlint")
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in ("numpy", "clang.cindex", "kernlint.engine", "kernlint.eval.interp") if m in sys.modules)
+print("HEAVY:", ",".join(heavy), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--list-rules"], ["--explain", "KL201"], ["--help"]])
+def test_what_needs_no_analysis_loads_no_numpy_or_libclang(args: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.stdout.strip(), proc.stderr
+    assert "HEAVY: \n" in proc.stderr + "\n", proc.stderr
+
+
+def test_rule_table_matches_the_checks() -> None:
+    from kernlint.checks import ALL_RULES
+    from kernlint.rule_table import RULES
+
+    want = [(r.code, r.name, r.summary, r.severity, r.category) for r in ALL_RULES]
+    have = [(r.code, r.name, r.summary, r.severity, r.category) for r in RULES]
+    assert have == want, ("kernlint/rule_table.py is out of date: regenerate it with "
+                          "`python -m kernlint.rule_table > kernlint/rule_table.py`")
+
+
+def test_progress_only_on_a_terminal_for_people() -> None:
+    from kernlint.progress import Progress, wanted
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert wanted(Tty(), "text") and wanted(Tty(), "concise")
+    assert not wanted(Tty(), "json") and not wanted(Tty(), "sarif") and not wanted(Tty(), "github")
+    assert not wanted(io.StringIO(), "text")
+    s = Tty()
+    p = Progress(s, 10, delay=0.0, interval=0.0)
+    p.update(3)
+    assert s.getvalue().endswith("kernlint: 3/10 files")
+    p.clear()
+    assert s.getvalue().endswith("\r\x1b[2K") and not p.shown
+    quiet = Tty()
+    late = Progress(quiet, 10, delay=3600)
+    late.update(5)  # a short run shows nothing
+    assert quiet.getvalue() == ""
+
+
+def test_the_fast_version_line_is_clicks() -> None:
+    fast = subprocess.run([sys.executable, "-m", "kernlint", "--version"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    slow = subprocess.run([sys.executable, "-c", "from kernlint.cli import main; main(['--version'])"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert fast.returncode == slow.returncode == 0
+    assert fast.stdout == slow.stdout and fast.stdout.startswith("kernlint, version ")
