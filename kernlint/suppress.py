@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kernlint.checks.base import Rule
 from kernlint.checks.suppression_rules import RULES, UNKNOWN, UNUSED
@@ -300,7 +300,24 @@ def apply_suppressions(
         where = "in this file" if sup.file_level else f"on line {sup.lines[-1]}"
         return _meta(path, UNUSED, sup.line, sup.columns[ci], f"unused suppression: {label} reports nothing {where}", len(sel))
 
-    kept = [d for d in diagnostics if d.path != path or not silenced(d)]
+    def unrelate(diag: Diagnostic) -> Diagnostic:
+        # A finding grouped by root cause lists its other sites as related locations: a suppression
+        # on one of those lines silences that site (and is used), not the finding.
+        related = diag.metrics.get("related_locations") if diag.metrics else None
+        if not related or diag.path != path:
+            return diag
+        left = [r for r in related if not (isinstance(r, dict) and "line" in r and silenced(
+            replace(diag, line=int(r["line"]), end_line=int(r.get("end_line") or r["line"]))))]
+        if len(left) == len(related):
+            return diag
+        from kernlint.checks.grouping import is_group_note, related_note
+
+        notes = tuple(n for n in diag.notes if not is_group_note(n))
+        if left:
+            notes += (related_note(diag.code, left),)
+        return replace(diag, notes=notes, metrics={**diag.metrics, "related_locations": left})
+
+    kept = [unrelate(d) for d in diagnostics if d.path != path or not silenced(d)]
 
     meta: list[Diagnostic] = []
     for si, sup in enumerate(suppressions):

@@ -37,7 +37,7 @@ def fixture_diags():  # type: ignore[no-untyped-def]
     ("for (int k = 0; k < count[v]; ++k)", Severity.WARNING),
     ("if (!active[i]) return;", Severity.WARNING),
     ("if (a[i] < 0) a[i] = 0;", Severity.INFO),
-    ("if (CDF[x] >= u[i]) {", Severity.WARNING),
+    ("if (CDF[x] >= u[i]) {", Severity.INFO),  # a search: the exit is found by running the loop
     ("if (!visited[id])", Severity.INFO),
 ])
 def test_severity_follows_the_work_under_the_condition(fixture_diags, snippet, severity) -> None:  # type: ignore[no-untyped-def]
@@ -146,3 +146,75 @@ def test_confirmation_leaves_data_dependent_findings_alone() -> None:
     diags = lint_source(path.read_text(), str(path), OPTIONS).diagnostics
     assert not any(_confirmable(d) for d in diags if d.code == "KL305")
     assert any(_confirmable(d) for d in diags if d.code == "KL101")
+
+
+@pytest.fixture(scope="module")
+def inherent_diags():  # type: ignore[no-untyped-def]
+    path = FIXTURES / "KL305_inherent.cu"
+    text = path.read_text()
+    lines = text.splitlines()
+    diags = lint_source(text, str(path), OPTIONS).diagnostics
+
+    def at(snippet: str):  # type: ignore[no-untyped-def]
+        line = next(i for i, ln in enumerate(lines, 1) if snippet in ln and not ln.strip().startswith("//"))
+        return [d for d in diags if d.line == line and d.code == "KL305"]
+
+    return at
+
+
+@pytest.mark.parametrize("snippet,severity,why", [
+    ("while (s != next)", Severity.INFO, "decided inside the loop"),
+    ("while (z > 1.0f && k < 64)", Severity.INFO, "decided inside the loop"),
+    ("for (int k = 0; k < c; ++k)", Severity.WARNING, ""),
+    ("if (nb >= 0)", Severity.INFO, "sentinel"),
+    ("} else if (nb == -1)", Severity.INFO, "exceptional side of the index-validity test at line"),
+    ("if (v < 0.0f)", Severity.INFO, "light"),
+    ("if (data[i] != expected)", Severity.INFO, "reports an error"),
+    ("if (src[i] > 0) {", Severity.INFO, "stream compaction"),
+])
+def test_inherent_divergence_is_info_with_the_reason(inherent_diags, snippet, severity, why) -> None:  # type: ignore[no-untyped-def]
+    (d,) = inherent_diags(snippet)
+    assert d.severity is severity, d
+    reason = " ".join(n for n in d.notes if n.startswith("severity info:"))
+    assert (why in reason) if why else not reason, d.notes
+
+
+def test_a_sentinel_test_that_does_not_index_is_not_a_validity_test() -> None:
+    """The same heavy branch on a loaded flag that is never used as an index stays a warning."""
+    src = """// kernlint: block=(192,1,1)
+__global__ void k(const int* kind, const float* vars, const float* area, float* flux, int nelr) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float f = 0.0f;
+    int nb = kind[i];
+    if (nb >= 0) {
+        float a = area[i] + area[i + nelr] + area[i + 2 * nelr] + area[i + 3 * nelr];
+        float d = vars[i] * a, e = vars[i + nelr] * a, m = vars[i + 2 * nelr];
+        float p = (e - 0.5f * m * m / d) * 0.4f;
+        f += (p + d) * 0.5f + (d - e) * sqrtf(p / d) * 0.25f + m * e * 0.125f;
+    }
+    flux[i] = f;
+}
+"""
+    (d,) = [d for d in _lint(src) if d.code == "KL305"]
+    assert d.severity is Severity.WARNING, d
+
+
+def test_a_return_in_a_helper_leaves_only_the_helper() -> None:
+    """`if (x < 0) return 0;` in an inlined helper is a light branch, not an exit from the kernel
+    (which once charged it the rest of the kernel)."""
+    src = """__device__ float clampf(float v) {
+    if (v < 0.0f) return 0.0f;
+    return v;
+}
+// kernlint: block=(256,1,1)
+__global__ void k(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = clampf(in[i]);
+    float acc = 0.0f;
+    for (int j = 0; j < 16; ++j) acc += in[j * n + i] * a;
+    out[i] = acc;
+}
+"""
+    (d,) = [d for d in _lint(src) if d.code == "KL305"]
+    assert d.severity is Severity.INFO and "early return" not in d.message, d
+    assert d.metrics["region_share"] < 0.2

@@ -86,6 +86,22 @@ def test_kl401_estimated_registers_are_labelled() -> None:
     assert any("estimated from the source, not exact" in a for a in diag.assumptions)
 
 
+def test_kl401_on_estimated_registers_is_an_info_and_on_exact_ones_a_warning() -> None:
+    est = only(lint(resources=estimated(65)), "KL401")
+    assert est.severity is Severity.INFO
+    assert any(n.startswith("severity info: the register count is estimated") for n in est.notes)
+    assert only(lint(resources=exact(65)), "KL401").severity is Severity.WARNING
+
+
+def test_kl401_opted_in_shared_memory_tied_with_registers_is_an_info() -> None:
+    # 68 KB of shared memory (opted in, over 48 KB) allows 2 blocks of 256 threads per SM, and so do
+    # 86 registers: shared memory binds as much as registers do, a deliberate trade.
+    diag = only(lint(resources=exact(86), dynamic_shared_bytes=69632), "KL401")
+    assert diag.metrics["blocks_by_shared"] == diag.metrics["blocks_by_registers"] == 2
+    assert diag.severity is Severity.INFO
+    assert any("opts in to" in n for n in diag.notes)
+
+
 def test_kl401_shared_memory_limited() -> None:
     diag = only(lint(block_size=128, resources=exact(32, shared=40000), static_shared_bytes=40000), "KL401")
     assert diag.message.startswith("theoretical occupancy 25% (16 of 64 warps per SM): limited by shared memory")

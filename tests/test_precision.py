@@ -22,3 +22,153 @@ def test_byte_stride_is_a_conditional_info_and_a_row_pitch_a_warning() -> None:
     assert byte_stride.metrics["coalesced_if"] == {"nb0": 4}
     pitch = diags[19]
     assert pitch.severity is Severity.WARNING and "unless" not in pitch.message
+
+
+def _kernel(diags, name):  # type: ignore[no-untyped-def]
+    return [d for d in diags if d.kernel == name and d.code not in ("KL904", "KL103", "KL104")]
+
+
+def test_one_finding_per_bank_conflict_pattern_with_the_other_lines_related() -> None:
+    (d,) = _kernel(lint("grouping_root_cause.cu"), "stencil_rows")
+    assert d.code == "KL201" and d.line == 10
+    assert sorted(r["line"] for r in d.metrics["related_locations"]) == [11, 13, 14, 15]
+    assert any(n.startswith("the same bank-conflict pattern") and "lines 11, 13, 14, 15" in n for n in d.notes)
+
+
+def test_one_finding_per_thread_mapping_and_code() -> None:
+    diags = _kernel(lint("grouping_root_cause.cu"), "row_per_thread")
+    assert sorted((d.line, d.code) for d in diags) == [(26, "KL101"), (28, "KL102")]
+    (load,) = [d for d in diags if d.code == "KL101"]
+    # `A[i * n + k]` and `B[i * n + k]`: the same lane stride, one remapping.
+    assert [(r["line"], r["column"]) for r in load.metrics["related_locations"]] == [(26, 31)]
+    assert any(n.startswith("also at line 26") for n in load.notes)
+
+
+def test_a_conflict_in_one_step_of_five_is_an_info_and_in_every_step_a_warning() -> None:
+    diags = lint("grouping_root_cause.cu")
+    (one,) = _kernel(diags, "network_one_step")
+    assert one.severity is Severity.INFO
+    assert "2-way in 1 of 5 steps" in one.message and "1.20 wavefronts per request" in one.message
+    (every,) = _kernel(diags, "network_every_step")
+    assert every.severity is Severity.WARNING
+
+
+def test_a_suppression_on_a_related_line_silences_that_site_only() -> None:
+    from kernlint.engine import lint_with_suppressions
+
+    path = FIXTURES / "grouping_root_cause.cu"
+    lines = path.read_text().splitlines()
+    lines[13] = lines[13].replace("// expect: KL201 shared-bank-conflict", "// kernlint: ignore[KL201] reviewed")
+    diags = lint_with_suppressions("\n".join(lines) + "\n", str(path)).diagnostics
+    (d,) = [d for d in diags if d.kernel == "stencil_rows" and d.code == "KL201"]
+    assert sorted(r["line"] for r in d.metrics["related_locations"]) == [11, 13, 15]
+    assert any("lines 11, 13, 15" in n for n in d.notes) and not any("14" in n for n in d.notes if "pattern" in n)
+    assert not [x for x in diags if x.code == "KL901"]
+
+
+def test_kl103_message_states_the_request_and_the_average_apart() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(const float* a, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = a[i + 1] + a[(i / 64) * 64 + (i % 64) + ((i / 64) % 2)];
+}
+"""
+    diags = [d for d in lint_source(src, "m.cu").diagnostics if d.code == "KL103"]
+    assert diags
+    for d in diags:
+        m = d.metrics
+        request = m["sectors"] / m["ideal_sectors"]
+        # "a typical warp request touches S sectors where I would hold ... (S/I x ideal)": the
+        # parenthesis is that request's own ratio; the ratio over all requests is named as such.
+        assert f"a typical warp request touches {m['sectors']} sectors where {m['ideal_sectors']} would hold" in d.message
+        assert f"({request:.2f}x ideal" in d.message
+        if f"{m['ratio']:.2f}" != f"{request:.2f}":
+            assert f"over all {m['requests']} evaluated requests {m['ratio']:.2f}x" in d.message
+    assert any("over all" in d.message for d in diags)
+
+
+def test_a_sweep_inside_warps_is_an_info_and_interleaved_addressing_a_warning() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void warp_tree(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int lane = tid & 31;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncwarp();
+    for (int i = 16; i > 0; i >>= 1) {
+        if (lane < i) {
+            float t = s[tid + i];
+            s[tid] = s[tid] + t * 0.5f + t * t;
+        }
+        __syncwarp();
+    }
+    if (lane == 0) out[blockIdx.x * 8 + tid / 32] = s[tid];
+}
+
+// kernlint: block=(256,1,1)
+__global__ void interleaved(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (int i = 2; i <= 256; i *= 2) {
+        if ((tid + 1) % i == 0) {
+            float t = s[tid - i / 2];
+            s[tid] = s[tid] + t * 0.5f + t * t;
+        }
+        __syncthreads();
+    }
+    if (tid == 255) out[blockIdx.x] = s[tid];
+}
+"""
+    diags = [d for d in lint_source(src, "sweep.cu").diagnostics if d.code == "KL301"]
+    (tree,) = [d for d in diags if d.kernel == "warp_tree"]
+    assert tree.severity is Severity.INFO and any("it is a sweep" in n for n in tree.notes), tree
+    (inter,) = [d for d in diags if d.kernel == "interleaved"]
+    assert inter.severity is Severity.WARNING, inter
+
+
+def test_a_conflict_that_is_a_small_share_of_the_kernels_shared_traffic_is_an_info() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[512];
+    int tid = threadIdx.x;
+    float acc = 0.0f;
+    for (int r = 0; r < 32; ++r) {
+        s[tid] = in[r * 256 + tid];
+        __syncthreads();
+        acc += s[(tid + r) % 256];
+        __syncthreads();
+    }
+    if (tid < 32) acc += s[2 * tid];  // one warp, once: 2-way
+    out[tid] = acc;
+}
+"""
+    (d,) = [d for d in lint_source(src, "share.cu").diagnostics if d.code == "KL201"]
+    assert d.line == 12 and d.metrics["ways"] == 2
+    assert d.severity is Severity.INFO
+    assert any("of the kernel's evaluated shared-memory wavefronts" in n for n in d.notes), d.notes
+
+
+def test_a_split_idling_under_a_tenth_of_the_lane_slots_is_an_info() -> None:
+    """A quarter of each row loads a float4 tile (the samples' "LargeChunk" copies): 8 % of the
+    block's lane-slots idle, under the 10 % from which KL301 warns."""
+    src = """// kernlint: block=(16,16,1)
+__global__ void k(const float4* A, float4* As, const float* B, float* out, int n) {
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float acc = 0.0f;
+    for (int a = 0; a < 8; ++a) {
+        if (tx < 4) {
+            As[ty * 4 + tx] = A[a * 64 + ty * 4 + tx];
+        }
+        __syncthreads();
+        for (int k = 0; k < 5; ++k) acc += B[k * 16 + tx] * B[k * 16 + ty] + acc * 0.5f;
+        __syncthreads();
+    }
+    out[ty * 16 + tx] = acc;
+}
+"""
+    (d,) = [d for d in lint_source(src, "chunk.cu").diagnostics if d.code == "KL301"]
+    assert 0.05 < d.metrics["idle_fraction"] < 0.10
+    assert d.severity is Severity.INFO
+    assert any("(warning from 10 %)" in n for n in d.notes)

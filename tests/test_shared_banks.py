@@ -280,7 +280,10 @@ def test_array_of_structs_suggests_structure_of_arrays() -> None:
            "}\n")
     diags = kl201(Path("aos.cu"), src)
     # P is 16 bytes but only 4-byte aligned: the copy on line 5 is four 4-byte stores, each 4-way.
-    assert [(d.line, d.metrics["ways"]) for d in diags] == [(5, 4), (7, 4)]
+    # The load on line 7 collides the same way (lanes 16 bytes apart): one cause, one finding, the
+    # load listed as a related location.
+    assert [(d.line, d.metrics["ways"]) for d in diags] == [(5, 4)]
+    assert [(r["line"], r["ways"]) for r in diags[0].metrics["related_locations"]] == [(7, 4)]
     assert "structure of arrays" in " ".join(diags[0].notes)
 
 

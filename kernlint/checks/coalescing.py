@@ -282,15 +282,21 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         severity = RULES_BY_CODE[code].severity
         flip = None if misaligned else _flipped_by(e, result)
         notes = []
+        # The numbers of one request (the typical one: most active lanes, median cost) and, when it
+        # differs, the ratio over every evaluated request (some may be aligned, or cheaper).
+        req_ratio = cost.sectors / cost.ideal if cost.ideal else cost.ratio
+        digits = 2 if misaligned else 1
+        overall = (f"; over all {cost.requests} evaluated requests {cost.ratio:.{digits}f}x"
+                   if cost.requests > 1 and f"{cost.ratio:.{digits}f}" != f"{req_ratio:.{digits}f}" else "")
         if misaligned:
-            message = (f"misaligned global {verb}: a warp request touches {cost.sectors} sectors where "
-                       f"{cost.ideal} would hold its {used} bytes ({cost.ratio:.2f}x ideal)")
+            message = (f"misaligned global {verb}: a typical warp request touches {cost.sectors} sectors where "
+                       f"{cost.ideal} would hold its {used} bytes ({req_ratio:.2f}x ideal{overall})")
         elif flip is not None and is_load_symbol(flip[0]):
             pname, pvalue = load_label(flip[0], result.source_lines), flip[1]
             severity = Severity.INFO
             message = (f"uncoalesced global {verb} unless {pname} == {pvalue}: with the loaded value sampled as a size "
-                       f"a warp request touches {cost.sectors} 32-byte sectors for {used} bytes ({cost.ratio:.1f}x "
-                       f"ideal)")
+                       f"a typical warp request touches {cost.sectors} 32-byte sectors for {used} bytes "
+                       f"({req_ratio:.1f}x ideal{overall})")
             notes.append(f"consecutive lanes are {sym} bytes apart, with {pname} loaded from "
                          f"memory (the same address in every lane): with {pname} == {pvalue} the lanes are one "
                          f"{e.width}-byte element apart and the request is coalesced; which value it holds at run "
@@ -299,14 +305,14 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             pname, pvalue = flip
             severity = Severity.INFO
             message = (f"uncoalesced global {verb} unless {pname} == {pvalue}: with {pname} sampled as a size a "
-                       f"warp request touches {cost.sectors} 32-byte sectors for {used} bytes ({cost.ratio:.1f}x "
-                       f"ideal)")
+                       f"typical warp request touches {cost.sectors} 32-byte sectors for {used} bytes "
+                       f"({req_ratio:.1f}x ideal{overall})")
             notes.append(f"consecutive lanes are {pname} bytes apart: {pname} is a byte stride, and with "
                          f"{pname} == {pvalue} (one {pvalue}-byte element) the request is coalesced; set "
                          f"--define {pname}=VALUE to decide")
         else:
-            message = (f"uncoalesced global {verb}: a warp request touches {cost.sectors} 32-byte sectors for "
-                       f"{used} bytes; {cost.ideal} would suffice ({cost.ratio:.1f}x ideal)")
+            message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
+                       f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
             share = impact_share(cost, result)
             if share < IMPACT_FRACTION:
                 # A halo column or a one-off diagonal read beside the kernel's main traffic: real, but
@@ -345,6 +351,10 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
+            if not misaligned and stride > e.width:
+                # One thread-to-address mapping: accesses of the kernel whose lanes are the same
+                # distance apart are fixed by one remapping (kernlint/checks/grouping.py).
+                metrics["root_cause"] = f"lane stride {stride} B, {e.width} B per lane"
         if flip is not None:
             metrics["coalesced_if"] = {flip[0]: flip[1]}
         if e.via:

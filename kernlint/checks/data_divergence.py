@@ -117,7 +117,13 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
         region += w
         evals += active > 1
         memory += np.where(active > 1, m, 0)
-        idle_worst += (w * np.maximum(active - 1, 0)).sum(axis=-1)
+        if e.common_work is not None and loop_exit is None:
+            # An index-validity test: all lanes but one take the common (indexing) side; the one
+            # exceptional lane idles through it, the others through the exceptional side.
+            common = np.where(active > 1, np.minimum(e.common_work, w), 0)
+            idle_worst += ((w - common) * np.maximum(active - 1, 0) + common).sum(axis=-1)
+        else:
+            idle_worst += (w * np.maximum(active - 1, 0)).sum(axis=-1)
     warps = int((first.mask.any(axis=-1) & (first.mask.sum(axis=-1) > 1)).sum(axis=-1).max())
     if warps == 0:
         return None
@@ -143,8 +149,33 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
     loop = first.kind == "loop" or any(e.has_loop for e in events) or (
         loop_exit is not None and int(loop_exit.trips.max()) >= 2)
     heavy = loop or (ops >= HEAVY_OPS and mem >= 1)
+    if first.role == "diagnostic":
+        reason = ("the code under it reports an error (printf, assert, __trap): a path correct runs do not take, "
+                  "so its divergence costs nothing in practice")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if first.role == "compaction" and not loop:
+        reason = ("the code under it appends the item to an output through a slot an atomic hands out: the branch "
+                  "is the filter of a stream compaction, the remedy itself, and its divergence is inherent")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if loop and first.search:
+        reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
+                  "exit reads what the loop itself computes or advances through), so it is only known by running "
+                  "the loop: the items cannot be sorted or binned by it beforehand and the lanes cannot split its "
+                  "dependent iterations; the wait for the slowest lane is inherent to the algorithm")
+        return DataVerdict(Severity.INFO, True, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and ops > 0:
         return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
+    if first.exceptional:
+        reason = (f"it lies on the exceptional side of the index-validity test at line {first.exceptional}, so "
+                  f"only the few lanes whose index is a sentinel (padding, a boundary, an empty slot) reach it")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if heavy and any(e.common_work is not None for e in events):
+        reason = ("it tests a loaded index against a sentinel and indexes with it on one side only: that side is "
+                  "the common case, and the sentinels (padding, boundaries, empty slots) are exceptions that most "
+                  "warps never meet, so most warps run it with every lane; the divergence costs the exceptional "
+                  f"side in the few warps that hold one ({avg_worst:.1f} active lanes per instruction if every "
+                  "warp held exactly one)")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if heavy and avg_worst < NCU_ACTIVE_LANES:
         return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
     if heavy:

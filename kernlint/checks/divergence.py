@@ -38,8 +38,10 @@ from kernlint.eval.result import KernelResult
 
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
-# A split region costs a warning when its idle lane-slots reach this share of the block's.
-WARN_FRACTION = 0.05
+# A split region costs a warning when its idle lane-slots reach this share of the block's: under it the
+# best a remapping can save is under a tenth of the issue slots (Nsight Compute's ThreadDivergence rule
+# fires only at a quarter: fewer than 24 of 32 active lanes).
+WARN_FRACTION = 0.10
 # Operations on a side from which the compiler will not predicate it: the branch is real.
 HEAVY_WORK = 8
 # The last steps of a halving loop: the loop variable is below a warp's width.
@@ -262,6 +264,20 @@ def _contains(outer: object, inner: object) -> bool:
     return (o.line, o.column) <= (i.line, i.column) and ie <= oe  # type: ignore[attr-defined]
 
 
+def _contiguous_end(cond: np.ndarray, mask: np.ndarray, split: np.ndarray) -> bool:
+    """Whether, in every split warp, the lanes taking the branch are one contiguous run of the active
+    lanes that starts at the first or ends at the last of them."""
+    for s, w in zip(*np.nonzero(split)):
+        act = np.flatnonzero(mask[s, w])
+        taken = cond[s, w][act]
+        k = int(taken.sum())
+        if not (taken[:k].all() or taken[len(taken) - k:].all()):
+            return False
+        if not np.all(np.diff(act) == 1):
+            return False
+    return True
+
+
 def _split_of(e: Branch) -> WarpSplit:
     return arm_split(e.arms, e.mask) if e.arms is not None else warp_split(e.cond, e.mask)
 
@@ -286,8 +302,18 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
         (-1, -1.0), 0, 0, (0, 0), 0, (), "")
     n_split_events = 0
     worst_is_return = False
+    # A sweep: a one-sided branch whose working lanes are, in every split warp, one contiguous run at
+    # an end of the warp's active lanes, moving with an enclosing loop (`if (lane < i)` in a warp's
+    # tree reduction or shuffle scan, `if (tid > i)` in a triangular solve).
+    sweep = bool(site.events) and not site.returns
+    sweep_counts: set[int] = set()
     for e in site.events:
         sp = _split_of(e)
+        if sweep and sp.split.any():
+            sweep = e.arms is None and not e.else_has_loop and (
+                e.else_work is None or not np.any(np.where(sp.split, e.else_work, 0))) and e.else_cost == 0 \
+                and bool(e.loop_vars) and _contiguous_end(np.broadcast_to(e.cond, e.mask.shape), e.mask, sp.split)
+            sweep_counts.update(int(x) for x in np.unique(sp.taken[sp.split]))
         tw = e.then_work if e.then_work is not None else np.full(sp.active.shape, e.then_cost)
         ew = e.else_work if e.else_work is not None else np.full(sp.active.shape, e.else_cost)
         for name, v in e.loop_vars:
@@ -390,6 +416,12 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     if not (heavy or repeated):
         return verdict(Severity.INFO, "the region is short and runs once: the compiler will likely "
                              "predicate it")
+    if sweep and len(sweep_counts) >= 2 and len(split_vars) >= 1 and any(len(set(v)) >= 2 for v in split_vars.values()):
+        return verdict(Severity.INFO, "it is a sweep: in every warp it splits, the working lanes are one "
+                             "contiguous run at an end of the warp that moves with the enclosing loop (a tree "
+                             "reduction or scan inside a warp, a triangular solve), and the branch has no else: "
+                             "the idle lanes cost no extra instructions, and no remapping packs the work into "
+                             "fewer warps")
     if fraction < WARN_FRACTION:
         return verdict(Severity.INFO, f"its idle lanes cost {_pct(fraction)} of the block's lane-slots "
                              f"(warning from {_pct(WARN_FRACTION)})")

@@ -395,7 +395,9 @@ def occupancy_diagnostics(
         notes.append(f"threshold {format_percent(threshold)}; low occupancy is fine when each "
                      f"warp has enough independent work (ILP) to hide latency")
         severity = None
-        if occ.limiter == "shared" and shared_total > limits.shared_per_block:
+        shared_binds = occ.limiter == "shared" or (occ.blocks_by_shared is not None
+                                                   and occ.blocks_by_shared <= occ.active_blocks)
+        if shared_binds and shared_total > limits.shared_per_block:
             # More than 48 KB per block needs an explicit opt-in (cudaFuncSetAttribute(...,
             # cudaFuncAttributeMaxDynamicSharedMemorySize, ...)): large tiles were chosen over
             # occupancy on purpose, as tensor-core GEMMs do. Stated, not warned about.
@@ -403,6 +405,13 @@ def occupancy_diagnostics(
             notes.append(f"severity info: the kernel opts in to {_bytes(shared_total)} of shared memory per "
                          f"block, over the {_bytes(limits.shared_per_block)} default: a deliberate trade of "
                          f"occupancy for tile size")
+        elif occ.limiter == "registers" and not exact:
+            # An estimate from the source can be off by a factor of two either way: a warning needs
+            # ptxas's count (nvcc on PATH, without --no-ptxas).
+            severity = Severity.INFO
+            notes.append("severity info: the register count is estimated from the source, not reported by ptxas; "
+                         "with nvcc on PATH (and without --no-ptxas) kernlint uses the exact count and warns if "
+                         "occupancy is still low")
         out.append(make(LOW_OCCUPANCY, message, notes, severity=severity,
                         extra={"threshold": threshold,
                                "blocks_by_warps": _limit(occ.blocks_by_warps),

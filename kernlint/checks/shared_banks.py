@@ -31,6 +31,13 @@ from kernlint.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wav
 MAX_PADDING = 32  # padding candidates tried per array (row pitch mod 32 words repeats after that)
 MAX_STEPS_SHOWN = 10
 MAX_CONFIRM_RUNS = 3  # re-evaluations of the kernel per conflicting array
+# A site is a warning when its requests average at least this many wavefronts per ideal one over all
+# evaluated requests (a 2-way conflict in every other step); below it, conflicts in a few steps of a
+# network (sorting networks' strides) are an info naming how many steps conflict.
+MATERIAL_AVERAGE = 1.5
+# A site whose extra wavefronts are under this share of the kernel's evaluated shared-memory
+# wavefronts is an info (as KL101/KL102 do with global sectors).
+IMPACT_FRACTION = 0.05
 
 
 # --- measurement ------------------------------------------------------------------------------
@@ -569,7 +576,7 @@ def _dimension_edit(result: KernelResult, root: str, decl: ir.VarDecl | None, di
 # --- the rule -----------------------------------------------------------------------------------
 
 
-def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None]:
+def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None, str]:
     """'lane 0 -> word 15 (bank 15), lane 1 -> word 47 (bank 15), ...' for the worst request, and the word stride.
 
     Words are counted from the start of the array (`base` is its 128-byte-aligned offset, so the
@@ -580,7 +587,7 @@ def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None]:
     a = site.worst.address[s, w]
     lanes = np.flatnonzero(m)
     if lanes.size == 0:
-        return "", None
+        return "", None, ""
     words = (a[lanes] - base) // BANK_BYTES
     banks = (a[lanes] // BANK_BYTES) % SHARED_BANKS
     # Show the collision, not the first lanes: in the phase and bank with the most distinct words,
@@ -595,6 +602,9 @@ def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None]:
             if len(first) > len(best):
                 best = sorted(int(i) for i in idx[first])
     pick = best if len(best) >= 2 else list(range(min(4, lanes.size)))
+    # How the lanes collide, relative to the first of them: the same lanes at the same word distances
+    # is the same index arithmetic, so the same fix (kernlint/checks/grouping.py groups by it).
+    pattern = ",".join(f"{int(lanes[i] - lanes[pick[0]])}:{int(words[i] - words[pick[0]])}" for i in pick)
     shown = ", ".join(f"lane {int(lanes[i])} -> word {int(words[i])} (bank {int(banks[i])})" for i in pick[:4])
     if len(pick) > 4:
         shown += f", ... ({len(pick)} lanes, each a different word of bank {int(banks[pick[0]])})"
@@ -603,7 +613,7 @@ def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None]:
         d = np.diff(a[lanes])
         if np.all(d == d[0]) and d[0] % BANK_BYTES == 0:
             stride = int(d[0]) // BANK_BYTES
-    return shown, stride
+    return shown, stride, pattern
 
 
 def _steps_note(site: SiteBanks) -> str:
@@ -651,7 +661,9 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
 
 def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic]]:
     """One (site, fix of its array, finding) per conflicting access, in source order."""
-    sites = [s for s in measure(list(result.events)) if s.ways >= 2 and s.always]
+    every = measure(list(result.events))
+    kernel_wavefronts = sum(s.total_wavefronts for s in every)
+    sites = [s for s in every if s.ways >= 2 and s.always]
     fixes: dict[str, Fix] = {}
     bases = {name: base for name, base, _t in result.shared_layout}
     for site in sorted(sites, key=lambda s: (s.first.span.line, s.first.span.column)):
@@ -663,12 +675,28 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
         phases = shared_phases(site.width)
         message = (f"shared-memory {what} of {site.root}: {site.ways}-way bank conflict; the warp request takes "
                    f"{site.wavefronts} wavefronts where {site.ideal} would do")
-        if site.typical_ways != site.ways:
+        severity = KL201.severity
+        average = site.total_wavefronts / site.total_ideal if site.total_ideal else float(site.ways)
+        conflicted_steps = [st for st in site.steps if st.ways >= 2]
+        if average < MATERIAL_AVERAGE:
+            # Conflicts in a few steps of a network (a sort's compare-exchange strides) or a few
+            # requests: what the site costs over all of them is what matters, not its worst request.
+            severity = Severity.INFO
+            where = (f"in {len(conflicted_steps)} of {len(site.steps)} steps" if len(site.steps) > 1
+                     else f"in {site.conflicting} of {site.requests} requests")
+            message += (f" ({site.ways}-way {where}; {average:.2f} wavefronts per request on average over the "
+                        f"{site.requests} evaluated)")
+        elif site.typical_ways != site.ways:
             message += f" (worst request; typical {site.typical_ways}-way)"
+        share = (site.total_wavefronts - site.total_ideal) / kernel_wavefronts if kernel_wavefronts else 1.0
+        small = severity is not Severity.INFO and share < IMPACT_FRACTION
+        if small:
+            # A one-off access beside the kernel's main shared traffic (a final merge by one warp).
+            severity = Severity.INFO
         if fix.headline:
             message += f"; {fix.headline}"
         notes = []
-        shown, stride = _lane_words(site, bases.get(site.root, 0))
+        shown, stride, pattern = _lane_words(site, bases.get(site.root, 0))
         if shown:
             notes.append(f"the worst request, in words of {site.root}: {shown}")
         if stride is not None and site.width == BANK_BYTES and stride:
@@ -681,6 +709,12 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
         steps = _steps_note(site)
         if steps:
             notes.append(steps)
+        if small:
+            notes.append(f"severity info: its extra wavefronts are {100 * share:.1f} % of the kernel's evaluated "
+                         f"shared-memory wavefronts (warning from {100 * IMPACT_FRACTION:.0f} %)")
+        elif severity is Severity.INFO:
+            notes.append(f"severity info: averaged over the evaluated requests the conflict costs {average:.2f} "
+                         f"wavefronts per request where 1 would do (warning from {MATERIAL_AVERAGE})")
         notes.append(f"{site.active_lanes} active lanes, {site.width} bytes per lane; {site.requests} warp requests "
                      f"evaluated, {site.conflicting} with conflicts (worst {site.ways}-way, typical "
                      f"{site.typical_ways}-way); {site.total_wavefronts} wavefronts in all where "
@@ -707,6 +741,8 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
         }
         if stride is not None:
             metrics["lane_stride_words"] = stride
+        if pattern:
+            metrics["root_cause"] = f"{site.ways}-way, width {site.width}, lanes:words {pattern}"
         if len(site.steps) > 1:
             metrics["ways_by_step"] = {st.label: st.ways for st in site.steps}
         if fix.padded_dim is not None:
@@ -721,7 +757,7 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
             metrics["called_from"] = list(e.via)
         yield site, fix, Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=KL201.code, name=KL201.name,
-            severity=KL201.severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
+            severity=severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
             assumptions=result.assumptions(site.deps), metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
             fixes=fix.edits,

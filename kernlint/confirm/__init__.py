@@ -969,6 +969,11 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
     for r in results:
         static_all.update((r.path, d.line, d.column, d.code) for d in r.diagnostics)
     static_all.update((d.path, d.line, d.column, d.code) for d in diagnostics)
+    # A finding grouped by root cause predicted its related sites too (kernlint/checks/grouping.py).
+    for d in [*diagnostics, *(x for r in results for x in r.diagnostics)]:
+        for rel in (d.metrics or {}).get("related_locations") or ():
+            if isinstance(rel, dict) and "line" in rel and "column" in rel:
+                static_all.add((d.path, int(rel["line"]), int(rel["column"]), d.code))
     added: set[tuple[str, int, int, str]] = set()
     for plan in plans:
         sup = parse_suppressions(plan.text) if plan.runs else ()

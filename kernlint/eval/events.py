@@ -107,6 +107,10 @@ class DataBranch:
     exit: str = ""  # the branch only leaves: return | break | continue
     work_before: np.ndarray | None = None  # for exits: operations each warp issued up to the branch
     memory_before: np.ndarray | None = None  # for exits: memory requests each warp issued up to the branch
+    search: bool = False  # a loop (or a `break`'s loop) whose trip count is decided inside it (eval/data_shape.py)
+    common_work: np.ndarray | None = None  # an index-validity test: operations of its common (indexing) side (S, W)
+    exceptional: int = 0  # line of the index-validity test on whose exceptional side this condition lies
+    role: str = ""  # the guarded code reports an error ('diagnostic') or appends via an atomic slot ('compaction')
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from kernlint import deadline, ir
 from kernlint.eval import coverage as cov
-from kernlint.eval import atomics, builtins_math, coop_groups
+from kernlint.eval import atomics, builtins_math, coop_groups, data_shape
 from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.flops import statement_flops
@@ -154,6 +154,7 @@ class Interpreter:
         # (call span, helper, helper span, helper in the kernel's file)
         self.call_sites: list[tuple[ir.Span, str, ir.Span, bool]] = []
         self.loop_stack: list[dict[str, object]] = []
+        self.exceptional_sides: list[int] = []  # index-validity tests whose exceptional side is running (KL305)
         self.site_counts: dict[tuple[int, int, str], int] = {}
         self.shared_next = 0
         self.shared_bases: dict[str, int] = {}
@@ -525,16 +526,41 @@ class Interpreter:
             self.branch_unknown(s.span, c)
             exits = self.save_exits()
             start = self.data_region_start(s, c)
+            exit_kind = _exit_kind(s.then) if s.other is None else ""
+            if exit_kind == "return" and len(self.frames) > 1:
+                exit_kind = ""  # a `return` in an inlined helper leaves the helper, not the kernel
+            common = data_shape.validity_test(s) if start is not None else ""
+            w_then: np.ndarray | None = None
             try:
-                self.exec(s.then)
+                if common == "else":
+                    self.exceptional_sides.append(s.span.line)
+                try:
+                    self.exec(s.then)
+                finally:
+                    if common == "else":
+                        self.exceptional_sides.pop()
+                w_then = self.warp_work.copy()
                 self.restore_exits(exits)
                 self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
                 if s.other is not None:
-                    self.exec(s.other)
+                    if common == "then":
+                        self.exceptional_sides.append(s.span.line)
+                    try:
+                        self.exec(s.other)
+                    finally:
+                        if common == "then":
+                            self.exceptional_sides.pop()
                     self.restore_exits(exits)
             finally:
+                common_work = None
+                if common and start is not None and w_then is not None:
+                    w0 = start[0]
+                    common_work = (w_then - w0) if common == "then" else (self.warp_work - w_then)
+                loop = self.loop_stack[-1].get("stmt") if self.loop_stack else None
                 self.data_region_end(start, s, "if", c, parent, _has_real_loop(s.then) or _has_real_loop(s.other),
-                                     _exit_kind(s.then) if s.other is None else "")
+                                     exit_kind, search=exit_kind == "break" and data_shape.is_search(loop, s.cond),
+                                     common_work=common_work,
+                                     role=data_shape.side_role(s.then) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
@@ -700,7 +726,7 @@ class Interpreter:
         entry = self.mask.copy()
         written = _assigned_names(body) | (_assigned_names_expr(step) if step is not None else set())
         ls: dict[str, object] = {"iter": 0, "break": np.zeros_like(entry), "continue": np.zeros_like(entry),
-                                 "var": _loop_var(s), "frame": self.frame}
+                                 "var": _loop_var(s), "frame": self.frame, "stmt": s}
         self.loop_stack.append(ls)
         trips = np.zeros(entry.shape, dtype=np.int64)
         active = entry.copy()
@@ -754,7 +780,8 @@ class Interpreter:
             self.loop_stack.pop()
             if region is not None and data_cond is not None:
                 self.mask = entry
-                self.data_region_end(region, s, "loop", data_cond, entry, True, "")
+                self.data_region_end(region, s, "loop", data_cond, entry, True, "",
+                                     search=data_shape.is_search(s, cond))
         if cond is not None:
             key = self.site_key(s.span, cov.BRANCH)
             if data_dependent and not cond_uniform:
@@ -1505,7 +1532,8 @@ class Interpreter:
         return (w0, self.lane_work.copy(), self.mem_work.copy(), self.loop_context())
 
     def data_region_end(self, start: tuple[object, ...] | None, s: ir.Stmt, kind: str, c: Val,
-                        reached: np.ndarray, has_loop: bool, exit_kind: str) -> None:
+                        reached: np.ndarray, has_loop: bool, exit_kind: str, search: bool = False,
+                        common_work: np.ndarray | None = None, role: str = "") -> None:
         if start is None:
             return
         self.data_guards.pop()
@@ -1514,7 +1542,9 @@ class Interpreter:
             s.span, kind, reached.copy(), tuple(sorted(c.loads)), c.deps, iters, lvars,  # type: ignore[arg-type]
             work=self.warp_work - w0, memory=self.mem_work - m0, has_loop=has_loop,  # type: ignore[operator]
             exit=exit_kind, work_before=self.warp_work.copy() if exit_kind else None,
-            memory_before=self.mem_work.copy() if exit_kind else None))
+            memory_before=self.mem_work.copy() if exit_kind else None, search=search,
+            common_work=common_work, exceptional=self.exceptional_sides[-1] if self.exceptional_sides else 0,
+            role=role))
 
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
         if old.data is None or new.data is None:

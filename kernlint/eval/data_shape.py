@@ -1,0 +1,139 @@
+"""Static shape of a data-dependent condition (KL305): search loops and index-validity tests.
+
+Two source properties decide whether the divergence a data-dependent condition causes is one a
+developer can act on, and both are read from the IR alone:
+
+- A *search* loop decides its trip count inside the loop: its exit condition reads a variable the
+  body assigns other than by a constant step (`while (succ != next) { succ = next; next = s[next]; }`,
+  an escape-time `z = z*z + c`), or loads through a variable the loop advances
+  (`for (x = 0; ...; x++) if (CDF[x] >= u) break;`). Its trip count is only known by running it,
+  so the items cannot be sorted or binned by it beforehand, and its iterations depend on each other,
+  so the lanes of a warp cannot split them. A *counted* loop (`for (e = rowPtr[r]; e < rowPtr[r+1];
+  ++e)`) knows its trip count on entry: sorting rows by length or CSR-vector applies.
+- An *index-validity test* compares a loaded value with a constant sentinel and uses that value as
+  an index on one side only (`if (nb >= 0) { ... v[nb] ... } else { boundary }`): the side that
+  indexes with it is the common case (padding, boundaries and empty slots are the exceptions), so
+  the warp usually runs it with every lane, and divergence costs the exceptional side.
+"""
+from __future__ import annotations
+
+from kernlint import ir
+
+_COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+_STEP_OPS = ("+=", "-=")
+_INCDEC = ("pre++", "pre--", "post++", "post--")
+
+
+def _strip(e: object) -> object:
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    return e
+
+
+def _target(e: object) -> str:
+    e = _strip(e)
+    return e.name if isinstance(e, ir.Ref) else ""
+
+
+def _names(e: object) -> set[str]:
+    return {n.name for n in ir.walk(e) if isinstance(n, ir.Ref)}
+
+
+def assignments(s: object) -> tuple[set[str], set[str]]:
+    """(names assigned in `s`, those assigned only by a constant-free step: `x++`, `x += k`)."""
+    stepped: set[str] = set()
+    other: set[str] = set()
+    for n in ir.walk(s):
+        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">="):
+            t = _target(n.lhs)
+            if t:
+                (stepped if n.op in _STEP_OPS else other).add(t)
+        elif isinstance(n, ir.Unary) and n.op in _INCDEC:
+            t = _target(n.operand)
+            if t:
+                stepped.add(t)
+        elif isinstance(n, ir.VarDecl):
+            other.add(n.name)  # declared in the body: a fresh value each iteration
+    return stepped | other, stepped - other
+
+
+def is_search(loop: object, cond: object) -> bool:
+    """Whether `cond` (a loop's condition, or a `break`'s inside `loop`) is decided inside the loop."""
+    if not isinstance(loop, (ir.For, ir.While)) or cond is None:
+        return False
+    parts: list[object] = [loop.body]
+    if isinstance(loop, ir.For) and loop.step is not None:
+        parts.append(loop.step)
+    written: set[str] = set()
+    stepped: set[str] = set()
+    for p in parts:
+        w, st = assignments(p)
+        written |= w
+        stepped |= st
+    stepped -= written - stepped
+    carried = written - stepped
+    if _names(cond) & carried:
+        return True
+    for n in ir.walk(cond):
+        # A load whose address the loop advances (`CDF[x]`, `*p` with `p++`) reads new data each iteration.
+        if isinstance(n, ir.Index) and _names(n.index) & written:
+            return True
+        if isinstance(n, ir.Unary) and n.op == "*" and _names(n.operand) & written:
+            return True
+    return False
+
+
+def validity_test(s: ir.If) -> str:
+    """'then' or 'else': the side of `if (v CMP constant)` that uses `v` as an index (the common case
+    of an index-validity test); '' when the condition is not such a test or both or neither side do."""
+    c = _strip(s.cond)
+    if not isinstance(c, ir.Binary) or c.op not in _COMPARE:
+        return ""
+    lhs, rhs = _strip(c.lhs), _strip(c.rhs)
+    if _constant(rhs) and isinstance(lhs, ir.Ref):
+        name = lhs.name
+    elif _constant(lhs) and isinstance(rhs, ir.Ref):
+        name = rhs.name
+    else:
+        return ""
+    then_idx = _indexes_with(s.then, name)
+    else_idx = s.other is not None and _indexes_with(s.other, name)
+    if then_idx and not else_idx:
+        return "then"
+    if else_idx and not then_idx:
+        return "else"
+    return ""
+
+
+def _constant(e: object) -> bool:
+    e = _strip(e)
+    if isinstance(e, ir.Lit):
+        return True
+    return isinstance(e, ir.Unary) and e.op in ("-", "+") and isinstance(_strip(e.operand), ir.Lit)
+
+
+def _indexes_with(s: object, name: str) -> bool:
+    for n in ir.walk(s):
+        if isinstance(n, ir.Index) and name in _names(n.index):
+            return True
+        if isinstance(n, ir.Unary) and n.op == "*" and name in _names(n.operand):
+            return True
+    return False
+
+
+_DIAGNOSTIC_CALLS = ("printf", "__trap", "assert", "__assert_fail", "__brkpt", "abort")
+
+
+def side_role(s: object) -> str:
+    """What the code under a data-dependent condition is for, when that makes its divergence moot:
+    'diagnostic' (it reports an error: printf, assert, __trap), 'compaction' (it appends to an output
+    through a slot an atomic hands out: `dst[atomicAdd(&n, 1)] = v`, the stream compaction KL305
+    would recommend), or ''."""
+    for n in ir.walk(s):
+        if isinstance(n, ir.Call) and n.name.split("::")[-1] in _DIAGNOSTIC_CALLS:
+            return "diagnostic"
+    for n in ir.walk(s):
+        if isinstance(n, ir.Index) and any(isinstance(c, ir.Call) and "atomic" in c.name.lower()
+                                           for c in ir.walk(n.index)):
+            return "compaction"
+    return ""
