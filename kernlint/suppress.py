@@ -253,7 +253,14 @@ def apply_suppressions(
     themselves be silenced (`ignore-file[KL901]`).
     """
     catalog = list(rules) + [r for r in RULES if r.code not in {x.code for x in rules}]
-    known = [[selector_known(sel, catalog, allow_all=False) for sel in s.codes] for s in suppressions]
+    memo: dict[str, bool] = {}  # one look-up per distinct selector (40,000 suppressions name one rule)
+
+    def is_known(sel: str) -> bool:
+        if sel not in memo:
+            memo[sel] = selector_known(sel, catalog, allow_all=False)
+        return memo[sel]
+
+    known = [[is_known(sel) for sel in s.codes] for s in suppressions]
     used: set[tuple[int, int]] = set()
 
     # Suppressions by the lines they cover, so each finding looks only at those that can reach it
