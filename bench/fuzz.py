@@ -119,6 +119,7 @@ def main() -> int:
     ap.add_argument("--run-timeout", type=float, default=300, help="the harness kills a run after this long")
     ap.add_argument("--no-hostile", action="store_true")
     ap.add_argument("--json", default=None, help="write the summary here")
+    ap.add_argument("--verbose", action="store_true", help="print every run (else failures and every 20th)")
     a = ap.parse_args()
     fixtures = seeds(ROOT / "fixtures")
     corpus = ([p.read_bytes() for p in sorted(Path(a.corpus).rglob("*.cu")) if p.stat().st_size < 200_000]
@@ -142,7 +143,7 @@ def main() -> int:
         for m in re.findall(r"KL900 \[error\] (the C\+\+ front end[^:;]*)", str(r["stdout"])):
             outcomes[m] += 1
         outcomes["KL904 time budget"] += str(r["stdout"]).count("time budget")
-        if bad or runs % 20 == 0:
+        if bad or runs % 20 == 0 or a.verbose:
             print(f"{label:40s} rc={r['rc']} {float(r['wall']):6.1f}s {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
                   f"{'; '.join(bad) or 'ok'}", flush=True)
 
