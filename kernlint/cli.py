@@ -401,7 +401,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         file_jobs.append(FileJob(
             f, name, data=data, settings=file_settings, options=options_for(file_settings),
             build_dir=build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
-            no_project=no_project or not file_settings.project))
+            no_project=no_project or not file_settings.project, project_hint=_directory_argument(f, paths)))
     setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch,
                       roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff,
                       # Half the timeout: a slow file ends with its findings so far and a KL904 before it is killed.
@@ -515,6 +515,17 @@ def _color_from_env(tty: bool) -> bool:
     if os.environ.get("FORCE_COLOR") not in (None, "", "0"):
         return True
     return tty
+
+
+def _directory_argument(f: str, paths: tuple[str, ...]) -> str | None:
+    """The directory argument `f` was found under (the project of a tree without a marker), or None."""
+    af = os.path.abspath(f)
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            ap = os.path.abspath(p)
+            if af.startswith(ap.rstrip(os.sep) + os.sep):
+                return p
+    return None
 
 
 def _run_root(paths: tuple[str, ...]) -> str:
