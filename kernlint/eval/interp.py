@@ -518,7 +518,7 @@ class Interpreter:
         self.frame.ctype_of[name] = t
 
     def exec_if(self, s: ir.If) -> None:
-        c = self.uniform_condition(self.eval(s.cond))
+        c = self.uniform_condition(self.eval(s.cond), sides=(s.then, s.other))
         parent = self.mask
         if c.data is None:
             # A data-dependent condition: both sides may run for any lane. Evaluate each under the
@@ -597,15 +597,24 @@ class Interpreter:
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
 
-    def uniform_condition(self, c: Val, first: bool = True) -> Val:
-        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value,
-        and one that every lane decides alike under the samples (`first`: at a loop's first test) may be
-        decided by the samples alone: it stays a uniform unknown, so both of its sides are evaluated
-        as before (eval/uniform_data.py)."""
-        if uniform_data.block_uniform_condition(c.data, c.deps) or (
-                first and uniform_data.settled_by_samples(c.data, c.deps, self.mask)):
+    def uniform_condition(self, c: Val, sides: tuple[ir.Stmt | None, ir.Stmt | None] | None = None,
+                          loop_body: ir.Stmt | None = None, first: bool = True) -> Val:
+        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value:
+        it stays a uniform unknown, so both of its sides are evaluated as before. So does one that every
+        lane decides alike under the samples when that decision would leave code unevaluated: an `if`
+        (`sides`: then, else) whose skipped side holds accesses or whose taken side leaves, a loop
+        (`loop_body`) that no lane enters at its `first` test (eval/uniform_data.py)."""
+        if uniform_data.block_uniform_condition(c.data, c.deps):
             return Val(None, c.deps, why=("loaded", ""), uniform=True)
-        return c
+        outcome = uniform_data.settled_outcome(c.data, c.deps, self.mask)
+        if outcome is None:
+            return c
+        if sides is not None:
+            taken, skipped = sides if outcome else sides[::-1]
+            settled = resample.has_memory_access(skipped) or _has_exit(taken)
+        else:
+            settled = first and not outcome and resample.has_memory_access(loop_body)
+        return Val(None, c.deps, why=("loaded", ""), uniform=True) if settled else c
 
     def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
         """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
@@ -748,7 +757,7 @@ class Interpreter:
             while True:
                 self.mask = active
                 if cond is not None and not (do_while and k == 0):
-                    c = self.uniform_condition(self.eval(cond), first=k == 0)
+                    c = self.uniform_condition(self.eval(cond), loop_body=body, first=k == 0)
                     deps |= c.deps
                     if c.data is None:
                         data_dependent = True
@@ -2044,6 +2053,11 @@ def _has_real_loop(s: object) -> bool:
             if not (isinstance(n, ir.While) and n.do_while and isinstance(c, ir.Lit) and not c.value):
                 return True
     return False
+
+
+def _has_exit(s: object) -> bool:
+    """Whether a `return`, `break` or `continue` appears anywhere in `s`."""
+    return s is not None and any(isinstance(n, (ir.Return, ir.Break, ir.Continue)) for n in ir.walk(s))
 
 
 def _exit_kind(s: object) -> str:
