@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernlint import ir
+from kernlint import deadline, ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups, data_shape
 from kernlint.eval import events as ev
@@ -37,6 +37,7 @@ MAX_EVENTS_PER_SITE = 48
 MAX_INLINE_DEPTH = 6
 MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
+CLOCK_EVERY = 500  # steps between looks at the file's wall-clock budget (kernlint/deadline.py)
 
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
 # from cudaMalloc/cudaMallocPitch usually are) and large enough that tail guards keep every lane.
@@ -89,7 +90,7 @@ def _block_alias(body: ir.Stmt, name: str) -> str | None:
 
 
 class BudgetExceeded(Exception):
-    """The per-kernel step budget ran out."""
+    """The per-kernel step budget ran out (or, with the argument "time", the file's wall-clock budget)."""
 
 
 class _LoopExit(Exception):
@@ -102,6 +103,7 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
     truncated: bool = False
+    out_of_time: bool = False  # truncated by the file's wall-clock budget, not the step budget
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
     coverage: tuple[cov.SiteStatus, ...] = ()  # every access and branch site: evaluated, or why not
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
@@ -158,6 +160,7 @@ class Interpreter:
         self.shared_bases: dict[str, int] = {}
         self.param_bases: dict[str, int] = {}
         self.cost = 0
+        self._clock_at = CLOCK_EVERY  # the cost at which the file's wall-clock budget is looked at next
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
         self.shift_params = shift_parameters(fn)
@@ -218,14 +221,20 @@ class Interpreter:
         try:
             if self.fn.body is not None:
                 self.exec_block(self.fn.body)
-        except BudgetExceeded:
+        except BudgetExceeded as exc:
             self.result.truncated = True
-            self.result.notes.append(
-                f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
+            if exc.args == ("time",):
+                self.result.out_of_time = True
+                self.result.notes.append(
+                    f"analysis stopped when {deadline.describe()} ran out; later code was not evaluated")
+            else:
+                self.result.notes.append(
+                    f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy(), flops=self.flop_lanes.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
-        self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
+        self.result.coverage = cov.finish(self.cov, seen, "time" if self.result.out_of_time else self.result.truncated,
+                                          self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         self.result.block_targets = {k: v for k, v in self.ifs_targets.items() if k in self.result.dead_regions}
         return self.result
@@ -287,6 +296,10 @@ class Interpreter:
         self.cost += n
         if self.cost > self.budget:
             raise BudgetExceeded()
+        if self.cost >= self._clock_at:
+            self._clock_at = self.cost + CLOCK_EVERY
+            if deadline.expired():
+                raise BudgetExceeded("time")
 
     def resolve(self, t: ir.CType) -> ir.CType:
         """Substitute template type parameters bound for this evaluation (T -> float)."""
