@@ -172,3 +172,12 @@ __global__ void k(const float4* A, float4* As, const float* B, float* out, int n
     assert 0.05 < d.metrics["idle_fraction"] < 0.10
     assert d.severity is Severity.INFO
     assert any("(warning from 10 %)" in n for n in d.notes)
+
+
+def test_an_array_of_structures_read_whole_is_an_info_and_one_field_a_warning() -> None:
+    diags = lint("grouping_root_cause.cu")
+    (whole,) = _kernel(diags, "segment_length")
+    assert whole.code == "KL101" and whole.severity is Severity.INFO
+    assert any("read 100 % of each 20-byte record" in n for n in whole.notes), whole.notes
+    (one,) = _kernel(diags, "segment_weight")
+    assert one.code == "KL101" and one.severity is Severity.WARNING

@@ -266,6 +266,32 @@ def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult
     return "make consecutive lanes touch consecutive addresses (unit stride in threadIdx.x)"
 
 
+# Loads whose lanes are one record apart and that together read at least this share of each record:
+# the sectors the first brings into L1 serve the others, so DRAM moves little more than the records.
+RECORD_COVERAGE = 0.75
+
+
+def record_coverage(result: KernelResult, e: MemoryAccess, stride: int | None) -> float:
+    """The share of each `stride`-byte record of `e`'s array that the kernel's loads with the same lane
+    stride read (the union of their byte offsets within a record), in the first warp of the first sample."""
+    if stride is None or stride <= e.width or stride > 256:
+        return 0.0
+    covered = np.zeros(stride, dtype=bool)
+    for x in result.events:
+        if not (isinstance(x, MemoryAccess) and x.space == "global" and x.kind == "load" and x.root == e.root):
+            continue
+        both = x.mask[0, 0] & e.mask[0, 0]
+        if both.sum() < 2:
+            continue
+        a = x.address[0, 0][both]
+        if not np.all(np.diff(a) == np.diff(e.address[0, 0][both])) or not np.all(np.diff(a) % stride == 0):
+            continue
+        off = int(a[0] - e.address[0, 0][both][0]) % stride
+        for b in range(x.width):
+            covered[(off + b) % stride] = True
+    return float(covered.mean())
+
+
 def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Iterator[Diagnostic]:
     for cost in site_costs(result, kind):
         misaligned = code == "KL103"
@@ -314,7 +340,15 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
             share = impact_share(cost, result)
-            if share < IMPACT_FRACTION:
+            coverage = record_coverage(result, e, stride) if kind == "load" else 0.0
+            if coverage >= RECORD_COVERAGE:
+                # Array of structures read whole, field by field: L1 absorbs the later fields.
+                severity = Severity.INFO
+                notes.append(f"severity info: the kernel's loads with this lane stride read {100 * coverage:.0f} % of "
+                             f"each {stride}-byte record together, so the sectors the first field brings into L1 "
+                             f"serve the others: the cost is L1 requests, not DRAM traffic (warning under "
+                             f"{100 * RECORD_COVERAGE:.0f} %)")
+            elif share < IMPACT_FRACTION:
                 # A halo column or a one-off diagonal read beside the kernel's main traffic: real, but
                 # what it wastes is a small part of what the kernel moves.
                 severity = Severity.INFO
