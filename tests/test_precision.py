@@ -181,3 +181,31 @@ def test_an_array_of_structures_read_whole_is_an_info_and_one_field_a_warning() 
     assert any("read 100 % of each 20-byte record" in n for n in whole.notes), whole.notes
     (one,) = _kernel(diags, "segment_weight")
     assert one.code == "KL101" and one.severity is Severity.WARNING
+
+
+def test_a_hashed_index_is_an_info_and_accesses_with_one_2d_mapping_are_one_finding() -> None:
+    hashed = """// kernlint: block=(256,1,1)
+__global__ void k(const float* table, float* out) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned h = i * 2654435761u;
+    h ^= h >> 13;
+    h *= 2246822519u;
+    h ^= h >> 16;
+    out[i] = table[h & 1048575u];
+}
+"""
+    (d,) = [d for d in lint_source(hashed, "hash.cu").diagnostics if d.code == "KL101"]
+    assert d.severity is Severity.INFO and any("follow no stride" in n for n in d.notes)
+    # RGBA pixels written channel by channel by a 16x16 block: the lanes of a warp span two rows, so
+    # there is no single lane stride, but the three stores share one mapping: one finding.
+    pixels = """// kernlint: block=(16,16,1)
+__global__ void k(float* img, int pitch) {
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    float* p = img + y * pitch + 4 * x;
+    p[0] = 1.0f;
+    p[1] = 0.5f;
+    p[2] = 0.25f;
+}
+"""
+    (st,) = [d for d in lint_source(pixels, "rgba.cu").diagnostics if d.code == "KL102"]
+    assert st.line == 5 and sorted(r["line"] for r in st.metrics["related_locations"]) == [6, 7]

@@ -271,6 +271,34 @@ def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult
 RECORD_COVERAGE = 0.75
 
 
+def _first_request(e: MemoryAccess) -> np.ndarray | None:
+    """Addresses of the active lanes of the first warp request with two lanes or more (sample 0 first)."""
+    for s in range(e.mask.shape[0]):
+        for w in range(e.mask.shape[1]):
+            m = e.mask[s, w]
+            if m.sum() >= 2:
+                return e.address[s, w][m]
+    return None
+
+
+def _warp_pattern(e: MemoryAccess) -> str:
+    """The offsets of a warp request's lanes from its first lane ('0,16,32,...'): the thread-to-address
+    mapping, the same for every access that one remapping fixes."""
+    a = _first_request(e)
+    if a is None:
+        return ""
+    return ",".join(str(int(x)) for x in (a - a[0]))
+
+
+def _irregular(e: MemoryAccess) -> bool:
+    """Whether the lanes' addresses follow no stride: more than four distinct steps between consecutive
+    active lanes (a 2-D block gives two, a wrap-around one more), in the first request."""
+    a = _first_request(e)
+    if a is None or a.size < 8:
+        return False
+    return len(set(np.diff(a).tolist())) > 4
+
+
 def record_coverage(result: KernelResult, e: MemoryAccess, stride: int | None) -> float:
     """The share of each `stride`-byte record of `e`'s array that the kernel's loads with the same lane
     stride read (the union of their byte offsets within a record), in the first warp of the first sample."""
@@ -341,7 +369,13 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
             share = impact_share(cost, result)
             coverage = record_coverage(result, e, stride) if kind == "load" else 0.0
-            if coverage >= RECORD_COVERAGE:
+            if _irregular(e):
+                # xorshift, hashes: scattered by design, and no remapping of threads makes it contiguous.
+                severity = Severity.INFO
+                notes.append("severity info: the lanes' addresses follow no stride (a hashed or pseudo-random "
+                             "index computed from the thread index): the scatter is the algorithm's, and no "
+                             "remapping of threads to addresses makes it contiguous")
+            elif coverage >= RECORD_COVERAGE:
                 # Array of structures read whole, field by field: L1 absorbs the later fields.
                 severity = Severity.INFO
                 notes.append(f"severity info: the kernel's loads with this lane stride read {100 * coverage:.0f} % of "
@@ -385,10 +419,11 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
-            if not misaligned and stride > e.width:
-                # One thread-to-address mapping: accesses of the kernel whose lanes are the same
-                # distance apart are fixed by one remapping (kernlint/checks/grouping.py).
-                metrics["root_cause"] = f"lane stride {stride} B, {e.width} B per lane"
+        pattern = _warp_pattern(e)
+        if not misaligned and pattern:
+            # One thread-to-address mapping: accesses of the kernel whose lanes sit at the same offsets
+            # from lane 0 are fixed by one remapping (kernlint/checks/grouping.py).
+            metrics["root_cause"] = f"{e.width} B per lane at lane offsets {pattern}"
         if flip is not None:
             metrics["coalesced_if"] = {flip[0]: flip[1]}
         if e.via:
