@@ -209,3 +209,48 @@ __global__ void k(float* img, int pitch) {
 """
     (st,) = [d for d in lint_source(pixels, "rgba.cu").diagnostics if d.code == "KL102"]
     assert st.line == 5 and sorted(r["line"] for r in st.metrics["related_locations"]) == [6, 7]
+
+
+def test_records_written_whole_field_by_field_are_an_info() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(float (*xy)[2], const float* a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    xy[i][0] = a[i] * 2.0f;
+    xy[i][1] = a[i] * 3.0f;
+}
+"""
+    (d,) = [d for d in lint_source(src, "xy.cu").diagnostics if d.code == "KL102"]
+    assert d.severity is Severity.INFO
+    assert any("write 100 % of each 8-byte record" in n and "L2 merges" in n for n in d.notes), d.notes
+    one = src.replace("    xy[i][1] = a[i] * 3.0f;\n", "")
+    (w,) = [d for d in lint_source(one, "x.cu").diagnostics if d.code == "KL102"]
+    assert w.severity is Severity.WARNING
+
+
+def test_an_address_following_a_loop_recurrence_is_an_info_and_a_stepped_one_a_warning() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(float* data, int n, int rounds) {
+    unsigned r = threadIdx.x + blockIdx.x * blockDim.x;
+    for (int t = 0; t < rounds; ++t) {
+        r ^= r << 13;
+        r ^= r >> 17;
+        r ^= r << 5;
+        data[(r % n) * 4] += 1.0f;
+    }
+}
+
+// kernlint: block=(256,1,1)
+__global__ void stepped(float* data, int n, int rounds) {
+    unsigned r = threadIdx.x + blockIdx.x * blockDim.x;
+    for (int t = 0; t < rounds; ++t) {
+        r = r + 1024;
+        data[r * 64] += 1.0f;
+    }
+}
+"""
+    diags = [d for d in lint_source(src, "rng.cu").diagnostics if d.code in ("KL101", "KL102")]
+    rng = [d for d in diags if d.kernel == "k"]
+    assert rng and all(d.severity is Severity.INFO for d in rng)
+    assert any("advances by a recurrence" in n and "`r`" in n for d in rng for n in d.notes)
+    step = [d for d in diags if d.kernel == "stepped"]
+    assert step and all(d.severity is Severity.WARNING for d in step), step

@@ -14,6 +14,7 @@ import numpy as np
 
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval import data_shape
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.uniform_data import is_load_symbol, label as load_label
@@ -300,13 +301,14 @@ def _irregular(e: MemoryAccess) -> bool:
 
 
 def record_coverage(result: KernelResult, e: MemoryAccess, stride: int | None) -> float:
-    """The share of each `stride`-byte record of `e`'s array that the kernel's loads with the same lane
-    stride read (the union of their byte offsets within a record), in the first warp of the first sample."""
+    """The share of each `stride`-byte record of `e`'s array that the kernel's accesses of `e`'s kind
+    (loads or stores) with the same lane stride touch (the union of their byte offsets within a record),
+    in the first warp of the first sample."""
     if stride is None or stride <= e.width or stride > 256:
         return 0.0
     covered = np.zeros(stride, dtype=bool)
     for x in result.events:
-        if not (isinstance(x, MemoryAccess) and x.space == "global" and x.kind == "load" and x.root == e.root):
+        if not (isinstance(x, MemoryAccess) and x.space == "global" and x.kind == e.kind and x.root == e.root):
             continue
         both = x.mask[0, 0] & e.mask[0, 0]
         if both.sum() < 2:
@@ -368,19 +370,32 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
             share = impact_share(cost, result)
-            coverage = record_coverage(result, e, stride) if kind == "load" else 0.0
-            if _irregular(e):
+            coverage = record_coverage(result, e, stride)
+            recurrence = data_shape.recurrence_in_address(result.kernel.body, e.span) if result.kernel.body else ""
+            if recurrence:
+                severity = Severity.INFO
+                notes.append(f"severity info: the address follows `{recurrence}`, which its loop advances by a "
+                             f"recurrence (not a constant step): a pseudo-random or hashed sequence, of which the "
+                             f"evaluated iteration shows one step; no remapping of threads makes it contiguous")
+            elif _irregular(e):
                 # xorshift, hashes: scattered by design, and no remapping of threads makes it contiguous.
                 severity = Severity.INFO
                 notes.append("severity info: the lanes' addresses follow no stride (a hashed or pseudo-random "
                              "index computed from the thread index): the scatter is the algorithm's, and no "
                              "remapping of threads to addresses makes it contiguous")
-            elif coverage >= RECORD_COVERAGE:
+            elif coverage >= RECORD_COVERAGE and kind == "load":
                 # Array of structures read whole, field by field: L1 absorbs the later fields.
                 severity = Severity.INFO
                 notes.append(f"severity info: the kernel's loads with this lane stride read {100 * coverage:.0f} % of "
                              f"each {stride}-byte record together, so the sectors the first field brings into L1 "
                              f"serve the others: the cost is L1 requests, not DRAM traffic (warning under "
+                             f"{100 * RECORD_COVERAGE:.0f} %)")
+            elif coverage >= RECORD_COVERAGE:
+                # Written whole, field by field: L2 merges the partial sectors before they reach DRAM.
+                severity = Severity.INFO
+                notes.append(f"severity info: the kernel's stores with this lane stride write {100 * coverage:.0f} % of "
+                             f"each {stride}-byte record together, so L2 merges the partial sectors before they "
+                             f"reach DRAM: the cost is L2 requests, not DRAM traffic (warning under "
                              f"{100 * RECORD_COVERAGE:.0f} %)")
             elif share < IMPACT_FRACTION:
                 # A halo column or a one-off diagonal read beside the kernel's main traffic: real, but
