@@ -220,15 +220,65 @@ def padded_type(t: ir.CType, pad: int) -> ir.CType:
     return replace(new, name=(_elem(new).name or "T") + "".join(f"[{d}]" for d in _dims(new)))
 
 
-def _root_cost(events: Sequence[object], root: str) -> tuple[int, dict[tuple[int, int], int], int]:
-    """(worst ways over the root's requests, worst ways per site of every array, excess wavefronts of root)."""
+_SiteKey = tuple[int, int, str, tuple[int, ...]]
+_MEASURED: list[tuple[object, dict[_SiteKey, SiteBanks]]] = []
+"""The sites of the last few event sequences measured by `_root_cost` (kept with the sequence itself,
+so an identity match is never a recycled id): a kernel with many conflicting arrays searches a fix
+for each, and each search starts from the same evaluation (measured once, not once per array)."""
+
+
+def _measured_sites(events: Sequence[object]) -> dict[_SiteKey, SiteBanks]:
+    for seq, sites in _MEASURED:
+        if seq is events:
+            return sites
+    out = {}
+    for key, evs in _sites(events).items():
+        site = measure_site(evs)
+        if site is not None:
+            out[key] = site
+    _MEASURED.insert(0, (events, out))
+    del _MEASURED[4:]
+    return out
+
+
+def _moved_by_bank_rows(new: list[MemoryAccess], old: list[MemoryAccess]) -> bool:
+    """Whether each request of `new` is the same request of `old` with every lane moved by one multiple
+    of SHARED_BANKS words: the same lanes meet in the same banks, so the measurement is the same."""
+    row = SHARED_BANKS * BANK_BYTES
+    if len(new) != len(old):
+        return False
+    for a, b in zip(new, old):
+        if a.width != b.width or a.address.shape != b.address.shape or not np.array_equal(a.mask, b.mask):
+            return False
+        d = (a.address - b.address)[a.mask]
+        if d.size and (int(d.flat[0]) % row or not (d == d.flat[0]).all()):
+            return False
+    return True
+
+
+def _root_cost(events: Sequence[object], root: str, before: Sequence[object] | None = None
+               ) -> tuple[int, dict[tuple[int, int], int], int]:
+    """(worst ways over the root's requests, worst ways per site of every array, excess wavefronts of root).
+
+    With `before` (the evaluation `events` re-evaluates with `root` padded), the other arrays' sites
+    whose requests only moved by whole bank rows keep their measurement from `before`."""
     worst = 0
     per_site: dict[tuple[int, int], int] = {}
     excess = 0
-    for (line, col, r, _via), evs in _sites(events).items():
-        site = measure_site(evs)
-        if site is None:
-            continue
+    if before is None:
+        measured = _measured_sites(events)
+    else:
+        old_groups, old_measured = _sites(before), _measured_sites(before)
+        measured = {}
+        for key, evs in _sites(events).items():
+            old = old_groups.get(key)
+            if key[2] != root and key in old_measured and old is not None and _moved_by_bank_rows(evs, old):
+                measured[key] = old_measured[key]
+                continue
+            site = measure_site(evs)
+            if site is not None:
+                measured[key] = site
+    for (line, col, r, _via), site in measured.items():
         per_site[(line, col)] = max(per_site.get((line, col), 0), site.ways)
         if r == root:
             worst = max(worst, site.ways)
@@ -275,7 +325,7 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
     if t.kind != "array" or not dims or dims[0] == 0 or (decl is not None and decl.extern):
         return Fix(f"{root} is an unsized (extern) array: pad the row pitch in the index arithmetic "
                    f"(for example row * (width + 1) + col), or swizzle the column with an XOR of the row")
-    events = list(result.events)
+    events = result.events  # the same sequence for every array of this result (see _measured_sites)
     swizzle = _swizzle(events, root, base, t)
     if len(dims) < 2:
         text = (f"padding the declaration cannot help: {root} is one-dimensional, so the conflict comes "
@@ -321,7 +371,7 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
                 text = (f"padding {root}'s rows cannot help: its index arithmetic does not use the declared "
                         f"row length (addresses are unchanged with {_decl_text(result, root, decl, dims, pad)})")
                 return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
-        worst, sites, excess = _root_cost(new_events, root)
+        worst, sites, excess = _root_cost(new_events, root, before=events)
         worse = sum(1 for k, ways in sites.items() if ways > old_sites.get(k, ways))
         if worst <= 1 and not worse:
             return _padding_fix(result, root, decl, dims, pad, True, swizzle)
@@ -651,7 +701,7 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
 
 def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic]]:
     """One (site, fix of its array, finding) per conflicting access, in source order."""
-    every = measure(list(result.events))
+    every = list(_measured_sites(result.events).values())  # measured once per evaluation (the fix search reuses it)
     kernel_wavefronts = sum(s.total_wavefronts for s in every)
     sites = [s for s in every if s.ways >= 2 and s.always]
     fixes: dict[str, Fix] = {}

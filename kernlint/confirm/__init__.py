@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,27 @@ _DTYPES_BY_NAME = {
 
 # --- data ----------------------------------------------------------------------------------------
 
+# Why a finding was not run: one of a small fixed set, in `metrics["confirm_not_run"]` (the note says
+# the details). The coverage bench (bench/confirm_coverage.py) counts findings by these.
+NOT_RUN_REASONS = {
+    "no-device": "no usable GPU, driver, CuPy or NVRTC",
+    "compiler": "the GPU compiler rejected the device code (a construct NVRTC does not support)",
+    "data-dependent": "addresses depend on loaded data: zeroed inputs would not measure the real pattern",
+    "arguments": "a kernel or template argument could not be synthesized",
+    "size": "the synthesized buffers would exceed the size cap",
+    "fault": "the kernel faulted or hung under the synthesized values",
+    "not-traced": "no probe could be placed at the site, or it never ran in the traced blocks",
+    "no-launch": "the kernel was not analysed or has no launch shape",
+}
+
+
+def _run_category(run: "KernelRun") -> str:
+    """The NOT_RUN_REASONS key for a run that produced no measurement."""
+    if run.category:
+        return run.category
+    return {"compile-error": "compiler", "fault": "fault", "timeout": "fault", "pending": "no-launch"}.get(
+        run.status, "fault" if run.status == "error" else "no-launch")
+
 
 @dataclass
 class KernelRun:
@@ -84,6 +106,11 @@ class KernelRun:
     traced_spans: set[tuple[int, int]] = field(default_factory=set)
     rule_errors: dict[str, str] = field(default_factory=dict)
     redirected: int = 0  # global accesses outside the synthesized buffers, sent to scratch
+    category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
+    refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
+    data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
+    truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than MAXSEQ times
+    hung: bool = False  # the kernel hung: the trace holds what it recorded until then
 
 
 @dataclass
@@ -100,6 +127,9 @@ class FilePlan:
     keep_lines: frozenset[int] = frozenset()
     kernel_fns: tuple[ir.Function, ...] = ()
     lint_options: Any = None
+    guards: tuple[ir.Span, ...] = ()
+    entries: tuple[ir.Span, ...] = ()
+    includer: tuple[str, str] | None = None  # (path, text up to the #include) when the file is a fragment
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -185,7 +215,7 @@ def _child_env() -> dict[str, str]:
 
 def _all_not_run(diagnostics: list[Diagnostic], why: str) -> list[Diagnostic]:
     del why  # said once, in the run's note; the reporters already print "not run" per finding
-    return [_mark(d, "not-run", {}) if _confirmable(d) else d for d in diagnostics]
+    return [_mark(d, "not-run", {"confirm_not_run": "no-device"}) if _confirmable(d) else d for d in diagnostics]
 
 
 # Findings decided by the input data (KL305): a run on synthesized zeroed buffers cannot confirm or
@@ -292,19 +322,76 @@ def _buffer(extent: tuple[int, int] | None) -> dict[str, Any]:
     return {"t": "ptr", "bytes": 2 * max(hi, 0) + GUARD_BYTES, "front": front}
 
 
-def _scalar_value(name: str, dtype: str, kr: KernelResult) -> Any:
+def _size_message(name: str, extent: tuple[int, int] | None, spec: dict[str, Any], kr: KernelResult) -> str:
+    """Why a buffer is over the cap: its byte offsets, which side (below or above the pointer) grew it,
+    and the sampled values it was evaluated with (`--define` them to run it)."""
+    lo, hi = extent or (0, 0)
+    total = spec["bytes"] + spec["front"]
+    side = (f"offsets reach {-lo} bytes below the pointer (the guard in front of it is sized 2x that)"
+            if spec["front"] > spec["bytes"] else f"offsets reach {hi} bytes past the pointer (sized 2x)")
+    sampled = ", ".join(f"{k} = {v[0]}" for k, v in kr.assumed if not k.startswith(("blockIdx", "gridDim")))
+    return (f"parameter {name} would need {_mib(total)} MiB (cap {MAX_BUFFER_BYTES >> 20} MiB): {side}"
+            + (f", with the sampled {sampled}; --define the real sizes" if sampled else ""))
+
+
+def _sampled_text(kr: KernelResult) -> str:
+    """The sampled (not launch-given) scalar values a run used, for fault and size messages."""
+    vals = [f"{k} = {v[0]}" for k, v in kr.assumed if not k.startswith(("blockIdx", "gridDim")) and v]
+    return ("the sampled " + ", ".join(vals)) if vals else "the launch's own values"
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f}" if n < (10 << 20) else str(n >> 20)
+
+
+def _refit(kr: KernelResult, ladder: tuple[tuple[int, int], ...] = ((1024, 1536), (256, 384), (64, 96)),
+           why: str = "to fit the buffers") -> tuple[KernelResult, str] | None:
+    """`kr` evaluated again with its sampled sizes smaller, so that the buffers fit under the cap.
+
+    The static verdict came from sizes such as 4096 x 6144; a launch with those needs gigabytes for a
+    3-D stencil. The same kernel is evaluated again with the size parameters sampled smaller (other
+    sampled values, blockIdx included, stay) and run with those: the rule decides on the measured
+    events of that launch, and the note says which values it used. None when nothing helps.
+    """
+    from kernlint.eval.interp import Interpreter
+
+    if kr.unit is None:
+        return None
+    sizes = [k for k, v in kr.assumed if not k.startswith(("blockIdx", "gridDim")) and v and min(v) >= 256]
+    if not sizes:
+        return None
+    keep = {k: tuple(v) for k, v in kr.assumed if k not in sizes}
+    for small in ladder:
+        over = dict(keep)
+        over.update({k: small for k in sizes})
+        try:
+            res = Interpreter(kr.unit, kr.kernel, kr.shape, dict(kr.defines), sample_overrides=over).run()
+        except Exception:  # noqa: BLE001 (the first evaluation worked; a failure here only means no refit)
+            return None
+        new = dataclasses.replace(kr, events=tuple(res.events), assumed=tuple(sorted(res.assumed.items())))
+        args, _why, _values = _launch_args(new)
+        if args is not None:
+            before = dict(kr.assumed)
+            text = ", ".join(f"{k} = {small[0]} (not {before[k][0]})" for k in sizes)
+            return new, f"sizes sampled smaller {why}: {text}"
+    return None
+
+
+def _scalar_value(name: str, dtype: str, kr: KernelResult, sample: int = 0) -> Any:
+    """The value a scalar gets: defined, or the sampled value of evaluation sample `sample`."""
     defines = dict(kr.defines)
     if name in defines:
         return defines[name]
     assumed = dict(kr.assumed)
     if assumed.get(name):
-        return assumed[name][0]
+        vals = assumed[name]
+        return vals[min(sample, len(vals) - 1)]
     if dtype.startswith("float"):
         return 1.0
     return 1 if dtype == "bool" else 0
 
 
-def _launch_args(kr: KernelResult) -> tuple[list[dict[str, Any]] | None, str, dict[str, Any]]:
+def _launch_args(kr: KernelResult, sample: int = 0) -> tuple[list[dict[str, Any]] | None, str, dict[str, Any]]:
     """Arguments for the probe; (None, reason, {}) when a parameter cannot be synthesized."""
     binds = dict(kr.shape.bindings)
     extents = _pointer_extents(kr)
@@ -317,13 +404,13 @@ def _launch_args(kr: KernelResult) -> tuple[list[dict[str, Any]] | None, str, di
         if t.kind in ("pointer", "array"):
             spec = _buffer(extents.get(p.name))
             if spec["bytes"] + spec["front"] > MAX_BUFFER_BYTES:
-                return None, f"parameter {p.name} would need {spec['bytes'] >> 20} MiB", {}
+                return None, _size_message(p.name, extents.get(p.name), spec, kr), {}
             args.append(spec)
             values[p.name] = f"{spec['bytes']} zeroed bytes"
             continue
         dt = _scalar_dtype(t)
         if dt is not None:
-            v = _scalar_value(p.name, dt, kr)
+            v = _scalar_value(p.name, dt, kr, sample)
             args.append({"t": "scalar", "dtype": dt, "value": v})
             values[p.name] = v
             continue
@@ -339,7 +426,7 @@ def _launch_args(kr: KernelResult) -> tuple[list[dict[str, Any]] | None, str, di
                 fdt = _scalar_dtype(ft)
                 if fdt is None:
                     return None, f"cannot synthesize field {root} of type {ft.name or ft.kind}", {}
-                v = _scalar_value(root, fdt, kr)
+                v = _scalar_value(root, fdt, kr, sample)
                 fields.append({"offset": f.offset, "dtype": fdt, "value": v})
                 values[root] = v
             args.append({"t": "struct", "size": t.size, "fields": fields})
@@ -380,6 +467,42 @@ def _data_dependent(fn: ir.Function, kr: KernelResult, functions: dict[str, ir.F
     return ""
 
 
+_TEXTURE_REF = re.compile(r"\b(?:texture|surface)\s*<[^;{}()]*>\s*([A-Za-z_]\w*)\s*[;,=]")
+
+
+def _texture_references(fn: ir.Function, functions: dict[str, ir.Function], text: str) -> list[str]:
+    """Texture/surface references (`texture<float, 1> t;`) the kernel or its callees name.
+
+    CUDA 12 removed texture and surface references; NVRTC rejects every use, so such a kernel can
+    only be reported as not run (one reason), and its body is left out of the module the others use.
+    """
+    declared = set(_TEXTURE_REF.findall(text))
+    if not declared:
+        return []
+    names: set[str] = set()
+    lines = text.splitlines()
+    for f in _callees(fn, functions):
+        names.update(n.name for n in walk(f.body) if isinstance(n, ir.Ref))
+        end = f.body.span.end_line if f.body is not None else f.span.line
+        if 0 < f.span.line <= len(lines) and f.name in lines[f.span.line - 1]:
+            # (a texture reference is no declaration the front end types: it may be no Ref in the IR)
+            names.update(re.findall(r"[A-Za-z_]\w*", "\n".join(lines[f.span.line - 1:end])))
+    return sorted(declared & names)
+
+
+def _callees(fn: ir.Function, functions: dict[str, ir.Function]) -> list[ir.Function]:
+    """`fn` and the functions it calls, transitively (at most 16)."""
+    bodies: list[ir.Function] = [fn]
+    queue_: list[ir.Function] = [fn]
+    while queue_ and len(bodies) <= 16:
+        f = queue_.pop()
+        for n in walk(f.body):
+            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
+                bodies.append(functions[n.target])
+                queue_.append(functions[n.target])
+    return bodies
+
+
 def _is_access(n: object) -> bool:
     if isinstance(n, ir.Index):
         base = n.base
@@ -388,7 +511,14 @@ def _is_access(n: object) -> bool:
         if isinstance(base, ir.Ref) and base.kind == "local" and base.ctype.kind == "array":
             return False  # a register/local array
         return base.ctype.kind in ("pointer", "array", "unknown", "template")
-    return (isinstance(n, ir.Unary) and n.op == "*") or (isinstance(n, ir.Member) and n.arrow)
+    if isinstance(n, ir.Unary) and n.op == "*":
+        # `v[k]` on a value with `operator[]` (llm.c's Packed128) is lowered as `*operator[](k)`: the
+        # reference a call returns is no access of its own; the callee's accesses are checked themselves.
+        operand = n.operand
+        while isinstance(operand, ir.Cast) and not operand.explicit:
+            operand = operand.operand
+        return not isinstance(operand, ir.Call)
+    return isinstance(n, ir.Member) and n.arrow
 
 
 def _tainted_locals(f: ir.Function) -> set[str]:
@@ -465,6 +595,31 @@ def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict
     return out
 
 
+def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function], src_lines: list[str],
+                        traced: set[tuple[int, int]]) -> tuple[tuple[ir.Span, ...], tuple[ir.Span, ...]]:
+    """Spans of every other memory access in this file's device functions (to guard), and the bodies
+    of this file's kernels (to start with the block filter)."""
+    guards: list[ir.Span] = []
+    entries: list[ir.Span] = []
+    seen: set[tuple[int, int]] = set(traced)
+    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
+    for f in unique.values():
+        if f.body is None or not (0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]):
+            continue  # from a header: its lines are not this file's
+        if f.is_kernel:
+            entries.append(f.body.span)
+        for n in walk(f.body):
+            if _is_access(n):
+                sp = n.span  # type: ignore[attr-defined]
+                if sp.line > 0 and (sp.line, sp.column) not in seen:
+                    seen.add((sp.line, sp.column))
+                    guards.append(sp)
+    return tuple(guards), tuple(entries)
+
+
+_GRID_WIDE = re.compile(r"\b(this_grid|grid_group|grid\.sync|sync_grids|cudaLaunchCooperativeKernel)\b")
+
+
 def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     """Choose the sites and launches for one file and build the instrumented source."""
     path = lint_result.path
@@ -475,9 +630,16 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         from kernlint.frontend import parse_source
         from kernlint.occupancy import DEFAULT_ARCH
 
-        tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
-                          defines=tuple(getattr(options, "macros", ()) or ()),
-                          arch=getattr(options, "arch", None) or DEFAULT_ARCH)
+        includer = _includer(lint_result)
+        if includer is not None:
+            # A fragment: parsed, compiled and run after its includer's preceding definitions and macros.
+            tu = parse_source(includer[1], includer[0], include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
+                              defines=tuple(getattr(options, "macros", ()) or ()),
+                              arch=getattr(options, "arch", None) or DEFAULT_ARCH, fragment=path, fragment_text=text)
+        else:
+            tu = parse_source(text, path, include_dirs=tuple(getattr(options, "include_dirs", ()) or ()),
+                              defines=tuple(getattr(options, "macros", ()) or ()),
+                              arch=getattr(options, "arch", None) or DEFAULT_ARCH)
     except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
     functions = dict(tu.functions)
@@ -507,6 +669,11 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                 if key not in site_of_span:
                     site_of_span[key] = Site(len(sites), "access", e.span)
                     sites.append(site_of_span[key])
+            elif isinstance(e, ev.Barrier):
+                key = (e.span.line, e.span.column, "collective")
+                if key not in site_of_span:
+                    site_of_span[key] = Site(len(sites), "collective", e.span)
+                    sites.append(site_of_span[key])
             elif isinstance(e, ev.Loop):
                 key = (e.span.line, e.span.column, "loop")
                 if key not in site_of_span:
@@ -527,8 +694,10 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
     sites = _sites_in_helpers(sites, tu, functions)
-    inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path)),
-                         path, options)
+    guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
+    inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
+                                           include_dirs=_include_dirs(options), guards=guards, entries=entries),
+                         path, options, includer)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
@@ -536,28 +705,44 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
-                    kernel_fns=tuple(tu.kernels), lint_options=options)
+                    kernel_fns=tuple(tu.kernels), lint_options=options, guards=guards, entries=entries,
+                    includer=includer)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
+        if kr.shape.guess and not kr.events:
+            continue  # a guessed shape the kernel itself rules out (an assert on blockDim): never launched
         if per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
             continue
         per_kernel[fn.name] += 1
         run = KernelRun(len(plan.runs), kr, _name_expr(fn, kr.shape) or fn.name)
         plan.runs.append(run)
         if fn.body is None or fn.parse_errors:
-            run.status, run.reason = "not-run", "the kernel did not parse cleanly"
+            run.status, run.reason, run.category = "not-run", "the kernel did not parse cleanly", "no-launch"
+            continue
+        textures = _texture_references(fn, functions, text)
+        if textures:
+            run.status, run.category = "not-run", "compiler"
+            run.reason = (f"uses the texture reference{'s' if len(textures) > 1 else ''} {', '.join(textures)}: "
+                          "texture and surface references were removed in CUDA 12, NVRTC cannot compile them")
             continue
         if fn.template_params and _name_expr(fn, kr.shape) is None:
             run.status, run.reason = "not-run", "template arguments unknown (launch it in the file or --define them)"
+            run.category = "arguments"
             continue
-        why = _data_dependent(fn, kr, functions)
-        if why:
-            run.status, run.reason = "not-run", why
-            continue
+        # Addresses computed from loaded data (gathers) read zeroed buffers here: the kernel still runs
+        # (the guard keeps it in bounds), but only findings that depend on no loaded value are judged.
+        run.data_dependent = _data_dependent(fn, kr, functions)
         args, why, values = _launch_args(kr)
+        if args is None and "would need" in why:
+            refit = _refit(kr)
+            if refit is not None:
+                kr, run.refit = refit
+                run.result = kr
+                args, why, values = _launch_args(kr)
         if args is None:
             run.status, run.reason = "not-run", why
+            run.category = "size" if "would need" in why else "arguments"
             continue
         s0, s1 = _sample_blocks(kr)
         grid = tuple(max(s0[i], s1[i]) + 1 for i in range(3))
@@ -565,9 +750,30 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         shared = kr.shape.dynamic_shared
         if shared is None:
             shared = 16384 if "extern" in text and "__shared__" in text else 0
+        from kernlint.eval.interp import GRID_SAMPLE
+
+        # Only the two sampled blocks run (the others return at once) unless blocks wait for each other.
+        only_sampled = not any(_GRID_WIDE.search("\n".join(src_lines[max(0, f.span.line - 1):
+                                                                     (f.body.span.end_line if f.body else f.span.line)]))
+                               for f in _callees(fn, functions))
+        # The evaluator's two samples are (block, values) pairs: sampled block 1 ran with the second
+        # sampled value of each size (n = 6144 where block 0 had 4096; iteration counts 3 and 5). When
+        # they differ, block 1 is traced in a second launch with those values.
+        args2, _why2, values2 = _launch_args(kr, 1)
+        if args2 == args:
+            args2 = None
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
+                    "griddim": list(kr.shape.grid or GRID_SAMPLE), "only_sampled": only_sampled,
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
                     "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
+        if args2 is not None:
+            run.spec["args2"], run.spec["values2"] = args2, values2
+    textured = {r.result.kernel.name for r in plan.runs if r.category == "compiler"}
+    if textured and any(r.spec is not None for r in plan.runs):
+        # The other kernels compile in a module without the bodies NVRTC would reject.
+        plan.instrumented = _emptied(plan, lambda fn: fn.name in textured)
+        plan.site_of_span = {k: s for k, s in plan.site_of_span.items()
+                             if s.id in {t.id for t in plan.instrumented.sites}}
     return plan
 
 
@@ -596,6 +802,29 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
     assert plan.instrumented is not None
     pending = [r for r in plan.runs if r.spec is not None and r.status == "pending"]
     _run_batch(plan, plan.instrumented, pending, workdir, notes)
+    # A fault under sampled sizes (a length a host guard would have limited) is retried once with the
+    # sizes sampled small; the first fault's values stay in the note either way.
+    retry = []
+    for r in pending:
+        if (r.status in ("fault", "timeout") or r.hung) and not r.refit:
+            refit = _refit(r.result, ((64, 96),), why=f"after a {r.status} with {_sampled_text(r.result)}")
+            if refit is None:
+                continue
+            args, _why, values = _launch_args(refit[0])
+            if args is None or r.spec is None:
+                continue
+            r.result, r.refit = refit
+            r.spec = dict(r.spec, args=args, values=values)
+            args2, _w, values2 = _launch_args(refit[0], 1)
+            r.spec.pop("args2", None)
+            r.spec.pop("values2", None)
+            if args2 is not None and args2 != args:
+                r.spec["args2"], r.spec["values2"] = args2, values2
+            r.status, r.reason, r.hung = "pending", "", False
+            r.measured, r.measured_diags, r.static_keys, r.traced_spans = None, [], set(), set()
+            retry.append(r)
+    if retry:
+        _run_batch(plan, plan.instrumented, retry, workdir, notes)
     failed = [r for r in pending if r.status == "compile-error"]
     kernels = {r.result.kernel.name for r in plan.runs}
     if not failed or len(kernels) < 2 or len(failed) < len(pending):
@@ -610,10 +839,15 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
 
 def isolate_kernel(plan: FilePlan, name: str) -> Instrumented:
     """The plan's instrumented source with the bodies of every other kernel emptied."""
+    return _emptied(plan, lambda fn: fn.name != name)
+
+
+def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
+    """The plan's instrumented source with the bodies of the kernels `empty(fn)` picks emptied."""
     chars = list(plan.text)
     offs = instrument_module._line_offsets(plan.text)
     for fn in plan.kernel_fns:
-        if fn.name == name or fn.body is None or fn.template_params:
+        if not empty(fn) or fn.body is None or fn.template_params:
             continue
         sp = fn.body.span
         a = instrument_module.offset_of(plan.text, offs, sp.line, sp.column)
@@ -624,18 +858,70 @@ def isolate_kernel(plan: FilePlan, name: str) -> Instrumented:
             if chars[k] != "\n":
                 chars[k] = " "
     return _with_headers(instrument_source("".join(chars), plan.sites, plan.keep_lines,
-                                           filename=os.path.abspath(plan.path)), plan.path, plan.lint_options)
+                                           filename=os.path.abspath(plan.path),
+                                           include_dirs=_include_dirs(plan.lint_options),
+                                           guards=plan.guards, entries=plan.entries),
+                         plan.path, plan.lint_options, plan.includer)
 
 
-def _with_headers(inst: Instrumented, path: str, options: Any) -> Instrumented:
-    """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`)."""
+def _include_dirs(options: Any) -> tuple[str, ...]:
+    return tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
+
+
+_INCLUDER_NOTE = re.compile(r"parsed through its includer (.+?) \(the definitions and macros before its #include\)")
+
+
+def _includer(lint_result: Any) -> tuple[str, str] | None:
+    """(includer path, its text before the line that includes this file) for a fragment, else None."""
+    for note in getattr(lint_result, "notes", ()):
+        m = _INCLUDER_NOTE.search(note)
+        if not m:
+            continue
+        inc = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(lint_result.path)), m.group(1)))
+        try:
+            with open(inc, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return None
+        return inc, text
+    return None
+
+
+def _with_context(code: str, prefix: str, includer: str, name: str) -> str:
+    """`code` (prelude, then `#line 1 "name"` and the fragment) with the includer's part before it."""
+    head = f'#line 1 "{instrument_module._escape(name)}"\n'
+    block = f'#line 1 "{instrument_module._escape(includer)}"\n{prefix}\n'
+    at = code.find(head)
+    return code[:at] + block + code[at:] if at >= 0 else block + head + code
+
+
+def _with_headers(inst: Instrumented, path: str, options: Any,
+                  includer: tuple[str, str] | None = None) -> Instrumented:
+    """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`); a
+    fragment gets its includer's text before the `#include` (device code only) in front of it."""
     dirs = tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
     base = os.path.dirname(os.path.abspath(path))
     name = os.path.abspath(path)
+    if includer is not None:
+        inc_path, inc_text = includer
+        lines = inc_text.splitlines(keepends=True)
+        k = next((i for i, ln in enumerate(lines) if re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln)
+                  and os.path.basename(re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln).group(1))
+                  == os.path.basename(path)), len(lines))
+        before = "".join(lines[:k])
+        used = frozenset(instrument_module.device_names(inst.device_code))
+        pre, _ = instrument_module.device_only(before, used_elsewhere=used, include_dirs=dirs, roots=False)
+        pre = instrument_module.inline_user_headers(pre, os.path.dirname(inc_path), dirs, inc_path)
+        inst = dataclasses.replace(
+            inst, code=_with_context(inst.code, pre, inc_path, name),
+            device_code=_with_context(inst.device_code, pre, inc_path, name),
+            profiled=_with_context(inst.profiled, pre, inc_path, name) if inst.profiled else "")
     code = instrument_module.inline_user_headers(inst.code, base, dirs, name)
     plain = instrument_module.inline_user_headers(inst.device_code, base, dirs, name)
+    profiled = instrument_module.inline_user_headers(inst.profiled, base, dirs, name) if inst.profiled else ""
     return dataclasses.replace(inst, code=instrument_module.with_half_headers(code, name),
-                               device_code=instrument_module.with_half_headers(plain, name))
+                               device_code=instrument_module.with_half_headers(plain, name),
+                               profiled=instrument_module.with_half_headers(profiled, name) if profiled else "")
 
 
 def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], workdir: str,
@@ -643,7 +929,7 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
     """Run `pending` from `source` in child processes, restarting after a fault or a hang."""
     restarts = 0
     while pending and restarts < 8:
-        job = {"code": source.code, "plain": source.device_code,
+        job = {"code": source.code, "plain": source.device_code, "hang_s": max(1.0, CHILD_TIMEOUT_S * 0.5),
                "options": list(plan.options), "kernels": [r.spec for r in pending], "out": workdir}
         proc = subprocess.Popen([sys.executable, "-m", "kernlint.confirm.cupy_probe"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
@@ -687,7 +973,11 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
             if run is None:
                 continue
             done.add(run.id)
-            reported_fault = msg["status"] == "fault"
+            reported_fault = msg["status"] in ("fault", "hang", "timeout")
+            if msg["status"] == "hang":
+                run.hung, msg["status"] = True, "ok"
+                notes.append(f"{plan.path}: {run.name_expr}: kernel hang on the GPU: {msg.get('message', '')} "
+                             f"(launched with {_sampled_text(run.result)})")
             run.status = msg["status"]
             run.device = msg.get("device", "")
             run.attributes = msg.get("attributes", {})
@@ -715,7 +1005,8 @@ def _run_batch(plan: FilePlan, source: Instrumented, pending: list[KernelRun], w
                 done.add(culprit.id)
         for r in pending:
             if r.id in done and r.status in ("fault", "timeout"):
-                notes.append(f"{plan.path}: {r.name_expr}: kernel {r.status} on the GPU: {r.reason[:300]}")
+                r.reason = f"{r.reason[:300]} (launched with {_sampled_text(r.result)})"
+                notes.append(f"{plan.path}: {r.name_expr}: kernel {r.status} on the GPU: {r.reason}")
         pending = [r for r in pending if r.id not in done]
         restarts += 1
 
@@ -744,7 +1035,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     kr = run.result
     assert run.spec is not None
     s0, s1 = run.spec["samples"]
-    if s0 == s1:  # one block sampled twice: only row 0 recorded
+    if s0 == s1 and "args2" not in run.spec:  # one block sampled twice: only row 0 recorded
         addr[:, 1], mask[:, 1], ballot[:, 1], count[:, 1] = addr[:, 0], mask[:, 0], ballot[:, 0], count[:, 0]
     static_access: dict[tuple[int, int], list[ev.MemoryAccess]] = defaultdict(list)
     static_branch: dict[tuple[int, int], list[ev.Branch]] = defaultdict(list)
@@ -752,7 +1043,14 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     # Events this trace does not measure (the per-warp work estimate, barriers) are kept as the
     # evaluator produced them, so rules that combine them with measured events still work; a
     # finding *at* such a site is never marked confirmed (its span is not traced).
-    measured: list[Any] = [e for e in kr.events if not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop))]
+    collective_sites = {(line, col) for (line, col, kind), site in plan.site_of_span.items() if kind == "collective"}
+    static_barrier: dict[tuple[int, int], list[ev.Barrier]] = defaultdict(list)
+    measured: list[Any] = []
+    for e in kr.events:
+        if isinstance(e, ev.Barrier) and (e.span.line, e.span.column) in collective_sites:
+            static_barrier[(e.span.line, e.span.column)].append(e)
+        elif not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop)):
+            measured.append(e)
     for e in kr.events:
         if isinstance(e, ev.MemoryAccess):
             static_access[(e.span.line, e.span.column)].append(e)
@@ -761,9 +1059,16 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         elif isinstance(e, ev.Loop):
             static_loop[(e.span.line, e.span.column)].append(e)
     traced: set[tuple[int, int]] = set()
+    arrive = data["arrive"] if "arrive" in data.files else np.zeros(count.shape + (32,), dtype=np.uint64)
+    if s0 == s1 and "args2" not in run.spec:
+        arrive[:, 1] = arrive[:, 0]
     for (line, col, kind), site in plan.site_of_span.items():
         c = count[site.id]  # (2, W)
+        if kind == "collective":
+            c = arrive[site.id].max(axis=-1).astype(np.int64)  # per-lane arrival counts (mapped memory)
         n = int(min(c.max(initial=0), MAXSEQ))
+        if c.max(initial=0) > MAXSEQ:
+            run.truncated_spans.add((line, col))
         if n == 0:
             continue  # never executed in the sampled blocks: nothing measured, so not traced
         if kind == "access":
@@ -797,6 +1102,21 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 cond = _bits(ballot[site.id, :, :, q]) & m
                 br = sbs[min(q, len(sbs) - 1)]
                 measured.append(dataclasses.replace(br, cond=cond, mask=m))
+        elif kind == "collective":
+            # The lanes that arrived, per warp and occurrence; which lanes are still live (not
+            # returned) stays the evaluator's. A warp that never arrives records nothing: mask 0.
+            bars = static_barrier.get((line, col))
+            if not bars or len({b.via for b in bars}) > 1:
+                measured.extend(bars or ())
+                continue  # a helper called from several places: its records would mix the calls
+            traced.add((line, col))
+            arrivals = arrive[site.id].astype(np.int64)  # (2, W, 32): per-lane arrival counts
+            for q in range(int(min(arrivals.max(initial=0), MAXSEQ))):
+                m = arrivals > q
+                if not m.any():
+                    continue
+                like = bars[min(q, len(bars) - 1)]
+                measured.append(dataclasses.replace(like, mask=m))
         elif kind == "switch":
             sbs = static_branch.get((line, col))
             if not sbs:
@@ -917,6 +1237,36 @@ def site_summary(measured: KernelResult, line: int, column: int) -> dict[str, An
     return out
 
 
+def site_totals(measured: KernelResult, line: int, column: int, sample: int | None = None) -> dict[str, Any]:
+    """Totals over every traced request at a site, per access kind: global sectors (and ideal) or shared
+    wavefronts (and ideal). These are what Nsight Compute counts per instruction (`--confirm=ncu`),
+    when only the sampled blocks run and no site was reached more than MAXSEQ times per warp."""
+    from kernlint.metrics import global_sectors, shared_wavefronts
+
+    out: dict[str, Any] = {}
+    for e in measured.events:
+        if not isinstance(e, ev.MemoryAccess) or (e.span.line, e.span.column) != (line, column):
+            continue
+        live = e.mask.any(axis=-1)
+        if sample is not None and live.ndim >= 1 and live.shape[0] > sample:
+            keep = np.zeros(live.shape, dtype=bool)
+            keep[sample] = True
+            live = live & keep
+        if e.space == "global":
+            sec, ideal = global_sectors(e.address, e.mask, e.width)
+            key = f"measured_{e.kind}_sectors_total"
+            out[key] = out.get(key, 0) + int(sec[live].sum())
+            out[key.replace("_total", "_ideal_total")] = out.get(key.replace("_total", "_ideal_total"), 0) + \
+                int(ideal[live].sum())
+        elif e.space == "shared":
+            _ways, wf, idl = shared_wavefronts(e.address, e.mask, e.width)
+            key = f"measured_{e.kind}_wavefronts_total"
+            out[key] = out.get(key, 0) + int(wf[live].sum())
+            out[key.replace("_total", "_ideal_total")] = out.get(key.replace("_total", "_ideal_total"), 0) + \
+                int(idl[live].sum())
+    return out
+
+
 def _shared_summary(accesses: list[ev.MemoryAccess]) -> dict[str, Any]:
     """Worst bank-conflict degree and wavefronts over the measured requests.
 
@@ -958,7 +1308,7 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
             continue
         if plan is None or plan.instrumented is None:
             why = plan.problem if plan else "file not analysed"
-            out.append(_mark(d, "not-run", {}, f"not run on a GPU: {why}"))
+            out.append(_mark(d, "not-run", {"confirm_not_run": "no-launch"}, f"not run on a GPU: {why}"))
             continue
         if d.code.startswith("KL4"):
             out.append(_occupancy_verdict(d, plan))
@@ -984,8 +1334,15 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                     continue
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
+                if run.data_dependent or run.refit:
+                    continue  # zeroed inputs decide some addresses or branches, or the sizes are not the
+                    # static ones: no claim of its own
                 added.add(key)
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
+                if run.measured is not None:
+                    summary.update(site_totals(run.measured, md.line, md.column))
+                summary["measured_trace_complete"] = (md.line, md.column) not in run.truncated_spans
+                summary["confirm_run"] = run.id
                 out.append(dataclasses.replace(
                     md, confirmation="found-by-confirm", metrics=summary,
                     notes=(*md.notes, (f"measured on {run.device or 'the GPU'} with {_launch_text(run)}; "
@@ -1041,20 +1398,39 @@ _SHOWN = ("measured_sectors", "measured_ideal_sectors", "measured_ratio", "measu
 def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
-        return _mark(d, "not-run", {}, "not run on a GPU: no launch shape for this kernel")
+        return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
     ok = [r for r in runs if r.status == "ok" and r.measured is not None]
     if not ok:
-        why = next((r.reason for r in runs if r.reason), "not run")
-        return _mark(d, "not-run", {}, f"not run on a GPU: {why[:300]}")
+        failed = next((r for r in runs if r.reason), runs[0])
+        return _mark(d, "not-run", {"confirm_not_run": _run_category(failed)},
+                     f"not run on a GPU: {(failed.reason or 'not run')[:300]}")
     key = (d.line, d.column, d.code)
     relevant = [r for r in ok if key in r.static_keys] or ok
+    if any("data-dependent branch" in a or ", loaded at line " in a for a in d.assumptions):
+        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by loaded data,
+        # or an address computed from a value loaded from memory and sampled)
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     "not judged on a GPU: it depends on values loaded from memory (a branch or a stride), and "
+                     "the synthesized inputs are zeros")
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
+    # A run at refit sizes judges a finding only where the static analysis at those sizes predicts it
+    # too (a stride of 4096 floats and one of 64 are different patterns).
+    refit = [r for r in traced if r.refit and key not in r.static_keys]
+    traced = [r for r in traced if r not in refit]
+    if not traced and refit:
+        return _mark(d, "not-run", {"confirm_not_run": "size" if "fit the buffers" in refit[0].refit else "fault"},
+                     f"not run on a GPU at the static sizes: {refit[0].refit}; at those sizes the static analysis "
+                     "does not predict this finding, so the run cannot judge it")
+    if not traced and any(r.data_dependent for r in relevant):
+        why = next(r.data_dependent for r in relevant if r.data_dependent)
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     f"not run on a GPU: the site did not execute on zeroed inputs; {why[:200]}")
     if not traced:
-        return _mark(d, "not-run", {}, "not run on a GPU: this site was not traced "
+        return _mark(d, "not-run", {"confirm_not_run": "not-traced"}, "not run on a GPU: this site was not traced "
                      "(the rewrite could not place a probe there, or it never executed)")
     errors = [r.rule_errors[d.code] for r in traced if d.code in r.rule_errors]
     if errors:
-        return _mark(d, "not-run", {}, "not run on a GPU: the rule could not evaluate the measured events "
+        return _mark(d, "not-run", {"confirm_not_run": "not-traced"}, "not run on a GPU: the rule could not evaluate the measured events "
                      f"({errors[0][:200]})")
     verdicts = []
     measured: dict[str, Any] = {}
@@ -1073,11 +1449,23 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         if not measured:
             measured = summary
     run = traced[0]
+    assert run.measured is not None
+    if run.hung and d.code not in ("KL303", "KL304"):
+        return _mark(d, "not-run", {"confirm_not_run": "fault"},
+                     "not run on a GPU: the kernel hung; only its barriers and collectives were judged from the "
+                     "trace recorded up to the hang")
+    measured.update(site_totals(run.measured, d.line, d.column))
+    measured["measured_trace_complete"] = (d.line, d.column) not in run.truncated_spans
+    measured["confirm_run"] = run.id
     status = "confirmed" if all(verdicts) else "refuted"
     shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
                       if k in _SHOWN)
     # The reporters list every measured_* number; this note says where and how it was measured.
     note = f"measured on {run.device or 'the GPU'} with {_launch_text(run)}" + (f": {shown}" if shown else "")
+    if run.refit:
+        note += f" ({run.refit})"
+    if run.hung:
+        note += " (the kernel hung there, as a barrier or collective that not all lanes reach may: measured up to the hang)"
     if run.redirected:
         note += (f" ({run.redirected} accesses fell outside the synthesized buffers and went to a scratch "
                  "buffer; their addresses were still traced)")
@@ -1098,7 +1486,9 @@ def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         if ran is not None:
             return _mark(d, "refuted", {"measured_shared_bytes": ran.attributes.get("shared_size_bytes")},
                          f"refuted: the kernel compiled and ran on {ran.device}")
-        return _mark(d, "not-run", {}, "not run on a GPU: " + next((r.reason for r in runs if r.reason), "no run"))
+        failed = next((r for r in runs if r.reason), None)
+        return _mark(d, "not-run", {"confirm_not_run": _run_category(failed) if failed else "no-launch"},
+                     "not run on a GPU: " + (failed.reason if failed else "no run"))
     if d.code == "KL404":
         block = d.metrics.get("block_size")
         for r in runs:
@@ -1111,11 +1501,13 @@ def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
             status = "confirmed" if lanes == expected else "refuted"
             return _mark(d, status, {"measured_last_warp_lanes": lanes},
                          f"{status} on {r.device}: the last warp of a {block}-thread block ran {lanes} active lanes")
-        return _mark(d, "not-run", {}, "not run on a GPU: no traced run with this block size")
+        return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no traced run with this block size")
     ok = [r for r in runs if r.status == "ok" and r.attributes.get("num_regs") is not None]
     if not ok:
-        why = next((r.reason for r in runs if r.reason), "no compiled kernel attributes")
-        return _mark(d, "not-run", {}, f"not run on a GPU: {why[:200]}")
+        failed = next((r for r in runs if r.reason), None)
+        why = failed.reason if failed else "no compiled kernel attributes"
+        return _mark(d, "not-run", {"confirm_not_run": _run_category(failed) if failed else "no-launch"},
+                     f"not run on a GPU: {why[:200]}")
     run = ok[0]
     a = run.attributes
     measured: dict[str, Any] = {"measured_registers": a["num_regs"], "measured_local_bytes": a.get("local_size_bytes"),
@@ -1136,6 +1528,8 @@ def _occupancy_verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         status = "confirmed" if d.metrics.get("registers") in (None, a["num_regs"]) else "refuted"
     else:
         status = "not-run"
+    if status == "not-run":
+        measured["confirm_not_run"] = "not-traced"  # compiled, but the occupancy query gave nothing
     arch_note = ""
     if d.metrics.get("arch") and run.device and f"({d.metrics['arch']})" not in run.device:
         arch_note = f" (predicted for {d.metrics['arch']}, measured on {run.device})"

@@ -16,6 +16,7 @@ become a reported status for that kernel instead of ending the batch.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from typing import Any
@@ -41,6 +42,49 @@ def gpu_available() -> tuple[bool, str]:
     except Exception as exc:  # noqa: BLE001
         return False, f"NVRTC, the CUDA runtime compiler, is not loadable: {type(exc).__name__}: {exc}"
     return True, ""
+
+
+def nvrtc_compile(code: str, options: tuple[str, ...], names: list[str], arch: str = "80") -> tuple[bool, str]:
+    """Compile `code` with NVRTC alone (no device, no driver needed): (compiled, log).
+
+    The options CuPy's RawModule adds are added here too (`--device-as-default-execution-space`:
+    an unannotated function is device code, so host code that reaches NVRTC is an error), so a
+    check without a GPU sees what the GPU run will see. Used by the coverage bench and the tests.
+    """
+    from cupy.cuda import nvrtc  # type: ignore[import-not-found,unused-ignore]
+
+    opts = (*options, f"-arch=compute_{arch}", "--device-as-default-execution-space", "-ftz=true",
+            *(f"-I{d}" for d in _cuda_include_dirs()))
+    prog = nvrtc.createProgram(code, "kernel.cu", (), ())
+    try:
+        for n in names:
+            nvrtc.addNameExpression(prog, n)
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except nvrtc.NVRTCError:
+            return False, nvrtc.getProgramLog(prog)
+        return True, nvrtc.getProgramLog(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def _cuda_include_dirs() -> list[str]:
+    """The CUDA toolkit's include directories (cooperative_groups.h, mma.h, and CUDA 13's CCCL)."""
+    import glob
+    import os
+    import shutil
+
+    roots = [os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
+    roots += sorted(glob.glob("/usr/local/cuda-*"))[-1:]
+    for root in roots:
+        inc = os.path.join(root, "include") if root else ""
+        if inc and os.path.isfile(os.path.join(inc, "cuda_runtime.h")):
+            cccl = os.path.join(inc, "cccl")
+            return [inc, cccl] if os.path.isdir(cccl) else [inc]
+    return []
 
 
 def _emit(obj: dict[str, Any]) -> None:
@@ -69,6 +113,24 @@ def _guard_ranges(np: Any, keep: list[Any]) -> Any:
     """[lo, hi) byte ranges of the synthesized buffers, flattened, as uint64."""
     pairs = [(int(b.data.ptr), int(b.data.ptr) + int(b.nbytes)) for b in keep]
     return np.array(pairs or [(0, 0)], dtype=np.uint64).ravel()
+
+
+MAXR = 64  # instrument.GUARD_PRELUDE's __KL_MAXR
+
+
+def set_guard(cupy: Any, np: Any, module: Any, k: dict[str, Any], keep: list[Any], scratch: Any,
+              redirected: Any, only_sampled: bool) -> None:
+    """Fill the `__constant__ __kl_guard_t __kl_g` of `module` for launch `k` (see instrument.GUARD_PRELUDE)."""
+    ranges = np.zeros(2 * MAXR, dtype=np.uint64)
+    pairs = _guard_ranges(np, keep)[: 2 * MAXR]
+    ranges[: len(pairs)] = pairs
+    s0, s1 = k["samples"]
+    g = k.get("griddim") or k["grid"]
+    words = np.array([min(len(keep), MAXR), *g, *s0, *s1, 1 if only_sampled else 0, 0], dtype=np.uint32)
+    blob = ranges.tobytes() + np.array([scratch.data.ptr, redirected.data.ptr], dtype=np.uint64).tobytes() + words.tobytes()
+    host = np.frombuffer(blob, dtype=np.uint8).copy()
+    ptr = module.get_global("__kl_g")
+    ptr.copy_from_host(host.ctypes.data, host.nbytes)
 
 
 def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any]) -> list[Any]:
@@ -125,6 +187,79 @@ def _attributes(cupy: Any, module: Any, name_expr: str, block: int, shared: int)
     return out
 
 
+NO_BLOCK = [0xFFFFFFFF] * 3
+
+
+def _launches(k: dict[str, Any]) -> list[tuple[dict[str, Any], list[int], list[int], list[dict[str, Any]]]]:
+    """The launches of one run: (spec for the guard, block traced as sample 0, as sample 1, arguments).
+
+    One launch when both samples take the same values; else sample 0's block is traced with sample
+    0's values and sample 1's block, in a second launch, with sample 1's (as the evaluator did).
+    """
+    s0, s1 = k["samples"]
+    if not k.get("args2"):
+        return [(k, s0, s1, k["args"])]
+    return [(dict(k, samples=[s0, NO_BLOCK]), s0, NO_BLOCK, k["args"]),
+            (dict(k, samples=[NO_BLOCK, s1]), NO_BLOCK, s1, k["args2"])]
+
+
+def _trace_buffer(cupy: Any, np: Any, n: int, dtype: Any, held: list[int]) -> tuple[Any, Any]:
+    """A zeroed trace array the kernel writes: (kernel argument, () -> numpy copy of its content).
+
+    Mapped pinned host memory when the driver gives it (readable while a kernel hangs), else device memory.
+    """
+    import ctypes
+
+    nbytes = int(n) * np.dtype(dtype).itemsize
+    try:
+        ptr = int(cupy.cuda.runtime.hostAlloc(nbytes, 2))  # cudaHostAllocMapped
+        held.append(ptr)
+        # With unified addressing (every 64-bit CUDA platform) a mapped allocation has the same
+        # address on the device; CuPy may not expose cudaHostGetDevicePointer at all.
+        get = getattr(cupy.cuda.runtime, "hostGetDevicePointer", None)
+        dev = int(get(ptr, 0)) if get is not None else ptr
+        view = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_uint8)), shape=(nbytes,)).view(dtype)
+        view[:] = 0
+        return np.uint64(dev), lambda: view.copy()
+    except Exception:  # noqa: BLE001 (no mapped memory: a hang then loses the trace)
+        arr = cupy.zeros(int(n), dtype=dtype)
+        return arr, lambda: None  # (device memory cannot be read while a kernel hangs)
+
+
+def _wait(cupy: Any, hang_s: float) -> bool:
+    """Whether the launched work finished within `hang_s` seconds (0: wait as long as it takes)."""
+    import time
+
+    if hang_s <= 0:
+        return True
+    stream = cupy.cuda.get_current_stream()
+    deadline = time.monotonic() + hang_s
+    while not stream.done:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
+    return True
+
+
+def _save(np: Any, path: str, nsites: int, wpb: int, maxseq: int, addr: Any, mask: Any, ballot: Any, count: Any,
+          arrive: Any) -> None:
+    """Write a trace; after a hang only `arrive` (mapped host memory) is readable, the rest is zeros."""
+    if arrive is None:
+        raise ValueError("the arrivals are in device memory")
+    n = max(nsites, 0)
+    shapes = {"addr": (n, 2, wpb, maxseq, 32), "mask": (n, 2, wpb, maxseq), "ballot": (n, 2, wpb, maxseq),
+              "count": (n, 2, wpb), "arrive": (n, 2, wpb, 32)}
+    dtypes = {"addr": np.uint64, "mask": np.uint32, "ballot": np.uint32, "count": np.uint32, "arrive": np.uint64}
+    got = {"addr": addr, "mask": mask, "ballot": ballot, "count": count, "arrive": arrive}
+    out = {}
+    for key, shape in shapes.items():
+        size = int(np.prod(shape))
+        v = got[key]
+        out[key] = (np.asarray(v)[:size].reshape(shape) if v is not None and size else
+                    np.zeros(shape, dtype=dtypes[key]))
+    np.savez(path, **out)
+
+
 def run_job(job: dict[str, Any]) -> int:
     """Run every kernel of `job`; one JSON line each. Returns the process exit status."""
     try:
@@ -140,7 +275,7 @@ def run_job(job: dict[str, Any]) -> int:
     names = [k["name_expr"] for k in job["kernels"]]
     try:
         module = cupy.RawModule(code=job["code"], options=options,
-                                name_expressions=[*names, "__kl_set_ctl", "__kl_set_guard"])
+                                name_expressions=[*names, "__kl_set_ctl"])
         module.compile()
     except Exception as exc:  # noqa: BLE001
         msg = str(exc)
@@ -155,7 +290,7 @@ def run_job(job: dict[str, Any]) -> int:
         except Exception:  # noqa: BLE001
             plain = None
     set_ctl = module.get_function("__kl_set_ctl")
-    set_guard = module.get_function("__kl_set_guard")
+    held: list[int] = []
     for k in job["kernels"]:
         keep: list[Any] = []
         try:
@@ -166,15 +301,33 @@ def run_job(job: dict[str, Any]) -> int:
             mask = cupy.zeros(slots, dtype=cupy.uint32)
             ballot = cupy.zeros(slots, dtype=cupy.uint32)
             count = cupy.zeros(max(1, nsites * 2 * wpb), dtype=cupy.uint32)
-            s0, s1 = k["samples"]
-            args = _make_args(cupy, np, k["args"], keep)
-            set_ctl((1,), (1,), (addr, mask, ballot, count, np.uint32(wpb), np.uint32(maxseq),
-                                 *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
-            ranges = cupy.asarray(_guard_ranges(np, keep))
+            # Arrivals at barriers and collectives live in mapped host memory: a kernel that hangs there
+            # (a barrier in divergent code) leaves them readable from here.
+            arrive, arrive_h = _trace_buffer(cupy, np, max(1, nsites * 2 * wpb * 32), np.uint64, held)
             scratch = cupy.zeros(4096, dtype=cupy.uint8)
             redirected = cupy.zeros(1, dtype=cupy.uint64)
-            set_guard((1,), (1,), (ranges, np.uint32(len(keep)), scratch, redirected))
-            fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+            hung = False
+            for k1, s0, s1, arg_specs in _launches(k):
+                args = _make_args(cupy, np, arg_specs, keep)
+                set_ctl((1,), (1,), (addr, mask, ballot, count, arrive, np.uint32(wpb), np.uint32(maxseq),
+                                     *(np.uint32(v) for v in s0), *(np.uint32(v) for v in s1)))
+                set_guard(cupy, np, module, k1, keep, scratch, redirected, bool(k.get("only_sampled")))
+                fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+                if not _wait(cupy, float(job.get("hang_s", 0) or 0)):
+                    hung = True
+                    break
+                cupy.cuda.runtime.deviceSynchronize()
+            if hung:
+                path = f"{job['out']}/trace_{k['id']}.npz"
+                try:
+                    _save(np, path, nsites, wpb, maxseq, None, None, None, None, arrive_h())
+                    _emit({"id": k["id"], "status": "hang", "trace": path, "device": device, "attributes": {},
+                           "message": f"the kernel did not finish within {job.get('hang_s')} s (a hang); the "
+                                      "trace recorded up to then was kept"})
+                except Exception:  # noqa: BLE001 (no mapped memory: a plain timeout)
+                    _emit({"id": k["id"], "status": "timeout", "device": device,
+                           "message": f"no result within {job.get('hang_s')} s (hang?)"})
+                os._exit(4)  # the context is stuck: only leaving the process frees it
             cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
             text = f"{type(exc).__name__}: {exc}"
@@ -186,10 +339,10 @@ def run_job(job: dict[str, Any]) -> int:
                 return 3  # the context is gone: the parent starts a new process for the rest
             continue
         path = f"{job['out']}/trace_{k['id']}.npz"
-        np.savez(path, addr=addr.get().reshape(nsites, 2, wpb, maxseq, 32) if nsites else np.zeros((0, 2, wpb, maxseq, 32)),
-                 mask=mask.get().reshape(nsites, 2, wpb, maxseq) if nsites else np.zeros((0, 2, wpb, maxseq)),
-                 ballot=ballot.get().reshape(nsites, 2, wpb, maxseq) if nsites else np.zeros((0, 2, wpb, maxseq)),
-                 count=count.get().reshape(nsites, 2, wpb) if nsites else np.zeros((0, 2, wpb)))
+        _save(np, path, nsites, wpb, maxseq, addr.get(), mask.get(), ballot.get(), count.get(), arrive_h())
+        for ptr in held:
+            cupy.cuda.runtime.freeHost(ptr)
+        held.clear()
         attrs = _attributes(cupy, plain or module, k["name_expr"], int(np.prod(k["block"])), int(k.get("shared", 0))) \
             if plain is not None else {}
         _emit({"id": k["id"], "status": "ok", "trace": path, "attributes": attrs, "device": device,
@@ -212,9 +365,14 @@ def _run_plain(cupy: Any, np: Any, job: dict[str, Any], device: str) -> int:
         keep: list[Any] = []
         try:
             fn = module.get_function(k["name_expr"])
-            args = _make_args(cupy, np, k["args"], keep)
-            fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
-            cupy.cuda.runtime.deviceSynchronize()
+            scratch = cupy.zeros(4096, dtype=cupy.uint8)
+            redirected = cupy.zeros(1, dtype=cupy.uint64)
+            for k1, _s0, _s1, arg_specs in (_launches(k) if job.get("guarded") else [(k, [], [], k["args"])]):
+                args = _make_args(cupy, np, arg_specs, keep)
+                if job.get("guarded"):
+                    set_guard(cupy, np, module, k1, keep, scratch, redirected, bool(k.get("only_sampled")))
+                fn(tuple(k["grid"]), tuple(k["block"]), tuple(args), shared_mem=int(k.get("shared", 0)))
+                cupy.cuda.runtime.deviceSynchronize()
         except Exception as exc:  # noqa: BLE001
             _emit({"id": k["id"], "status": "fault", "message": f"{type(exc).__name__}: {exc}"[-2000:],
                    "device": device})

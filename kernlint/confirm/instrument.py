@@ -40,36 +40,79 @@ SHARED_FLAG = 1 << 63
 HALF_TYPES = re.compile(r"\b(__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__float2half\w*|__half2float|"
                          r"__float2bfloat16\w*|__bfloat162float)\b")
 
-PRELUDE = r"""// ---- kernlint --confirm instrumentation (generated) ----
+# Both builds (the traced one and the plain one Nsight Compute profiles) share the guard, the
+# gridDim and the block filter, controlled from `__constant__` memory that the host fills before each
+# launch: reading it costs constant-cache loads, never a global load on the user's line, so the plain
+# build's per-instruction counters are those of the user's accesses alone.
+GUARD_PRELUDE = r"""#line 1 "<kernlint --confirm instrumentation>"
+// ---- kernlint --confirm (generated) ----
+#define __KL_MAXR 64
+struct __kl_guard_t {
+    unsigned long long ranges[2 * __KL_MAXR];  // [lo, hi) of every synthesized buffer
+    unsigned long long scratch;                // where an access outside them goes instead
+    unsigned long long redirected;             // counter of such accesses (unsigned long long*)
+    unsigned int nranges, gx, gy, gz;          // gx..gz: the gridDim the evaluator assumed
+    unsigned int b0x, b0y, b0z, b1x, b1y, b1z; // the two sampled blocks
+    unsigned int only_sampled, pad;            // 1: every other block returns at once
+};
+__constant__ __kl_guard_t __kl_g;
+__device__ __forceinline__ dim3 __kl_griddim() { return dim3(__kl_g.gx, __kl_g.gy, __kl_g.gz); }
+__device__ __forceinline__ bool __kl_skip_block() {
+    return __kl_g.only_sampled != 0
+        && !(blockIdx.x == __kl_g.b0x && blockIdx.y == __kl_g.b0y && blockIdx.z == __kl_g.b0z)
+        && !(blockIdx.x == __kl_g.b1x && blockIdx.y == __kl_g.b1y && blockIdx.z == __kl_g.b1z);
+}
+
+// The guard: an access outside every buffer kernlint allocated (the evaluator's sizes are estimates:
+// a loop past its iteration cap, a guessed launch shape) or past the block's shared memory (a sampled
+// length longer than the array a host guard sizes it by) goes to a scratch buffer instead of faulting.
+// The trace keeps the address the program computed, so the measurement is the program's; only the
+// value read or written there is not. Shared: 1 KiB of slack, as sm_80+ reserve shared memory per
+// block, so that no valid access is redirected.
+template <typename T>
+__device__ __forceinline__ T* __kl_guard(T* p) {
+    const void* g = (const void*)p;
+    if (__kl_g.nranges == 0 || sizeof(T) > 4096) return p;
+    bool inside = true;
+    if (__isShared(g)) {
+        unsigned int total;
+        asm volatile("mov.u32 %0, %%total_smem_size;" : "=r"(total));
+        inside = (unsigned long long)__cvta_generic_to_shared(g) + sizeof(T) <= (unsigned long long)total + 1024ull;
+    } else if (__isGlobal(g)) {
+        unsigned long long a = (unsigned long long)g;
+        inside = false;
+        for (unsigned int i = 0; i < __kl_g.nranges && i < __KL_MAXR; ++i)
+            inside |= a >= __kl_g.ranges[2 * i] && a + sizeof(T) <= __kl_g.ranges[2 * i + 1];
+    }
+    if (inside) return p;
+    atomicAdd((unsigned long long*)__kl_g.redirected, 1ull);
+    return (T*)(void*)__kl_g.scratch;
+}
+"""
+
+GRID_MACRO = r"""// The kernel sees the gridDim the static evaluation assumed (grid-stride loops, `gridDim.x - 1`).
+#define gridDim (__kl_griddim())
+"""
+
+PRELUDE = GUARD_PRELUDE + r"""
 struct __kl_ctl_t {
     unsigned long long* addr;
     unsigned int* mask;
     unsigned int* ballot;
     unsigned int* count;
+    unsigned long long* arrive;  // per (site, sampled block, lane of the block): arrivals at a collective
     unsigned int wpb, maxseq;
     unsigned int b0x, b0y, b0z, b1x, b1y, b1z;
-    const unsigned long long* ranges;  // [lo, hi) of every synthesized buffer, for the guard
-    unsigned int nranges;
-    char* scratch;
-    unsigned long long* redirected;
 };
 __device__ __kl_ctl_t __kl_ctl;
 
-// The guard: a global access outside every buffer kernlint allocated (the evaluator's sizes are
-// estimates: a loop past its iteration cap, a guessed launch shape) goes to a scratch buffer
-// instead of faulting. The trace keeps the address the program computed, so the measurement is
-// the program's; only the value read or written there is not.
-extern "C" __global__ void __kl_set_guard(const unsigned long long* ranges, unsigned int nranges, char* scratch,
-                                          unsigned long long* redirected) {
-    __kl_ctl.ranges = ranges; __kl_ctl.nranges = nranges; __kl_ctl.scratch = scratch;
-    __kl_ctl.redirected = redirected;
-}
-
 extern "C" __global__ void __kl_set_ctl(unsigned long long* addr, unsigned int* mask, unsigned int* ballot,
-                                        unsigned int* count, unsigned int wpb, unsigned int maxseq,
+                                        unsigned int* count, unsigned long long* arrive, unsigned int wpb,
+                                        unsigned int maxseq,
                                         unsigned int b0x, unsigned int b0y, unsigned int b0z,
                                         unsigned int b1x, unsigned int b1y, unsigned int b1z) {
     __kl_ctl.addr = addr; __kl_ctl.mask = mask; __kl_ctl.ballot = ballot; __kl_ctl.count = count;
+    __kl_ctl.arrive = arrive;
     __kl_ctl.wpb = wpb; __kl_ctl.maxseq = maxseq;
     __kl_ctl.b0x = b0x; __kl_ctl.b0y = b0y; __kl_ctl.b0z = b0z;
     __kl_ctl.b1x = b1x; __kl_ctl.b1y = b1y; __kl_ctl.b1z = b1z;
@@ -109,17 +152,25 @@ __device__ __forceinline__ T* __kl_rec(unsigned int site, T* p) {
         __kl_ctl.addr[slot * 32 + lane] = a;
         if (lane == __ffs(m) - 1) __kl_ctl.mask[slot] = m;
     }
-    if (__kl_ctl.nranges != 0 && sizeof(T) <= 4096 && __isGlobal(g)) {
-        unsigned long long a = (unsigned long long)g;
-        bool inside = false;
-        for (unsigned int i = 0; i < __kl_ctl.nranges; ++i)
-            inside |= a >= __kl_ctl.ranges[2 * i] && a + sizeof(T) <= __kl_ctl.ranges[2 * i + 1];
-        if (!inside) {
-            atomicAdd(__kl_ctl.redirected, 1ull);
-            return (T*)(void*)__kl_ctl.scratch;
-        }
-    }
-    return p;
+    return __kl_guard(p);
+}
+
+// A barrier or warp collective: each lane counts its own arrivals. The k-th arrival of every lane is one
+// occurrence, so lanes of one warp that reach the call in separate groups (independent thread
+// scheduling: `__activemask()` at the call then names only one group) still count as arriving
+// together; a lane that skips it has a lower count. The counts live in host memory (mapped), so a
+// kernel that hangs there leaves them readable.
+__device__ __forceinline__ void __kl_mark(unsigned int site) {
+    unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned int b;
+    if (blockIdx.x == __kl_ctl.b0x && blockIdx.y == __kl_ctl.b0y && blockIdx.z == __kl_ctl.b0z) b = 0;
+    else if (blockIdx.x == __kl_ctl.b1x && blockIdx.y == __kl_ctl.b1y && blockIdx.z == __kl_ctl.b1z) b = 1;
+    else return;
+    if (__kl_ctl.count == 0) return;
+    unsigned long long w = ((unsigned long long)site * 2u + b) * __kl_ctl.wpb + t / 32u;
+    volatile unsigned long long* slot = &__kl_ctl.arrive[w * 32 + t % 32u];
+    *slot = *slot + 1;
+    __threadfence_system();  // (visible to the host even if the kernel then hangs)
 }
 
 template <typename V>
@@ -147,8 +198,10 @@ __device__ __forceinline__ bool __kl_br(unsigned int site, const C& c) {
     }
     return v;
 }
-// ---- end of instrumentation; the user's file follows with its own line numbers ----
+""" + GRID_MACRO + r"""// ---- end of instrumentation; the user's file follows with its own line numbers ----
 """
+
+PRELUDE_END = "// ---- end of instrumentation;"
 
 # Headers NVRTC provides (with the CUDA include path CuPy passes); every other <...> include is
 # host-only (stdio, cuda_runtime, iostream, vector, ...) and is blanked.
@@ -165,7 +218,8 @@ _KEEP_DECL_WORDS = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """One place to trace: "access" (a memory access), "branch" (an `if`), "switch", "loop" (its condition).
+    """One place to trace: "access" (a memory access), "branch" (an `if`), "switch", "loop" (its condition),
+    "collective" (a barrier or `*_sync` warp intrinsic: the lanes that arrive, from `__activemask()`).
 
     For branches and loops `span` is the whole statement; the condition is found in its text.
     """
@@ -184,6 +238,9 @@ class Instrumented:
     sites: tuple[Site, ...]  # the sites that were rewritten
     skipped: tuple[tuple[Site, str], ...]  # sites left alone, with the reason
     blanked: tuple[tuple[int, int], ...]  # (first line, last line) of host code that was removed
+    # The plain build Nsight Compute profiles: every access guarded like in `code`, the same gridDim
+    # and the same two blocks running, and nothing recorded (so its counters are the user's accesses).
+    profiled: str = ""
 
 
 # --- lexing ------------------------------------------------------------------------------------
@@ -355,13 +412,66 @@ def _blank(chars: list[str], start: int, end: int) -> None:
             chars[k] = " "
 
 
+_CONDITIONAL = re.compile(r"(?m)^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b[^\n]*")
+
+
+def _blank_code(text: str, chars: list[str], start: int, end: int) -> None:
+    """Blank [start, end) but keep conditional directives (`#if` ... `#endif`) in it.
+
+    A removed declaration can span a directive whose partner lies outside it (a declaration that
+    ends after an `#endif`, a macro invocation without a `;`): blanking the directive would leave
+    the rest of the file unbalanced, and NVRTC would reject every kernel.
+    """
+    keep = [(m.start(), m.end()) for m in _CONDITIONAL.finditer(text, start, end)]
+    pos = start
+    for a, b in keep:
+        _blank(chars, pos, a)
+        pos = b
+    _blank(chars, pos, end)
+
+
+_FUNC_NAME = re.compile(r"(~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*)\s*(?:<[^()]*>)?\s*\($")
+
+
+def _function_name(header: str) -> str | None:
+    """The name a function definition's header declares (`Outer::name` gives `name`); None for operators."""
+    head = re.sub(r"^\s*template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>", "", header)
+    head = re.sub(r"\[\[[^\]]*\]\]", " ", head)
+    if re.search(r"\boperator\b", head):
+        return None
+    k = head.find("(")
+    while k >= 0:
+        m = _FUNC_NAME.search(head[:k + 1])
+        if m and m.group(1).split("::")[-1].strip() not in ("__launch_bounds__", "__align__", "alignas",
+                                                             "__attribute__", "__declspec", "decltype"):
+            return m.group(1).split("::")[-1].strip().lstrip("~")
+        k = head.find("(", k + 1)
+    return None
+
+
+_MACRO_DEF = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n]*\\\r?\n)*[^\n]*)")
+
+
+def macro_uses(text: str) -> dict[str, set[str]]:
+    """Each macro the text defines -> the identifiers its body names (so a kernel that uses a macro
+    keeps the functions the macro calls)."""
+    out: dict[str, set[str]] = {}
+    for m in _MACRO_DEF.finditer(text):
+        out.setdefault(m.group(1), set()).update(_IDENT.findall(m.group(2)))
+    return out
+
+
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+_TEMPLATE_HEAD = re.compile(r"^\s*template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>")
 
 
 def _declared_names(code: str) -> set[str]:
     """Names a type or constant declaration introduces (struct S, typedef ... T;, using T =, int N = ...)."""
-    names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:__align__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)",
-                           code))
+    code = _TEMPLATE_HEAD.sub("", code)  # `template <class T>`: T is no name of the file
+    names = set(re.findall(r"\b(?:struct|class|union|enum(?:\s+class)?)\s+(?:(?:__align__|alignas|__attribute__|"
+                           r"__declspec)\s*\((?:[^()]|\([^()]*\))*\)\s*|\[\[[^\]]*\]\]\s*)*([A-Za-z_]\w*)", code))
     names |= set(re.findall(r"\busing\s+([A-Za-z_]\w*)\s*=", code))
     m = re.search(r"\btypedef\b.*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", code, re.DOTALL)
     if m:
@@ -372,15 +482,20 @@ def _declared_names(code: str) -> set[str]:
 
 
 def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
-                used_elsewhere: frozenset[str] = frozenset()) -> tuple[str, list[tuple[int, int]]]:
-    """Blank host code (same length, same newlines) so that only device code remains.
+                used_elsewhere: frozenset[str] = frozenset(),
+                include_dirs: tuple[str, ...] = (), roots: bool = True) -> tuple[str, list[tuple[int, int]]]:
+    """Blank host code (same length, same newlines) so that only the device code the kernels need remains.
 
-    A function definition stays when its header says `__global__`/`__device__` or when it covers a
-    line in `keep_lines` (the kernels and device functions the front end found, which also catches
-    qualifiers hidden behind macros). `__device__`/`__constant__` variables stay. Types, typedefs
-    and constants stay when code that stays names them (to a fixed point), so a host-only
-    `struct Host { std::vector<float> v; }` goes while the `struct Particle` a kernel reads stays.
-    `#include <...>` of host headers is blanked.
+    The kernels are the roots: `__global__` definitions and the functions covering a line in
+    `keep_lines` (the kernels and device functions the front end found, which also catches
+    qualifiers hidden behind macros). Everything else -- device functions, `__device__`/`__constant__`
+    variables, types, typedefs, constants, other functions -- stays only when code that stays names it
+    (to a fixed point; a macro that kept code uses names what its body names), so a host function in a
+    header (`template <class T> [[nodiscard]] cudaError_t f(...)`, an error-check helper using a removed
+    cuBLAS handle) goes, while the `struct Particle` a kernel reads and the `__device__` helper it calls
+    stay. For a header, `used_elsewhere` holds the names the including file's device code uses and
+    there are no roots of its own. `#include <...>` of host headers is blanked; one that resolves under
+    `include_dirs` (a project's `-I` directory) stays, to be inlined like a quoted one.
     """
     mask = _code_mask(text)
     chars = list(text)
@@ -401,7 +516,7 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
         return "".join(c if m else " " for c, m in zip(text[start:end], mask[start:end]))
 
     kept: list[_Chunk] = []
-    candidates: list[_Chunk] = []  # types and constants: kept only when kept code names them
+    candidates: list[tuple[_Chunk, set[str]]] = []  # kept only when kept code names one of the names
     dropped: list[_Chunk] = []
 
     def visit(start: int, end: int) -> None:
@@ -416,39 +531,68 @@ def device_only(text: str, keep_lines: frozenset[int] = frozenset(),
             if "<<<" in text[ch.start:ch.end]:
                 dropped.append(ch)
             elif ch.braced and "(" in header and not re.search(r"\b(struct|class|union|enum)\b",
-                                                               header.split("(")[0]):
-                (kept if _DEVICE_WORDS.search(header) or covers_kept else dropped).append(ch)
-            elif covers_kept or _DEVICE_WORDS.search(header) or re.search(r"\b__shared__\b", header):
+                                                               _TEMPLATE_HEAD.sub("", header).split("(")[0]):
+                name = _function_name(header)
+                if roots and (covers_kept or re.search(r"\b__global__\b", header)):
+                    kept.append(ch)
+                elif name is None:  # an operator: kept when it is device code
+                    (kept if _DEVICE_WORDS.search(header) else dropped).append(ch)
+                else:
+                    candidates.append((ch, {name}))
+            elif covers_kept or re.search(r"\b__shared__\b", header) or \
+                    re.search(r"\b__global__\b", header) and "(" in header:
                 kept.append(ch)
-            elif _KEEP_DECL_WORDS.search(header):
-                candidates.append(ch)
+            elif _DEVICE_WORDS.search(header) or _KEEP_DECL_WORDS.search(header):
+                body = code_of(ch.start, ch.end)
+                names = _declared_names(body)
+                if "(" in body and not names and not re.search(r"\b(struct|class|union|enum|typedef|using)\b", body):
+                    fname = _function_name(body[:body.index("(") + 1])
+                    names = {fname} if fname else set()
+                if not names and "(" not in body:  # `__constant__ float c[N];`, `extern int n;`
+                    m = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", body)
+                    names = {m.group(1)} if m else set()
+                if not names and re.search(r"\b(static_assert|enum)\b", body):
+                    kept.append(ch)  # a static_assert or an anonymous enum (whose names cannot be told)
+                else:
+                    candidates.append((ch, names))
             else:
                 dropped.append(ch)
 
     visit(0, len(text))
+    macros = macro_uses(text)
     used: set[str] = set(used_elsewhere)  # names the including file's device code uses (for headers)
+
+    def add_used(names: set[str]) -> None:
+        stack = [n for n in names if n not in used]
+        while stack:
+            n = stack.pop()
+            if n in used:
+                continue
+            used.add(n)
+            stack.extend(m for m in macros.get(n, ()) if m not in used)
+
+    for n in list(used):
+        add_used(set(macros.get(n, ())))
     for ch in kept:
-        used |= set(_IDENT.findall(code_of(ch.start, ch.end)))
+        add_used(set(_IDENT.findall(code_of(ch.start, ch.end))))
     changed = True
     while changed:
         changed = False
-        for ch in list(candidates):
-            body = code_of(ch.start, ch.end)
-            names = _declared_names(body)
-            if names & used or (not names and re.search(r"\b(static_assert|enum)\b", body)):
-                # A static_assert or an anonymous enum (whose names cannot be told) stays; explicit
-                # instantiations of host templates (`template void f<int>(...);`) do not.
-                candidates.remove(ch)
+        for item in list(candidates):
+            ch, names = item
+            if names & used:
+                candidates.remove(item)
                 kept.append(ch)
-                used |= set(_IDENT.findall(body))
+                add_used(set(_IDENT.findall(code_of(ch.start, ch.end))))
                 changed = True
-    for ch in dropped + candidates:
-        _blank(chars, ch.start, ch.end)
+    for ch in dropped + [c for c, _n in candidates]:
+        _blank_code(text, chars, ch.start, ch.end)
         removed.append((line_of(ch.start), line_of(max(ch.start, ch.end - 1))))
     removed.sort()
     # Host-only includes: NVRTC has no host headers.
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>]+)>.*$", text):
-        if not DEVICE_HEADERS.match(m.group(1).strip()):
+        name = m.group(1).strip()
+        if not DEVICE_HEADERS.match(name) and not any(os.path.isfile(os.path.join(d, name)) for d in include_dirs):
             _blank(chars, m.start(), m.end())
     return "".join(chars), removed
 
@@ -479,17 +623,30 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
     # one. A call of a function (an inlined helper reported at its call) is not an lvalue.
     call = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*\(.*\)\s*", s, re.DOTALL)
     macro_call = call is not None and call.group(1) in macros
+    if kind == "guard":
+        kind = "access"
     if call is not None and not macro_call and kind == "access":
         return "the access is inside a function called here (a helper used in several places)"
+    if kind == "collective" and not re.fullmatch(r"\s*[A-Za-z_][\w:.<>\s]*\(.*\)\s*", s, re.DOTALL):
+        return "not a call of the barrier or collective (macro expansion?)"
     if kind == "access" and not re.search(r"[\[\]*]|->|\.", s) and not macro_call:
         return "source range does not look like a memory access (macro expansion?)"
     return None
 
 
 def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozenset(),
-               filename: str = "kernel.cu") -> Instrumented:
-    """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme."""
-    device, removed = device_only(text, keep_lines)
+               filename: str = "kernel.cu", include_dirs: tuple[str, ...] = (),
+               guards: tuple[ir.Span, ...] = (), entries: tuple[ir.Span, ...] = ()) -> Instrumented:
+    """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme.
+
+    `guards` are the spans of the other memory accesses of the file's device functions: they are
+    not traced, only guarded (an untraced access in a helper must not fault the kernel either).
+    `entries` are the bodies of the file's kernels: each starts with `if (__kl_skip_block()) return;`
+    (inactive unless the host asks for it: then only the sampled blocks run).
+    """
+    first_guard = max((s.id for s in sites), default=-1) + 1
+    sites = list(sites) + [Site(first_guard + k, "guard", sp) for k, sp in enumerate(guards)]
+    device, removed = device_only(text, keep_lines, include_dirs=include_dirs)
     mask = _code_mask(device)
     line_offsets = _line_offsets(text)
     placed: list[tuple[int, int, Site]] = []
@@ -528,11 +685,11 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
         if device[a:b] != text[a:b]:
             skipped.append((site, "source range is in removed host code"))
             continue
-        pointer_arg = _intrinsic_pointer_arg(text, mask, a, b) if site.kind == "access" else None
+        pointer_arg = _intrinsic_pointer_arg(text, mask, a, b) if site.kind in ("access", "guard") else None
         if pointer_arg is not None:
             # `__ldg(p)` / `__stcs(p, v)`: the access is through the first argument, a pointer.
             a, b = pointer_arg
-            site = Site(site.id, "pointer", site.span)
+            site = Site(site.id, "pointer" if site.kind == "access" else "guard-pointer", site.span)
         why = _check_site_text(site.kind, text[a:b], macros)
         if why:
             skipped.append((site, why))
@@ -548,10 +705,21 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
             skipped.append((site, "overlaps another traced site"))
             continue
         accepted.append((a, b, site))
-    code = _render(device, accepted, 0, len(device))
+    skipped = [(site, why) for site, why in skipped if site.kind != "guard"]
+    filters = []
+    for sp in entries:
+        at = offset_of(text, line_offsets, sp.line, sp.column)
+        if at is not None and at < len(device) and device[at] == "{" and mask[at]:
+            filters.append((at + 1, at + 1, Site(-1, "entry", sp)))
+    code = _render(device, accepted + filters, 0, len(device))
+    profiled = _render(device, [(a, b, Site(s.id, "guard" if s.kind in ("access", "guard") else
+                                         ("guard-pointer" if s.kind == "pointer" else s.kind), s.span))
+                                for a, b, s in accepted if s.kind in ("access", "guard", "pointer")] + filters,
+                       0, len(device))
     header = PRELUDE + f'#line 1 "{_escape(filename)}"\n'
-    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted), tuple(skipped),
-                        tuple(removed))
+    plain_header = GUARD_PRELUDE + GRID_MACRO + PRELUDE_END + "\n" + f'#line 1 "{_escape(filename)}"\n'
+    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted if s.kind != "guard"),
+                        tuple(skipped), tuple(removed), plain_header + profiled)
 
 
 # Intrinsics the evaluator models as a memory access through their first (pointer) argument.
@@ -559,10 +727,14 @@ POINTER_INTRINSICS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu",
                                 "__stcg", "__stcs", "__stwt", "__stwb"})
 
 
+# Atomics (`atomicAdd(&flag, 1)`, `atomicCAS_block(p, c, v)`): the access is through the first argument.
+ATOMIC = re.compile(r"atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?")
+
+
 def _intrinsic_pointer_arg(text: str, mask: list[bool], a: int, b: int) -> tuple[int, int] | None:
     """The range of the first argument when text[a:b] is a call of a pointer intrinsic."""
     m = re.match(r"\s*([A-Za-z_]\w*)\s*\(", text[a:b])
-    if not m or m.group(1) not in POINTER_INTRINSICS:
+    if not m or (m.group(1) not in POINTER_INTRINSICS and not ATOMIC.fullmatch(m.group(1))):
         return None
     start = a + m.end()
     depth = 0
@@ -654,7 +826,13 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
         nested = [s for s in inside[i + 1:] if a <= s[0] and s[1] <= b]
         out.append(text[pos:a])
         body = _render(text, nested, a, b)
-        if site.kind == "access":
+        if site.kind == "entry":
+            out.append(" if (__kl_skip_block()) return; ")
+        elif site.kind == "guard":
+            out.append(f"(*__kl_guard(&({body})))")
+        elif site.kind == "guard-pointer":
+            out.append(f"__kl_guard(({body}))")
+        elif site.kind == "access":
             out.append(f"(*__kl_rec({site.id}u, &({body})))")
         elif site.kind == "pointer":
             out.append(f"__kl_rec({site.id}u, ({body}))")
@@ -662,6 +840,8 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
             out.append(f" __kl_br({site.id}u, ({body}))")
         elif site.kind == "switch":
             out.append(f"__kl_sw({site.id}u, ({body}))")
+        elif site.kind == "collective":
+            out.append(f"(__kl_mark({site.id}u), {body})")
         else:
             out.append(f"__kl_br({site.id}u, ({body}))")
         pos = b
@@ -700,7 +880,7 @@ def walk(node: object) -> list[object]:
     return out
 
 
-_USER_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$')
+_USER_INCLUDE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)[^\n]*$')
 
 
 _LINE_DIRECTIVE = re.compile(r'(?m)^#line (\d+)[^\n]*\n')
@@ -716,25 +896,55 @@ def _logical_line(code: str, pos: int) -> int:
     return int(last.group(1)) + code.count("\n", last.end(), pos)
 
 
-def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str,
-                        _seen: set[str] | None = None, _depth: int = 0) -> str:
-    """Replace each `#include "x.h"` that resolves by the header's device-only text.
+def device_names(code: str) -> set[str]:
+    """Identifiers the code (not comments, strings or directives) names, and what the macros it uses name."""
+    mask = _code_mask(code)
+    used = set(_IDENT.findall("".join(c if k else " " for c, k in zip(code, mask))))
+    macros = macro_uses(code)
+    stack = [n for n in used if n in macros]
+    while stack:
+        for m in macros.get(stack.pop(), ()):
+            if m not in used:
+                used.add(m)
+                stack.append(m)
+    return used
+
+
+def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str) -> str:
+    """Replace each `#include "x.h"` (or `<x.h>` found under `include_dirs`) by the header's device-only text.
 
     Project headers often mix device helpers with host code (`cublas_v2.h`, error-check
     functions); NVRTC cannot compile the host half, so each header goes through `device_only`
-    too, keeping the types the including file's device code names. `#line` directives keep
-    compiler messages and `-lineinfo` pointing at the right file and line. A header is inlined
-    once (include guards and `#pragma once` then have nothing left to guard); an include that
-    does not resolve stays as written, and NVRTC reports it.
+    too, keeping only what the device code names (the including file's and, to a fixed point, what
+    the kept parts of every header name: a type one header keeps may come from another). `#line`
+    directives keep compiler messages and `-lineinfo` pointing at the right file and line. A header
+    is inlined once (include guards and `#pragma once` then have nothing left to guard); an include
+    that does not resolve stays as written, and NVRTC reports it.
     """
-    seen = set() if _seen is None else _seen
-    used = frozenset(_IDENT.findall(code))
+    # The instrumentation prelude's own names (`count`, `mask`, `site` ...) are not the user's.
+    user = code.split(PRELUDE_END, 1)[-1]
+    used = frozenset(device_names(user))
+    out = code
+    for _ in range(8):
+        out = _inline(code, base_dir, include_dirs, filename, used, set(), 0)
+        grown = used | device_names(out.split(PRELUDE_END, 1)[-1])
+        if grown == used:
+            break
+        used = frozenset(grown)
+    return out
+
+
+def _inline(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str, used: frozenset[str],
+            seen: set[str], _depth: int) -> str:
     out: list[str] = []
     pos = 0
     for m in _USER_INCLUDE.finditer(code):
-        name = m.group(1)
-        path = next((os.path.join(d, name) for d in (base_dir, *include_dirs)
+        name = (m.group(1) or m.group(2)).strip()
+        angled = m.group(1) is None  # `<x.h>` searches only the -I directories
+        path = next((os.path.join(d, name) for d in ((*include_dirs,) if angled else (base_dir, *include_dirs))
                      if os.path.isfile(os.path.join(d, name))), None)
+        if angled and path is None:
+            continue  # a CUDA header device_only kept (cuda_fp16.h, cooperative_groups.h)
         if path is None and not DEVICE_HEADERS.match(name):
             # Not the project's: a host or CUDA runtime header (`#include "cuda.h"`), which NVRTC
             # would find in the toolkit and then fail on its host includes.
@@ -757,8 +967,8 @@ def inline_user_headers(code: str, base_dir: str, include_dirs: tuple[str, ...],
                 out.append(m.group(0))
                 pos = m.end()
                 continue
-            filtered, _ = device_only(header, used_elsewhere=used)
-            filtered = inline_user_headers(filtered, os.path.dirname(path), include_dirs, real, seen, _depth + 1)
+            filtered, _ = device_only(header, used_elsewhere=used, include_dirs=include_dirs, roots=False)
+            filtered = _inline(filtered, os.path.dirname(path), include_dirs, real, used, seen, _depth + 1)
             out.append(f'#line 1 "{_escape(real)}"\n{filtered}\n#line {line_no + 1} "{_escape(filename)}"')
         pos = m.end()
     out.append(code[pos:])
@@ -805,5 +1015,10 @@ def with_half_headers(code: str, filename: str) -> str:
             extra += f"typedef {real} {name};\n"
     if "std::size_t" in code or "std::ptrdiff_t" in code:
         extra += "namespace std { using size_t = decltype(sizeof(0)); using ptrdiff_t = decltype((int*)0 - (int*)0); }\n"
+    if "std::bool_constant" in code or "std::integral_constant" in code:
+        # (NVRTC has no <type_traits>; llm.c passes std::bool_constant<...> as a tag argument)
+        extra += ("namespace std { template <class T, T v> struct integral_constant { static constexpr T value = v; "
+                  "constexpr operator T() const { return v; } }; template <bool B> using bool_constant = "
+                  "integral_constant<bool, B>; }\n")
     extra += _COMPAT_MACROS
     return extra + f'#line 1 "{_escape(filename)}"\n' + code

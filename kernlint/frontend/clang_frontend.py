@@ -65,6 +65,8 @@ def _lib() -> object:
         lib.clang_EvalResult_getAsDouble.restype = ctypes.c_double
         lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
         lib.clang_EvalResult_dispose.restype = None
+        lib.clang_Location_isFromMainFile.argtypes = [ci.SourceLocation]
+        lib.clang_Location_isFromMainFile.restype = ctypes.c_int
         _lib_ready = True
     return lib
 
@@ -937,12 +939,22 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     structs: dict[str, ir.CType] = {}
     shim = shim_path()
 
+    lib = _lib()
+    main_only = context is None  # macros and globals come from parse_path only: libclang's main file
+
     def visit(c: ci.Cursor, depth: int) -> None:
         for child in c.get_children():
+            # The kind first (cheap, cached): most top-level cursors are macro expansions and the
+            # compiler's builtin macros, which are either never lowered or lowered only from the main
+            # file; those need no file name (each costs several ctypes calls, ~1,300 per file).
+            kind = child.kind
+            if kind not in _LOWERED_KINDS:
+                continue
+            if kind == K.MACRO_DEFINITION and main_only and not lib.clang_Location_isFromMainFile(child.location):
+                continue
             f = child.location.file
             if f is None or f.name == shim or f.name.startswith(STUB_DIR):
                 continue
-            kind = child.kind
             if kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL) and depth < 6:
                 visit(child, depth + 1)
             elif kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
@@ -1074,6 +1086,10 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
 
 
 _METHOD_KINDS = (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.CONSTRUCTOR)
+_LOWERED_KINDS = frozenset((K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL, K.FUNCTION_DECL, K.FUNCTION_TEMPLATE,
+                            K.VAR_DECL, K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.TYPEDEF_DECL,
+                            K.MACRO_DEFINITION) + _METHOD_KINDS)
+"""The cursor kinds `_lower`'s walk acts on (at any depth); every other cursor is skipped unread."""
 
 
 def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
