@@ -124,7 +124,7 @@ def _indexes_with(s: object, name: str) -> bool:
 _DIAGNOSTIC_CALLS = ("printf", "__trap", "assert", "__assert_fail", "__brkpt", "abort")
 
 
-def side_role(s: object) -> str:
+def side_role(s: object, deciding: tuple[tuple[int, int, int, int, str], ...] = ()) -> str:
     """What the code under a data-dependent condition is for, when that makes its divergence moot:
     'diagnostic' (it reports an error: printf, assert, __trap), 'compaction' (it appends to an output
     through a slot an atomic hands out: `dst[atomicAdd(&n, 1)] = v`, the stream compaction KL305
@@ -136,7 +136,26 @@ def side_role(s: object) -> str:
         if isinstance(n, ir.Index) and any(isinstance(c, ir.Call) and "atomic" in c.name.lower()
                                            for c in ir.walk(n.index)):
             return "compaction"
+    # Adaptive refinement: the condition compares several neighbours in an array that the guarded
+    # code rewrites in place (`if (dst[p-1] != dst[p] || dst[p+1] != dst[p]) dst[p] = refine(...)`).
+    roots: dict[str, int] = {}
+    for load in deciding:
+        roots[load[4]] = roots.get(load[4], 0) + 1
+    rewritten = {_base_name(n.lhs) for n in ir.walk(s)
+                 if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")}
+    if any(r and roots.get(r, 0) >= 2 for r in rewritten):
+        return "refinement"
     return ""
+
+
+def _base_name(e: object) -> str:
+    """`dst` of `dst[p].x`, `dst[p]`, `*(dst + p)`: the array a store writes."""
+    e = _strip(e)
+    while isinstance(e, (ir.Member, ir.Index)) or (isinstance(e, ir.Unary) and e.op == "*"):
+        e = _strip(e.base if isinstance(e, (ir.Member, ir.Index)) else e.operand)
+        if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+            e = _strip(e.lhs)
+    return e.name if isinstance(e, ir.Ref) else ""
 
 
 def recurrence_in_address(body: object, span: object) -> str:
