@@ -250,3 +250,15 @@ def test_each_sampled_block_runs_with_its_own_sampled_values() -> None:
     (_k0, a0, b0, args0), (_k1, a1, b1, args1) = launches
     assert b0 == NO_BLOCK and a1 == NO_BLOCK and a0 == run.spec["samples"][0] and b1 == run.spec["samples"][1]
     assert args0 == run.spec["args"] and args1 == run.spec["args2"]
+
+
+def test_a_sampled_value_given_to_a_narrow_parameter_wraps_as_in_c() -> None:
+    import numpy as np
+
+    from kernlint.confirm.cupy_probe import _make_args
+
+    args = _make_args(None, np, [{"t": "scalar", "dtype": "uint8", "value": 3328},
+                                 {"t": "scalar", "dtype": "int32", "value": 5},
+                                 {"t": "scalar", "dtype": "float32", "value": 1.5}], [])
+    assert [type(a) for a in args] == [np.uint8, np.int32, np.float32]
+    assert [a.item() for a in args] == [3328 % 256, 5, 1.5]

@@ -807,7 +807,8 @@ def execute(plan: FilePlan, workdir: str, notes: list[str]) -> None:
     retry = []
     for r in pending:
         if (r.status in ("fault", "timeout") or r.hung) and not r.refit:
-            refit = _refit(r.result, ((64, 96),), why=f"after a {r.status} with {_sampled_text(r.result)}")
+            what = "hang" if r.hung else r.status
+            refit = _refit(r.result, ((64, 96),), why=f"after a {what} with {_sampled_text(r.result)}")
             if refit is None:
                 continue
             args, _why, values = _launch_args(refit[0])

@@ -140,7 +140,9 @@ def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any])
         if t == "ptr":
             args.append(_pointer_arg(cupy, spec, keep))
         elif t == "scalar":
-            args.append(np.dtype(spec["dtype"]).type(spec["value"]))
+            # (a sampled size given to a narrow type, `unsigned char n`, wraps as C converts it)
+            args.append(np.array(spec["value"]).astype(spec["dtype"])[()] if not isinstance(spec["value"], float)
+                        else np.dtype(spec["dtype"]).type(spec["value"]))
         elif t == "struct":
             names, formats, offsets = [], [], []
             values: list[Any] = []

@@ -84,9 +84,15 @@ __device__ __forceinline__ T* __kl_guard(T* p) {
         for (unsigned int i = 0; i < __kl_g.nranges && i < __KL_MAXR; ++i)
             inside |= a >= __kl_g.ranges[2 * i] && a + sizeof(T) <= __kl_g.ranges[2 * i + 1];
     }
+#ifdef __KL_TRACE
     if (inside) return p;
     atomicAdd((unsigned long long*)__kl_g.redirected, 1ull);
     return (T*)(void*)__kl_g.scratch;
+#else
+    // The profiled build: a select, no branch and no atomic, so that the compiler keeps one memory
+    // instruction per access (Nsight Compute's counters are then per access).
+    return (T*)(inside ? (unsigned long long)p : __kl_g.scratch);
+#endif
 }
 """
 
@@ -94,7 +100,7 @@ GRID_MACRO = r"""// The kernel sees the gridDim the static evaluation assumed (g
 #define gridDim (__kl_griddim())
 """
 
-PRELUDE = GUARD_PRELUDE + r"""
+PRELUDE = "#define __KL_TRACE 1\n" + GUARD_PRELUDE + r"""
 struct __kl_ctl_t {
     unsigned long long* addr;
     unsigned int* mask;
