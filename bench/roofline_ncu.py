@@ -69,12 +69,18 @@ def measured(ncu: str) -> dict[str, dict[str, float]]:
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
     if start is None:
         raise SystemExit(f"ncu printed no metrics (rc {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    by_id: dict[int, dict[str, float]] = {}
+    # Rows of other kernels (CuPy's own fill kernels for the buffers) are skipped by name: "saxpy(int, ...)".
+    out: dict[str, dict[str, float]] = {}
     for row in csv.DictReader(io.StringIO("\n".join(lines[start:]))):
-        value = float(row["Metric Value"].replace(",", "") or 0)
-        by_id.setdefault(int(row["ID"]), {})[row["Metric Name"]] = value
-    names = list(LAUNCHES)
-    return {names[i]: by_id[k] for i, k in enumerate(sorted(by_id)) if i < len(names)}
+        name = row["Kernel Name"].split("(")[0].strip().removeprefix("void ")
+        if name not in LAUNCHES:
+            continue
+        try:
+            value = float(row["Metric Value"].replace(",", "") or 0)
+        except ValueError:
+            continue
+        out.setdefault(name, {})[row["Metric Name"]] = value
+    return out
 
 
 def predicted(arch: str) -> dict[str, object]:

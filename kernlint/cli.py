@@ -400,7 +400,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         file_jobs.append(FileJob(
             f, name, data=data, settings=file_settings, options=options_for(file_settings),
             build_dir=build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
-            no_project=no_project or not file_settings.project))
+            no_project=no_project or not file_settings.project, project_hint=_directory_argument(f, paths)))
     setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch,
                       roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff)
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
@@ -512,6 +512,17 @@ def _color_from_env(tty: bool) -> bool:
     if os.environ.get("FORCE_COLOR") not in (None, "", "0"):
         return True
     return tty
+
+
+def _directory_argument(f: str, paths: tuple[str, ...]) -> str | None:
+    """The directory argument `f` was found under (the project of a tree without a marker), or None."""
+    af = os.path.abspath(f)
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            ap = os.path.abspath(p)
+            if af.startswith(ap.rstrip(os.sep) + os.sep):
+                return p
+    return None
 
 
 def _run_root(paths: tuple[str, ...]) -> str:

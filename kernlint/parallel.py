@@ -29,6 +29,8 @@ class FileJob:
     options: Any = None  # engine.LintOptions of this file, without the project index
     build_dir: str | None = None
     no_project: bool = False
+    # The directory argument the file was found under: the project when no ancestor holds a marker.
+    project_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,19 +67,21 @@ class FileOutcome:
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                    no_project: bool, recording: Any = None) -> tuple[Any, tuple[str, ...]]:
+                    no_project: bool, recording: Any = None, hint: str | None = None) -> tuple[Any, tuple[str, ...]]:
     """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
 
-    With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded."""
-    from kernlint.project import find_project_root, load_index
+    With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded.
+    The project is the one `project.index.project_root_for` finds (a tree without a marker: `hint`)."""
+    from kernlint.project import load_index
+    from kernlint.project.index import project_root_for
 
     if no_project or path == "-":
         return options, ()
-    root = Path(project_dir).resolve() if project_dir else find_project_root(path)
+    root, shallow = project_root_for(path, project_dir, hint)
     if root is None:
         return options, ()
     try:
-        index = load_index(root, options.include_dirs, build_dir)
+        index = load_index(root, options.include_dirs, build_dir, shallow=shallow)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
         if recording is not None:
             recording.index_failed()
@@ -137,7 +141,7 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     notes: tuple[str, ...] = ()
     try:
         options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
-                                         recording)
+                                         recording, job.project_hint)
         if recording is not None:
             recording.include_dirs = options.include_dirs
         result = lint_source(text, name, options)

@@ -210,8 +210,9 @@ class _Recorder:
         def ask(*args: Any, **kwargs: Any) -> Any:
             answer = value(*args, **kwargs)
             self._deps.questions.append(((name, args, tuple(sorted(kwargs.items()))), _answer(answer)))
-            if name == "includer_of" and isinstance(answer, str):
-                self._deps.files[answer] = file_state(answer)  # parse_in_project may read it
+            if name in ("includer_of", "includers_of"):
+                for inc in [answer] if isinstance(answer, str) else answer if isinstance(answer, list) else []:
+                    self._deps.files[inc] = file_state(inc)  # parse_in_project may read it
             return answer
 
         return ask
@@ -492,13 +493,14 @@ def _index_for(job: Any, setup: Any) -> tuple[bool, Any]:
     """(ok, the project index `job`'s lint uses, or None), as parallel.project_options finds it."""
     if job.no_project or job.path == "-":
         return True, None
-    from kernlint.project import find_project_root, load_index
+    from kernlint.project import load_index
+    from kernlint.project.index import project_root_for
 
-    root = Path(setup.project_dir).resolve() if setup.project_dir else find_project_root(job.path)
+    root, shallow = project_root_for(job.path, setup.project_dir, getattr(job, "project_hint", None))
     if root is None:
         return True, None
     try:
-        return True, load_index(root, job.options.include_dirs, job.build_dir)
+        return True, load_index(root, job.options.include_dirs, job.build_dir, shallow=shallow)
     except Exception:  # noqa: BLE001 - the lint reports it; no hit
         return False, None
 

@@ -269,3 +269,66 @@ def test_a_failing_index_never_loses_the_lint(tmp_path: Path, monkeypatch: pytes
     res = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", str(root / "k.cu")])
     assert res.exit_code == 1 and "KL102" in res.stdout
     assert "project index of" in res.stderr and "disk on fire" in res.stderr
+
+
+FRAG_N = ("__global__ void frag_k(float* out, const float* in) {\n"
+          "    int i = blockIdx.x * NT + threadIdx.x;\n"
+          "    out[i] = in[i * STRIDE];\n}\n")
+
+
+def _tree_without_marker(base: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        p = base / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return base
+
+
+@pytest.mark.parametrize("argument", ["dir", "file"])
+def test_a_tree_without_a_marker_is_its_own_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    argument: str) -> None:
+    """No pyproject.toml/kernlint.toml/.git above: the directory argument (or the file's directory) is the
+    project, so a fragment is still parsed through the file that includes it."""
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+    from kernlint.project import index as index_mod
+
+    root = _tree_without_marker(tmp_path / "bench", {
+        "frag.cu": FRAG_N,
+        "main.cu": '#define NT 256\n#define STRIDE 32\n#include "frag.cu"\n'
+                   "void go() { frag_k<<<64, NT>>>(0, 0); }\n"})
+    assert find_project_root(root / "frag.cu") is None or find_project_root(root / "frag.cu") != root
+    monkeypatch.setattr(index_mod, "_INDEXES", {})
+    target = str(root) if argument == "dir" else str(root / "frag.cu")
+    res = CliRunner().invoke(main, ["--no-ptxas", "--format", "concise", target])
+    assert "KL903" not in res.output and "KL904" not in res.output
+    assert "frag.cu:3:" in res.output and "KL101" in res.output
+
+
+def test_a_fragment_of_a_fragment_is_parsed_through_the_translation_unit(tmp_path: Path) -> None:
+    """main.cu defines the macros, includes work.cu, which includes the kernel's file."""
+    root = make(tmp_path / "p", {
+        "frag.cu": FRAG_N,
+        "work.cu": '#include "frag.cu"\nvoid go() { frag_k<<<64, NT>>>(0, 0); }\n',
+        "main.cu": '#define NT 256\n#define STRIDE 32\n#include "work.cu"\nint main() { go(); }\n'})
+    idx = ProjectIndex.build(root)
+    assert idx.includers_of(str(root / "frag.cu"))[0] == str(root / "main.cu")
+    r = lint_source(FRAG_N, str(root / "frag.cu"), LintOptions(project=idx, resources=False))
+    assert [(d.line, d.code) for d in r.diagnostics] == [(3, "KL101")]
+    assert r.coverage and all(c.status == "full" for c in r.coverage)
+
+
+def test_the_includer_leaving_the_fewest_problems_is_the_context(tmp_path: Path) -> None:
+    """A leftover header that includes every kernel file but defines nothing sorts first by name; the
+    runner that defines the macros is the context used."""
+    root = make(tmp_path / "p", {
+        "frag.cu": FRAG_N,
+        "a_all.h": '#include "frag.cu"\n',
+        "runner.cu": '#define NT 256\n#define STRIDE 1\n#include "frag.cu"\n'
+                     "void go() { frag_k<<<64, NT>>>(0, 0); }\n"})
+    idx = ProjectIndex.build(root)
+    r = lint_source(FRAG_N, str(root / "frag.cu"), LintOptions(project=idx, resources=False))
+    assert not r.diagnostics
+    assert any("parsed through its includer runner.cu" in n for n in r.notes)
+    assert r.coverage and all(c.status == "full" for c in r.coverage)

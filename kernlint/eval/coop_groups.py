@@ -18,7 +18,7 @@ WARP = 32
 FULL = 0xFFFFFFFF
 
 # Group values carry their kind and sizes as fields (a group handle has no data of its own).
-BLOCK, TILE, COALESCED, GRID = 1, 2, 3, 4
+BLOCK, TILE, COALESCED, GRID, PARTITION = 1, 2, 3, 4, 5
 
 _FACTORIES = {"this_thread_block", "tiled_partition", "coalesced_threads", "this_grid", "binary_partition",
               "labeled_partition"}
@@ -53,7 +53,7 @@ def _group_from_type(interp: "Interpreter", t: ir.CType) -> Val | None:
     if re.search(r"\bthread_block\b", name):
         return block_group(interp)
     if "grid_group" in name:
-        return group(GRID, UNKNOWN)
+        return grid_group(interp)
     return None
 
 
@@ -64,6 +64,37 @@ def _threads(interp: "Interpreter") -> int:
 
 def block_group(interp: "Interpreter") -> Val:
     return group(BLOCK, const(_threads(interp)), _threads(interp))
+
+
+def _builtin(interp: "Interpreter", name: str, f: str) -> Val:
+    v = interp.builtin_member(ir.Ref(name, "builtin", ir.UNKNOWN_TYPE, ir.NO_SPAN), f)
+    return v if v is not None else UNKNOWN
+
+
+def _block_rank(interp: "Interpreter") -> Val:
+    """The block's rank in the grid: blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)."""
+    bx, by, bz = (_builtin(interp, "blockIdx", f) for f in "xyz")
+    gx, gy = (_builtin(interp, "gridDim", f) for f in "xy")
+    parts = (bx, by, bz, gx, gy)
+    if any(p.data is None for p in parts):
+        return unknown(*parts)
+    data = bx.data + gx.data * (by.data + gy.data * bz.data)
+    return Val(data, frozenset().union(*(p.deps for p in parts)))
+
+
+def grid_group(interp: "Interpreter") -> Val:
+    """`this_grid()`: every thread of the launch; a lane's rank is its block's rank times the block's
+    threads plus its rank in the block (CUDA C++ Programming Guide, "Grid Group")."""
+    blocks = [_builtin(interp, "gridDim", f) for f in "xyz"]
+    if any(b.data is None for b in blocks):
+        size = unknown(*blocks)
+    else:
+        size = Val(blocks[0].data * blocks[1].data * blocks[2].data * _threads(interp),
+                   frozenset().union(*(b.deps for b in blocks)))
+    brank = _block_rank(interp)
+    rank = (Val(brank.data * _threads(interp) + np.array(interp.lin, dtype=np.int64), brank.deps)
+            if brank.data is not None else brank)
+    return group(GRID, size, 0, rank)
 
 
 def _fold(interp: "Interpreter", text: str) -> int | None:
@@ -151,15 +182,11 @@ def _factory(interp: "Interpreter", e: ir.Call) -> Val:
     if name == "this_thread_block":
         return block_group(interp)
     if name == "this_grid":
-        return group(GRID, UNKNOWN)
+        return grid_group(interp)
     if name == "coalesced_threads":
         return group(COALESCED, UNKNOWN, ident=Val(interp.mask.copy().astype(np.int64)))
     if name in ("labeled_partition", "binary_partition"):
-        # Groups of the lanes with equal labels: membership is data, so ranks and sizes are
-        # unknown, and (like a coalesced group) its lanes are those that run the call.
-        for a in e.args:
-            interp.eval(a)
-        return group(COALESCED, UNKNOWN)
+        return _partition(interp, e)
     parent = _arg_group(interp, e.args[0])
     size: int | None = None
     if name == "tiled_partition":
@@ -185,6 +212,36 @@ def _factory(interp: "Interpreter", e: ir.Call) -> Val:
     return group(TILE, const(size), psize, prank)
 
 
+def _partition(interp: "Interpreter", e: ir.Call) -> Val:
+    """`labeled_partition(parent, label)` / `binary_partition(parent, pred)`: the lanes of each tile of
+    `parent` (each warp for a coalesced group) that run the call with equal labels form a group; a
+    lane's rank is the number of such lanes below it (CUDA C++ Programming Guide, "labeled_partition").
+    When the labels are unknown (loaded data), so are ranks and sizes, for the labels' reason."""
+    parent = _arg_group(interp, e.args[0]) if e.args else None
+    label = interp.eval(e.args[1]) if len(e.args) >= 2 else UNKNOWN
+    for a in e.args[2:]:
+        interp.eval(a)
+    pkind = _kind(parent) if parent is not None else 0
+    n = _size_of(interp, parent) if pkind == TILE and parent is not None else WARP if pkind == COALESCED else None
+    if label.data is None or n is None or n > WARP:
+        # Unknown for the labels' reason, but not "loaded data lanes read at different addresses"
+        # (KL305): a leader test on the rank (`g.thread_rank() == 0`) is one lane per group by design.
+        why = Val(None, label.deps, why=label.why if label.data is None else ("unmodelled", "a partition of this group"))
+        return Val(None, fields=(("__cg", const(PARTITION)), ("size", why), ("rank", why), ("parent", const(0))))
+    shape = interp.mask.shape
+    lab = np.broadcast_to(label.data, shape)
+    if e.name == "binary_partition":
+        lab = (lab != 0).astype(np.int64)
+    tile = np.broadcast_to(interp.lin // n, shape)
+    same = (lab[..., :, None] == lab[..., None, :]) & (tile[..., :, None] == tile[..., None, :])
+    members = same & interp.mask[..., None, :]
+    below = np.tril(np.ones((shape[-1], shape[-1]), dtype=bool), -1)  # [j, i]: lane i is below lane j
+    rank = (members & below).sum(axis=-1).astype(np.int64)
+    size = members.sum(axis=-1).astype(np.int64)
+    return Val(None, fields=(("__cg", const(PARTITION)), ("size", Val(size, label.deps)),
+                             ("rank", Val(rank, label.deps)), ("parent", const(n))))
+
+
 def _size_of(interp: "Interpreter", g: Val) -> int | None:
     s = g.field("size")
     if s is None or s.data is None or not np.all(s.data == s.data.flat[0]):
@@ -208,6 +265,9 @@ def _rank(interp: "Interpreter", g: Val) -> Val:
         if active is None or active.data is None:
             return UNKNOWN
         return Val(np.cumsum(active.data, axis=-1) - 1)
+    if kind in (GRID, PARTITION):
+        rank = g.field("rank")
+        return rank if rank is not None else UNKNOWN
     return UNKNOWN
 
 
@@ -243,6 +303,13 @@ def _method(interp: "Interpreter", e: ir.Call, g: Val) -> Val:
             return Val(prank.data // n, prank.deps)
         p = int(parent.data.flat[0]) if parent is not None and parent.data is not None else 0
         return const((p + n - 1) // n) if p > 0 else UNKNOWN
+    if kind == GRID and name in ("block_rank", "num_blocks"):
+        if name == "block_rank":
+            return _block_rank(interp)
+        blocks = [_builtin(interp, "gridDim", f) for f in "xyz"]
+        if any(b.data is None for b in blocks):
+            return unknown(*blocks)
+        return Val(blocks[0].data * blocks[1].data * blocks[2].data, frozenset().union(*(b.deps for b in blocks)))
     if kind == BLOCK and name in ("group_index", "thread_index", "group_dim", "dim_threads"):
         src = {"group_index": "blockIdx", "thread_index": "threadIdx"}.get(name, "blockDim")
         base = ir.Ref(src, "builtin", ir.UNKNOWN_TYPE, e.span)
@@ -259,7 +326,8 @@ def _label(interp: "Interpreter", g: Val) -> str:
     if kind == TILE:
         n = _size_of(interp, g)
         return f"thread_block_tile<{n if n is not None else '?'}>"
-    return {BLOCK: "thread_block", COALESCED: "coalesced_group", GRID: "grid_group"}.get(kind, "group")
+    return {BLOCK: "thread_block", COALESCED: "coalesced_group", GRID: "grid_group",
+            PARTITION: "coalesced_group"}.get(kind, "group")
 
 
 def _sync(interp: "Interpreter", e: ir.Call, g: Val, name: str) -> None:

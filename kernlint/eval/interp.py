@@ -25,7 +25,7 @@ from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
-from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters
+from kernlint.eval.samples import ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval import uniform_data
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
@@ -160,6 +160,7 @@ class Interpreter:
         self.cost = 0
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
+        self.shift_params = shift_parameters(fn)
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
         # The first unresolved name on each line: an initializer clang dropped because of it leaves
         # the variable unknown for that reason (coverage names it).
@@ -246,6 +247,8 @@ class Interpreter:
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
             if name in self.iteration_params:
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
+            if name in self.shift_params:
+                samples = SHIFT_SAMPLES  # the log2 of a size (eval/samples.py)
             if name in self.sample_overrides:
                 samples = self.sample_overrides[name]
             self.result.assumed[name] = samples
@@ -1033,6 +1036,13 @@ class Interpreter:
                 if isinstance(target, ir.Ref) and target.kind in ("local", "param") and target.name not in self.cov_shared:
                     # The address of a variable held by the thread (a local scalar or struct).
                     return Val(None, space="local", root=target.name)
+                if isinstance(target, ir.Ref) and target.kind in ("global", "constant") \
+                        and not (target.name in self.tu.globals and self.tu.globals[target.name].shared):
+                    # `&counter` of a `__device__` variable (an atomic's target): its own address in
+                    # its space, the same for every thread.
+                    base = self.param_bases.setdefault("::" + target.name,
+                                                       POINTER_SPACING * (100 + len(self.param_bases)))
+                    return Val(np.full((1, 1, 1), base, dtype=np.int64), space=target.kind, root=target.name)
                 return Val(None, why=("unmodelled", "the address of a variable"))
             return lv[0]
         if op in ("pre++", "pre--", "post++", "post--"):
@@ -1624,6 +1634,10 @@ class Interpreter:
         if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
             return self.inline(callee, e)
         if callee is None and e.receiver is None:
+            vec = self.make_vector(e)
+            if vec is not None:
+                return vec
+        if callee is None and e.receiver is None:
             if atomics.is_atomic(name) and e.args:
                 return atomics.eval_atomic(self, e)
             if builtins_math.is_pure(name):
@@ -1645,6 +1659,21 @@ class Interpreter:
                 self.cov.drop(key, ("depth", callee.name))
             return Val(None, why=("depth", callee.name))
         return unknown(*args, why=("call", name), uniform=False)
+
+    def make_vector(self, e: ir.Call) -> Val | None:
+        """`make_float3(a, b, c)` (a CUDA vector constructor, one scalar per component): a value whose
+        fields are the arguments converted to the component type; None for any other call."""
+        m = _MAKE_VECTOR.fullmatch(e.name)
+        t = self.resolve(e.ctype)
+        if m is None or int(m.group(1)) != len(e.args) or t.kind != "struct" \
+                or any(self.resolve(a.ctype).kind not in ("int", "float", "bool") for a in e.args):
+            return None
+        fields = []
+        for f, a in zip("xyzw", e.args):
+            ft = t.field(f)
+            v = self.eval(a)
+            fields.append((f, self.convert(v, ft.ctype) if ft is not None else v))
+        return Val(None, fields=tuple(fields))
 
     def find_callee(self, e: ir.Call) -> ir.Function | None:
         """The device function a call reaches: by clang's reference, else by name and arity.
@@ -1708,6 +1737,7 @@ class Interpreter:
             frame.decl_mask["this"] = self.mask.copy()
         frame.ret_mask = np.zeros_like(self.mask)
         saved_bindings = self.bindings
+        write_back: list[tuple[str, ir.Expr]] = []
         for i, p in enumerate(callee.params):
             v = args[i] if i < len(args) else UNKNOWN
             t = self.resolve(p.ctype)
@@ -1719,6 +1749,11 @@ class Interpreter:
                     # A const reference reads like a value (the callee cannot write through it).
                     if pointee.kind in ("int", "bool", "float"):
                         v = self.convert(v, pointee)
+                elif i < len(e.args) and (lv := _local_lvalue(e.args[i])) is not None \
+                        and sum(_local_lvalue(a) == lv for a in e.args) == 1:
+                    # A caller's variable (or a member of one) bound to a reference: copied in and, on
+                    # return, out (the same as a reference: nothing else can name a local).
+                    write_back.append((p.name, e.args[i]))
                 else:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
@@ -1756,6 +1791,8 @@ class Interpreter:
             self.bindings = saved_bindings
             self.loop_stack = saved_loops
         self.mask = entry
+        for pname, target in write_back:
+            self.store(target, frame.env.get(pname, UNKNOWN), e.span)
         rv = frame.ret_val
         if method:
             obj = frame.env.get("this", UNKNOWN)
@@ -1774,6 +1811,8 @@ _PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|si
                         r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
                         r"fdiv|fadd|fmul|fsub|saturate|expf|logf|powf)\w*$|make_\w+$|__(float|half|int|uint|"
                         r"double|bfloat|ll|ull)\w*$|__(float2half|half2float|shfl)\w*$")
+
+_MAKE_VECTOR = re.compile(r"make_(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
 
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 
@@ -1795,6 +1834,23 @@ _BUILTIN_TYPES = {
     "int4": ir.CType("struct", 16, name="int4", align=16, fields=tuple(ir.Field(n, 4 * i, ir.CType("int", 4)) for i, n in enumerate("xyzw"))),
     "double2": ir.CType("struct", 16, name="double2", align=16, fields=(ir.Field("x", 0, ir.CType("float", 8)), ir.Field("y", 8, ir.CType("float", 8)))),
 }
+
+
+def _local_lvalue(e: ir.Expr) -> tuple[str, str] | None:
+    """(variable, member) when `e` names a local variable or parameter, or a member of one held by
+    value (`x`, `acc.sum`): an lvalue a reference parameter can be bound to by copy-in/copy-out."""
+    while isinstance(e, ir.Cast) and not e.explicit:
+        e = e.operand
+    if isinstance(e, ir.Ref) and e.kind in ("local", "param") and e.ctype.kind in ("int", "float", "bool", "struct",
+                                                                                  "pointer"):
+        return e.name, ""
+    if isinstance(e, ir.Member) and not e.arrow and e.ctype.kind in ("int", "float", "bool", "pointer"):
+        base = e.base
+        while isinstance(base, ir.Cast) and not base.explicit:
+            base = base.operand
+        if isinstance(base, ir.Ref) and base.kind in ("local", "param") and base.ctype.kind == "struct":
+            return base.name, e.field
+    return None
 
 
 def _template_param_name(name: str, fn: ir.Function) -> str:

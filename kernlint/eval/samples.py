@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 ODD_OFFSET = 1
 # Samples of an iteration-count parameter (one per sample of the block).
 ITERATION_SAMPLES = (3, 5)
+# Samples of a shift-amount parameter (`1 << log2N`): sizes of 1024 and 2048 elements. Sampled as a
+# size (thousands) the shift would be undefined (C++ [expr.shift]/1) and every value it builds unknown.
+SHIFT_SAMPLES = (10, 11)
 SECTOR = 32
 
 
@@ -73,6 +76,20 @@ def offset_parameters(fn: ir.Function) -> frozenset[str]:
         if len(terms) < 2 and not isinstance(n, ir.Binary):
             continue  # `a[s]` alone is a uniform address, not an offset
         for t in terms:
+            if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
+                out.add(t.name)
+    return frozenset(out)
+
+
+def shift_parameters(fn: ir.Function) -> frozenset[str]:
+    """Integer parameters used as the amount of a shift (`1 << log2N`, `x >>= shift`)."""
+    params = _int_params(fn)
+    if not params or fn.body is None:
+        return frozenset()
+    out: set[str] = set()
+    for n in ir.walk(fn.body):
+        if isinstance(n, ir.Binary) and n.op in ("<<", ">>", "<<=", ">>="):
+            t = _strip(n.rhs)
             if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
                 out.add(t.name)
     return frozenset(out)

@@ -308,6 +308,12 @@ class _Lowering:
             return ir.Ref(name, "function", ctype, span)
         if rk == K.VAR_DECL:
             parent = ref.semantic_parent
+            if parent is not None and parent.kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+                # `size` inside a class template (`static constexpr size_t size = sizeof(int4) /
+                # sizeof(T)`): dependent, so its initializer, which the evaluator folds once T is bound.
+                init = _static_init(ref)
+                if init is not None:
+                    return self.expr(init)
             if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE, K.STRUCT_DECL, K.CLASS_DECL):
                 if name in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"):
                     return ir.Ref(name, "builtin", ctype, span)
@@ -326,6 +332,11 @@ class _Lowering:
     def member(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         kids = [k for k in c.get_children() if k.kind.is_expression()]
         ctype = self.ctype(c)
+        ref = c.referenced
+        if ref is not None and ref.kind == K.VAR_DECL:
+            # A static data member named through an object (`packed.size`, `x128::size` spelled on a
+            # value): the object is not read ([expr.ref]/6.1: the member is the class's variable).
+            return self.static_member(c, ref, ctype, span)
         if not kids or kids[0].kind == K.CXX_THIS_EXPR:
             return self.this_member(c, ctype, span)
         base_cursor = kids[0]
@@ -348,6 +359,19 @@ class _Lowering:
             name = toks[-1] if toks and toks[-1].isidentifier() else ""
             arrow = arrow or (len(toks) >= 2 and toks[-2] == "->")
         return ir.Member(base, name, offset, arrow, ctype, span)
+
+    def static_member(self, c: ci.Cursor, ref: ci.Cursor, ctype: ir.CType, span: ir.Span) -> ir.Expr:
+        """`obj.size` for `static constexpr int size = ...`: the constant, else the class's variable."""
+        for cur in (c, ref):
+            v = _evaluate(cur)
+            if v is not None and ctype.kind in ("int", "float", "bool"):
+                return ir.Lit(v, ctype, span)
+        init = _static_init(ref)
+        if init is not None and self.depth < MAX_NESTING // 2:
+            return self.expr(init)
+        attrs = {k.kind for k in ref.get_children()}
+        kind = "shared" if K.CUDASHARED_ATTR in attrs else "constant" if K.CUDACONSTANT_ATTR in attrs else "global"
+        return ir.Ref(ref.spelling, kind, ctype, span)
 
     def this_member(self, c: ci.Cursor, ctype: ir.CType, span: ir.Span) -> ir.Expr:
         """A member named inside a method (`sum`, `this->sum`): a field of the object, `(*this).sum`."""
@@ -486,6 +510,14 @@ class _Lowering:
                                  _function_key(defn if defn is not None else ref))
         if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
             return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
+        if ref is not None and _is_device(ref) and args and ref.result_type.kind != ci.TypeKind.LVALUEREFERENCE:
+            # A user's operator returning a value (`float3 operator*(float3, float)` of
+            # helper_math.h, `V V::operator+(const V&) const`): a call the evaluator inlines.
+            defn = ref.get_definition()
+            target = _function_key(defn if defn is not None else ref)
+            if ref.kind == K.CXX_METHOD:
+                return ir.Call(name, tuple(self.expr(a) for a in args[1:]), ctype, span, self.expr(args[0]), target)
+            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target)
         # Any other overloaded operator (operator[] of a wrapper class, arithmetic on vector types):
         # its value is unknown, but its operands are still evaluated for their accesses.
         return ir.Opaque(f"overloaded {name}", ctype, span, tuple(self.expr(a) for a in args))
@@ -616,6 +648,14 @@ class _Lowering:
             elif cases:
                 cases[-1][1].append(self.stmt(item))
         return ir.Switch(cond, tuple((lab, tuple(st)) for lab, st in cases), span)
+
+
+def _static_init(ref: ci.Cursor) -> ci.Cursor | None:
+    """The initializer of a `static const`/`constexpr` data member (its value wherever it is named)."""
+    if not ref.type.is_const_qualified() and "constexpr" not in [t.spelling for t in ref.get_tokens()][:8]:
+        return None
+    inits = [k for k in ref.get_children() if k.kind.is_expression()]
+    return inits[-1] if inits else None
 
 
 def _is_callee_ref(c: ci.Cursor, name: str) -> bool:

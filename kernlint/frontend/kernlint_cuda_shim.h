@@ -355,6 +355,11 @@ template <class G, class T, class Op> __device__ T exclusive_scan(const G&, T, O
 namespace details {}
 }  // namespace cooperative_groups
 
+/* Runtime structs kernels take by value (driver_types.h of the CUDA runtime API). */
+struct cudaExtent { size_t width; size_t height; size_t depth; };
+struct cudaPos { size_t x; size_t y; size_t z; };
+struct cudaPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; };
+
 /* Textures and surfaces (the data they return is unknown to kernlint anyway). */
 typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;

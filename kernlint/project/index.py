@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,22 @@ def find_project_root(path: str | os.PathLike[str]) -> Path | None:
         if any((d / m).exists() for m in MARKERS):
             return d
     return None
+
+
+def project_root_for(path: str, project_dir: str | None = None,
+                     hint: str | None = None) -> tuple[Path | None, bool]:
+    """(root, shallow) of the project `path` is linted in: `--project`, else the nearest ancestor holding
+    a marker, else (a tree without one: an unpacked archive, a benchmark suite) the directory argument
+    `path` was found under (`hint`), else the files directly beside it (`shallow`: a lone file in a
+    big directory must not walk it); a fragment's includer is usually beside it."""
+    if project_dir:
+        return Path(project_dir).resolve(), False
+    root = find_project_root(path)
+    if root is not None or not os.path.isfile(path):
+        return root, False
+    if hint and os.path.isdir(hint):
+        return Path(hint).resolve(), False
+    return Path(path).resolve().parent, True
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +109,7 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
-              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> "ProjectIndex":
+              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES, shallow: bool = False) -> "ProjectIndex":
         idx = cls(root)
         db = find_compile_db(root, build_dir)
         if build_dir and db is None:
@@ -102,7 +119,7 @@ class ProjectIndex:
             if note:
                 idx.notes.append(note)
         cache = FactsCache(root)
-        paths = _walk(root, max_files)
+        paths = _walk(root, max_files, shallow)
         if len(paths) >= max_files:
             idx.notes.append(f"project index: stopped at {max_files} files under {root}")
         skipped: list[str] = []
@@ -111,6 +128,9 @@ class ProjectIndex:
                 st = os.stat(p)
             except OSError as exc:
                 skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or device named *.h: opening it could block
+                skipped.append(f"{_rel(p, root)} (not a regular file)")
                 continue
             stamp = (st.st_mtime_ns, st.st_size)
             facts = cache.get_unchanged(p, stamp)
@@ -194,8 +214,32 @@ class ProjectIndex:
 
     def includer_of(self, path: str) -> str | None:
         """A project file that #includes `path` (the first by name), or None."""
-        inc = sorted(set(self.includers.get(os.path.abspath(path), ())))
+        inc = self.includers_of(path)
         return inc[0] if inc else None
+
+    def includers_of(self, path: str, limit: int = 50) -> list[str]:
+        """The project files that #include `path`, directly or through other fragments (`main.cu`
+        includes `work.cu` includes `solver.cu`): translation units first (files nothing includes,
+        those that launch kernels before those that do not), then the nearer includers."""
+        start = os.path.abspath(path)
+        order: list[str] = []
+        seen = {start}
+        frontier = [start]
+        while frontier and len(order) < limit:
+            nxt = []
+            for f in frontier:
+                for q in sorted(set(self.includers.get(f, ()))):
+                    if q not in seen:
+                        seen.add(q)
+                        order.append(q)
+                        nxt.append(q)
+            frontier = nxt
+
+        def rank(p: str) -> tuple[bool, bool]:
+            facts = self.facts.get(p)
+            return bool(self.includers.get(p)), not (facts is not None and facts.launches)
+
+        return sorted(order, key=rank)
 
     def flags_for(self, path: str) -> FileFlags:
         return self.flags.get(os.path.abspath(path), FileFlags())
@@ -374,10 +418,11 @@ def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: i
     return (v, 1, 1) if v is not None else None
 
 
-def _walk(root: Path, max_files: int) -> list[str]:
+def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
+    """Source files under `root` (only those directly in it when `shallow`)."""
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
+        dirnames[:] = [] if shallow else sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
                              and not d.startswith("cmake-build")
                              and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg")))
         for f in sorted(filenames):
@@ -391,11 +436,12 @@ def _walk(root: Path, max_files: int) -> list[str]:
 _INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}
 
 
-def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None) -> ProjectIndex:
-    """The index of `root`, built once per run (and per include dirs / build dir)."""
-    key = (str(root), tuple(include_dirs), build_dir)
+def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
+               shallow: bool = False) -> ProjectIndex:
+    """The index of `root`, built once per run (and per include dirs / build dir / depth)."""
+    key = (str(root), tuple(include_dirs), build_dir) + (("shallow",) if shallow else ())
     idx = _INDEXES.get(key)
     if idx is None:
-        idx = ProjectIndex.build(root, include_dirs, build_dir)
+        idx = ProjectIndex.build(root, include_dirs, build_dir, shallow=shallow)
         _INDEXES[key] = idx
     return idx

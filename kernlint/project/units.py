@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 _INSTANCES: dict[str, tuple[ir.TranslationUnit, ir.Function] | None] = {}
 _MAX_INSTANCES = 512
+MAX_INCLUDERS = 4  # includers of one fragment tried as its context
 
 
 @dataclass
@@ -75,6 +76,12 @@ def _problems_in(tu: ir.TranslationUnit) -> int:
     return len(tu.problems) + sum(len(k.unresolved) + len(k.parse_errors) for k in tu.kernels)
 
 
+def _badness(tu: ir.TranslationUnit) -> tuple[int, int]:
+    """Problems in the kernels first (what the analysis loses), then all of them: an includer whose
+    own headers (stubbed or not) leave problems elsewhere is still the better context."""
+    return sum(len(k.unresolved) + len(k.parse_errors) for k in tu.kernels), _problems_in(tu)
+
+
 def parse_in_project(text: str, path: str, options: "LintOptions",
                      index: "ProjectIndex | None") -> tuple[ir.TranslationUnit, Unit]:
     """Parse `text`; a fragment (a file another project file #includes) that does not parse cleanly
@@ -83,24 +90,29 @@ def parse_in_project(text: str, path: str, options: "LintOptions",
     tu = unit.parse()
     if index is None or path in ("", "<stdin>", "-"):
         return tu, unit
-    includer = index.includer_of(path)
-    if includer is None or not _problems_in(tu):
+    if not _problems_in(tu):
         return tu, unit
-    try:
-        with open(includer, encoding="utf-8", errors="replace") as fh:
-            inc_text = fh.read()
-    except OSError:
-        return tu, unit
-    ctx = Unit(path, text, options, includer, inc_text)
-    try:
-        ctx_tu = ctx.parse()
-    except FrontendError:
-        return tu, unit
-    if _problems_in(ctx_tu) < _problems_in(tu) and len(ctx_tu.kernels) >= len(tu.kernels):
-        rel = os.path.relpath(includer, os.path.dirname(os.path.abspath(path)))
-        ctx.notes.append(f"parsed through its includer {rel} (the definitions and macros before its #include)")
-        return ctx_tu, ctx
-    return tu, unit
+    best: tuple[ir.TranslationUnit, Unit] | None = None
+    # A file can have several includers (a runner, a leftover header listing every kernel): the one
+    # that leaves the fewest problems is its context.
+    for includer in index.includers_of(path)[:MAX_INCLUDERS]:
+        try:
+            with open(includer, encoding="utf-8", errors="replace") as fh:
+                inc_text = fh.read()
+        except OSError:
+            continue
+        ctx = Unit(path, text, options, includer, inc_text)
+        try:
+            ctx_tu = ctx.parse()
+        except FrontendError:
+            continue
+        if _badness(ctx_tu) < _badness(best[0] if best else tu) and len(ctx_tu.kernels) >= len(tu.kernels):
+            rel = os.path.relpath(includer, os.path.dirname(os.path.abspath(path)))
+            ctx.notes.append(f"parsed through its includer {rel} (the definitions and macros before its #include)")
+            best = (ctx_tu, ctx)
+            if not _problems_in(ctx_tu):
+                break
+    return best if best is not None else (tu, unit)
 
 
 def project_launches(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple[ir.Launch, ...]:
