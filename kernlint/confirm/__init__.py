@@ -1335,9 +1335,9 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                     continue
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
-                if run.data_dependent or run.refit:
-                    continue  # zeroed inputs decide some addresses or branches, or the sizes are not the
-                    # static ones: no claim of its own
+                if run.data_dependent or run.refit or run.hung:
+                    continue  # zeroed inputs decide some addresses or branches, the sizes are not the
+                    # static ones, or the trace stops at a hang: no claim of its own
                 added.add(key)
                 summary = {f"measured_{k}": v for k, v in md.metrics.items() if _numeric(v)}
                 if run.measured is not None:
@@ -1396,10 +1396,21 @@ _SHOWN = ("measured_sectors", "measured_ideal_sectors", "measured_ratio", "measu
           "measured_divergent_requests", "measured_min_trips", "measured_max_trips", "measured_idle_fraction")
 
 
+# "`n = sizes[b]`, loaded at line 12 ..." / "a pointer loaded at line 71 ...": eval/uniform_data.py's phrases.
+_LOADED = re.compile(r"\bloaded at line \d+")
+
+
 def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
+    if any("data-dependent branch" in a or _LOADED.search(a) for a in d.assumptions):
+        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by loaded data,
+        # an address computed from a value or a pointer loaded from memory.) Whether or not the kernel
+        # ran, zeroed inputs cannot reproduce what the finding assumes.
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     "not judged on a GPU: it depends on values loaded from memory (a branch or a stride), and "
+                     "the synthesized inputs are zeros")
     ok = [r for r in runs if r.status == "ok" and r.measured is not None]
     if not ok:
         failed = next((r for r in runs if r.reason), runs[0])
@@ -1407,12 +1418,6 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
                      f"not run on a GPU: {(failed.reason or 'not run')[:300]}")
     key = (d.line, d.column, d.code)
     relevant = [r for r in ok if key in r.static_keys] or ok
-    if any("data-dependent branch" in a or ", loaded at line " in a for a in d.assumptions):
-        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by loaded data,
-        # or an address computed from a value loaded from memory and sampled)
-        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
-                     "not judged on a GPU: it depends on values loaded from memory (a branch or a stride), and "
-                     "the synthesized inputs are zeros")
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
     # A run at refit sizes judges a finding only where the static analysis at those sizes predicts it
     # too (a stride of 4096 floats and one of 64 are different patterns).
@@ -1426,6 +1431,9 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         why = next(r.data_dependent for r in relevant if r.data_dependent)
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
                      f"not run on a GPU: the site did not execute on zeroed inputs; {why[:200]}")
+    if not traced and any(r.hung for r in relevant):
+        return _mark(d, "not-run", {"confirm_not_run": "fault"}, "not run on a GPU: the kernel hung before this "
+                     "site ran (the trace stops at the hang)")
     if not traced:
         return _mark(d, "not-run", {"confirm_not_run": "not-traced"}, "not run on a GPU: this site was not traced "
                      "(the rewrite could not place a probe there, or it never executed)")

@@ -236,11 +236,27 @@ def _wait(cupy: Any, hang_s: float) -> bool:
         return True
     stream = cupy.cuda.get_current_stream()
     deadline = time.monotonic() + hang_s
-    while not stream.done:
+    while not _finished(cupy, stream):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.002)
     return True
+
+
+def _finished(cupy: Any, stream: Any) -> bool:
+    """Whether the stream's work is over, successfully or not.
+
+    A kernel that faulted (`__trap()`, an illegal address) has finished too: the stream reports its
+    error, not "not ready", and the synchronize that follows raises it. (`Stream.done` is false for
+    an errored stream, which made a fault look like a hang.)
+    """
+    rt = cupy.cuda.runtime
+    not_ready = getattr(rt, "errorNotReady", 600)  # cudaErrorNotReady
+    try:
+        status = rt.streamQuery(stream.ptr)
+    except Exception as exc:  # noqa: BLE001 (a wrapper that raises for every non-success status)
+        return getattr(exc, "status", None) != not_ready
+    return status != not_ready
 
 
 def _save(np: Any, path: str, nsites: int, wpb: int, maxseq: int, addr: Any, mask: Any, ballot: Any, count: Any,
