@@ -1,18 +1,28 @@
-"""Long fuzz run: batches of seeded mutants (fixtures and an optional corpus), each with a known-good file.
+"""Long fuzz run: batches of seeded mutants and the issue's hostile inputs, each batch with a known-good file.
 
-    python bench/fuzz.py [--corpus ../shared/corpus] [--inputs 10000] [--batch 100] [--seed 15] [--gen-size 1000]
+    nice -n 15 python bench/fuzz.py [--corpus ../shared/corpus] [--inputs 10000] [--batch 25] [--seed 15]
+                                    [--scale 1.0] [--det-every 10] [--json out.json]
 
-Each batch runs in its own kernlint process; recorded per batch: exit status, signal, wall time, peak
-memory (RSS of the child), tracebacks/internal errors (deduplicated by their last line) and whether
-the good file was reported. Exits 1 when any batch failed.
+Each batch is one kernlint process (default `-j`, i.e. isolated workers, one per core) over a
+temporary directory; recorded per run, from wait4 of that process: exit status or signal, wall
+time, peak RSS (the largest of kernlint and its worker processes), tracebacks and internal errors
+(deduplicated by their message), and whether the good file was reported. Every `--det-every`-th
+batch is run again with `-j 1` and another hash seed, and the outputs must be byte-identical.
+Hostile batches: each generator of tests/fuzzgen.hostile alone with the good file, and the special
+inputs (a FIFO and a device on the command line, `#include` of a FIFO, stdin from /dev/zero, a file
+name with a newline, a non-UTF-8 file name, a file name that is too long, an empty argument).
+
+Targets (issue 15): 0 tracebacks, 0 deaths by signal, 0 runs over 30 s, 0 over 1 GiB, the good file
+reported every time, deterministic output. Exits 1 when any is missed.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
-import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,74 +32,184 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from fuzzgen import generated, mutate, seeds  # noqa: E402
+from fuzzgen import hostile, mutate, seeds  # noqa: E402
 
 GOOD = "__global__ void good(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
+WALL_LIMIT_S = 30.0
+RSS_LIMIT_KIB = 1 << 20
 
 
-def run_batch(files: dict[str, bytes], timeout: float) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as d:
-        for name, data in files.items():
-            Path(d, name).write_bytes(data)
-        Path(d, "zz_good.cu").write_text(GOOD)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        t0 = time.monotonic()
-        try:
-            p = subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", "--format", "concise", d],
-                               capture_output=True, text=True, timeout=timeout, cwd=d, errors="replace")
-            rc, out = p.returncode, p.stdout + p.stderr
-        except subprocess.TimeoutExpired as exc:
-            rc, out = "timeout", str(exc.stdout or "") + str(exc.stderr or "")
+def run_kernlint(args: list[str], cwd: str, timeout: float, env: dict[str, str],
+                 stdin: int | None = None) -> dict[str, object]:
+    """One kernlint process: rc (negative: the signal), wall, peak RSS of it and its workers, output."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "kernlint", "--no-ptxas", "--format", "concise", *args],
+                                cwd=cwd, stdout=out, stderr=err, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                                env=env, start_new_session=True)
+        hung = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - t0 > timeout:
+                hung = True
+                os.killpg(proc.pid, signal.SIGKILL)
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.monotonic() - t0
-        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, max over all children so far
-    causes = re.findall(r"^\w*Error: .*$|internal error in kernlint: ([^(]*)", out, re.M)
-    return {"rc": rc, "wall": wall, "rss_kib": max(rss, before), "good": "zz_good.cu:1:" in out,
-            "causes": [c for c in causes if c], "traceback": "Traceback" in out}
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    return {"rc": proc.returncode, "hung": hung, "wall": wall, "rss_kib": usage.ru_maxrss,
+            "stdout": stdout, "stderr": stderr}
+
+
+def judge(r: dict[str, object], good_name: str) -> list[str]:
+    """The targets this run missed."""
+    out = str(r["stdout"]) + str(r["stderr"])
+    bad = []
+    if r["hung"]:
+        bad.append("hang (killed by the harness)")
+    elif int(r["rc"]) < 0:  # type: ignore[call-overload]
+        bad.append(f"died by signal {signal.Signals(-int(r['rc'])).name}")  # type: ignore[call-overload]
+    elif r["rc"] not in (0, 1, 2):
+        bad.append(f"exit {r['rc']}")
+    if "Traceback" in out:
+        bad.append("traceback: " + (re.findall(r"^\w+(?:Error|Exception)\b.*$", out, re.M) or ["?"])[-1][:120])
+    for m in re.findall(r"internal error in kernlint: ([^(;]*)", out):
+        bad.append(f"internal error: {m.strip()[:120]}")
+    if float(r["wall"]) > WALL_LIMIT_S:  # type: ignore[arg-type]
+        bad.append(f"over {WALL_LIMIT_S:g} s")
+    if int(r["rss_kib"]) > RSS_LIMIT_KIB:  # type: ignore[call-overload]
+        bad.append("over 1 GiB")
+    if f"{good_name}:1:" not in str(r["stdout"]):
+        bad.append("good file not reported")
+    return bad
+
+
+def special_batches() -> list[tuple[str, list[str], dict[str, bytes], str | None]]:
+    """(label, extra args, files, stdin path) for the special inputs; @DIR@ is the batch's directory,
+    which holds a FIFO named pipe.cu."""
+    body = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 2]; }\n"
+    return [
+        ("fifo on the command line", ["@DIR@/pipe.cu"], {}, None),
+        ("device on the command line", ["/dev/zero"], {}, None),
+        ("#include of a FIFO", [], {"inc_fifo.cu": f'#include "@DIR@/pipe.cu"\n{body}'.encode()}, None),
+        ("stdin from /dev/zero", ["-"], {}, "/dev/zero"),
+        ("newline in a file name", [], {"a\nb.cu:9:9: KL999 [error] forged.cu": body.encode()}, None),
+        ("non-UTF-8 file name", [], {"caf\udce9.cu": body.encode()}, None),
+        ("file name too long", ["x" * 5000 + ".cu"], {}, None),
+        ("empty argument", [""], {}, None),
+    ]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=None, help="directory of third-party CUDA sources to mutate too")
+    ap.add_argument("--corpus-share", type=float, default=0.2, help="fraction of mutants seeded from the corpus")
     ap.add_argument("--inputs", type=int, default=10_000)
-    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--batch", type=int, default=25)
     ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--gen-size", type=int, default=1000, help="size for the hostile generators")
-    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--scale", type=float, default=1.0, help="size of the hostile generators (1: the issue's)")
+    ap.add_argument("--det-every", type=int, default=10, help="check determinism on every N-th batch (0: never)")
+    ap.add_argument("--run-timeout", type=float, default=300, help="the harness kills a run after this long")
+    ap.add_argument("--no-hostile", action="store_true")
+    ap.add_argument("--json", default=None, help="write the summary here")
+    ap.add_argument("--verbose", action="store_true", help="print every run (else failures and every 20th)")
     a = ap.parse_args()
-    pool = seeds(ROOT / "fixtures")
-    if a.corpus:
-        pool += [p.read_bytes() for p in sorted(Path(a.corpus).rglob("*.cu")) if p.stat().st_size < 200_000]
+    fixtures = seeds(ROOT / "fixtures")
+    corpus = ([p.read_bytes() for p in sorted(Path(a.corpus).rglob("*.cu")) if p.stat().st_size < 200_000]
+              if a.corpus else [])
     rng = random.Random(a.seed)
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
     failures: Counter[str] = Counter()
-    worst_wall = worst_rss = 0.0
-    batches = [dict(generated(a.gen_size))]
-    done = 0
-    while done < a.inputs:
-        n = min(a.batch, a.inputs - done)
-        batches.append({f"m{done + i:05d}.cu": mutate(rng.choice(pool), rng) for i in range(n)})
-        done += n
-    for i, files in enumerate(batches):
-        r = run_batch(files, a.timeout)
-        worst_wall, worst_rss = max(worst_wall, r["wall"]), max(worst_rss, r["rss_kib"])  # type: ignore[type-var]
-        bad = []
-        if r["rc"] not in (0, 1, 2):
-            bad.append(f"exit {r['rc']}")
-        if r["traceback"]:
-            bad.append("traceback")
-        if not r["good"]:
-            bad.append("good file not reported")
-        bad += [f"cause: {c.strip()}" for c in r["causes"]]  # type: ignore[attr-defined]
+    outcomes: Counter[str] = Counter()
+    worst = {"wall": 0.0, "rss_kib": 0, "wall_label": "", "rss_label": ""}
+    runs = det_checks = files = 0
+    t_start = time.monotonic()
+
+    def record(label: str, r: dict[str, object], bad: list[str]) -> None:
+        nonlocal runs
+        runs += 1
+        for key in ("wall", "rss_kib"):
+            if r[key] > worst[key]:  # type: ignore[operator]
+                worst[key], worst[key.split("_")[0] + "_label"] = r[key], label  # type: ignore[assignment]
         for b in bad:
             failures[b] += 1
-        print(f"batch {i:4d}: {len(files):4d} files rc={r['rc']} {r['wall']:.1f}s "
-              f"peak {r['rss_kib'] / 1024:.0f} MiB {'; '.join(bad) or 'ok'}", flush=True)
-    print(f"\n{len(batches)} batches, {a.inputs} mutants + {len(batches[0])} generated; "
-          f"slowest batch {worst_wall:.1f}s, peak RSS {worst_rss / 1024:.0f} MiB")
-    for cause, n in failures.most_common():
-        print(f"  {n:5d}  {cause}")
+        for m in re.findall(r"KL900 \[error\] (the C\+\+ front end[^:;]*)", str(r["stdout"])):
+            outcomes[m] += 1
+        outcomes["KL904 time budget"] += str(r["stdout"]).count("time budget")
+        if bad or runs % 20 == 0 or a.verbose:
+            print(f"{label:40s} rc={r['rc']} {float(r['wall']):6.1f}s {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
+                  f"{'; '.join(bad) or 'ok'}", flush=True)
+
+    def batch(label: str, named: dict[str, bytes], args: list[str] | None = None, stdin: str | None = None,
+              check_det: bool = False, fifo: bool = False) -> None:
+        nonlocal det_checks, files
+        with tempfile.TemporaryDirectory(prefix="kl-fuzz-") as d:
+            if fifo:
+                os.mkfifo(Path(d, "pipe.cu"))
+            for name, data in named.items():
+                Path(d, name).write_bytes(data.replace(b"@DIR@", d.encode()))
+            Path(d, "zz_good.cu").write_text(GOOD)
+            files += len(named) + 1
+            targets = [x.replace("@DIR@", d) for x in (args or [])] + [d]
+            fd = os.open(stdin, os.O_RDONLY) if stdin else None
+            try:
+                r = run_kernlint(targets, d, a.run_timeout, env, stdin=fd)
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            record(label, r, judge(r, "zz_good.cu"))
+            # A run the time budget or the timeout cut short depends on the machine's load: not compared.
+            timed = "time budget" in str(r["stdout"]) or "gave up on this file: no result within" in str(r["stdout"])
+            if check_det and not r["hung"] and not timed:
+                det_checks += 1
+                fd = os.open(stdin, os.O_RDONLY) if stdin else None
+                try:
+                    again = run_kernlint(["-j", "1", *targets], d, a.run_timeout,
+                                         {**env, "PYTHONHASHSEED": "12345"}, stdin=fd)
+                finally:
+                    if fd is not None:
+                        os.close(fd)
+                if (again["stdout"], again["stderr"], again["rc"]) != (r["stdout"], r["stderr"], r["rc"]):
+                    failures["nondeterministic output (-j 1, another hash seed)"] += 1
+                    print(f"{label:40s} NONDETERMINISTIC", flush=True)
+
+    if not a.no_hostile:
+        for name, data in hostile(a.scale).items():
+            # The unbalanced `<` files end at the timeout, whose timing is the machine's: not compared.
+            batch(f"hostile {name}", {name: data}, check_det=not name.startswith("h_less"))
+        for label, args, named, stdin in special_batches():
+            batch(f"special: {label}", named, args=args, stdin=stdin, fifo=True, check_det=True)
+    done = 0
+    k = 0
+    while done < a.inputs:
+        n = min(a.batch, a.inputs - done)
+        named = {}
+        for i in range(n):
+            pool = corpus if corpus and rng.random() < a.corpus_share else fixtures
+            named[f"m{done + i:05d}.cu"] = mutate(rng.choice(pool), rng)
+        batch(f"mutants {done}-{done + n - 1}", named, check_det=a.det_every > 0 and k % a.det_every == 0)
+        done += n
+        k += 1
+    elapsed = time.monotonic() - t_start
+    summary = {
+        "runs": runs, "files": files, "mutants": a.inputs, "determinism_checks": det_checks,
+        "elapsed_s": round(elapsed, 1), "slowest_run_s": round(float(worst["wall"]), 1),
+        "slowest_run": worst["wall_label"], "peak_rss_mib": int(worst["rss_kib"]) // 1024,
+        "peak_rss_run": worst["rss_label"], "failures": dict(failures.most_common()),
+        "isolation_outcomes": dict(outcomes.most_common()),
+    }
+    print(json.dumps(summary, indent=2))
+    if a.json:
+        Path(a.json).write_text(json.dumps(summary, indent=2))
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONHASHSEED", "0")
     sys.exit(main())

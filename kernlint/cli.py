@@ -14,6 +14,7 @@ import click
 
 from kernlint import __version__
 from kernlint.diagnostics import Diagnostic
+from kernlint.inputs import display_path
 from kernlint.exitcodes import (
     EXIT_OK,
     EXIT_USAGE,
@@ -402,7 +403,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             build_dir=build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
             no_project=no_project or not file_settings.project, project_hint=_directory_argument(f, paths)))
     setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch,
-                      roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff)
+                      roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff,
+                      # Half the timeout: a slow file ends with its findings so far and a KL904 before it is killed.
+                      time_budget=settings.timeout / 2 if settings.timeout else None)
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
     # Files are linted in isolated worker processes (a crash or hang of libclang costs only its file),
     # except under --confirm (it needs the evaluations here) and for in-process callers without -j.
@@ -426,7 +429,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         for note in outcome.notes:
             if note not in _NOTED:
                 _NOTED.add(note)
-                click.echo(f"kernlint: note: {note}", err=True)
+                click.echo(f"kernlint: note: {display_path(note)}", err=True)
         if outcome.stderr:
             click.echo(outcome.stderr, err=True, nl=False)
         problems.extend(InputProblem(path, message, line) for path, message, line in outcome.problems)
@@ -450,7 +453,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
         diagnostics, confirm_notes = confirm_findings(diagnostics, results, sources, mode=confirm, options=options)
         for n in confirm_notes:
-            click.echo(f"kernlint: note: {n}", err=True)
+            click.echo(f"kernlint: note: {display_path(n)}", err=True)
 
     if write_baseline:
         from kernlint.baseline import write_baseline as dump
@@ -486,7 +489,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                                                      if is_selected(r.code, r.name, "", settings, ALL_RULES)})
     if settings.format not in ("json", "sarif"):
         for n in run_notes:
-            click.echo(f"kernlint: note: {n}", err=True)
+            click.echo(f"kernlint: note: {display_path(n)}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
 

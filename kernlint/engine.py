@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kernlint import ir
+from kernlint import deadline, ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, grouping, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
@@ -106,12 +106,14 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
     return out + samples.odd_offset_results(main)
 
 
-def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagnostic]:
+def combine(results: list[KernelResult], rules: tuple[Rule, ...],
+            skipped: set[str] | None = None) -> list[Diagnostic]:
     """Run `rules` on each shape's result and merge.
 
     Shapes that are real (launches in the file, flags) each report their findings (deduplicated by
     site and code). Shapes that are guesses (the default 2-D shapes) must agree: a finding is kept
     only when every guessed shape produces it, so a guess can never be the only reason to warn.
+    Once the file's wall-clock budget has run out no further rule runs; their codes go in `skipped`.
     """
     resampled = [r for r in results if r.regions]
     results = [r for r in results if not r.regions]
@@ -122,6 +124,10 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...]) -> list[Diagno
         diags: list[Diagnostic] = []
         for rule in rules:
             if rule.check is None:
+                continue
+            if deadline.expired():
+                if skipped is not None:
+                    skipped.add(rule.code)
                 continue
             diags.extend(rule.check(r))
         per_shape.append(diags)
@@ -161,7 +167,7 @@ def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],
     for r in results:
         dead = {key: frozenset() for key in r.regions}
         for rule in rules:
-            if rule.check is None:
+            if rule.check is None or deadline.expired():
                 continue
             for d in rule.check(r):
                 k = (d.line, d.column, d.code)
@@ -233,16 +239,24 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
     options = options or LintOptions()
     from kernlint.project.units import parse_in_project
 
-    tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
+    try:
+        tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
+    except deadline.OutOfTime:
+        return LintResult(path, (parse_problems.file_out_of_time(path),))
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
     notes: list[str] = list(unit.notes)
     records: list[evcov.KernelCoverage] = []
     for fn in tu.kernels:
+        if deadline.expired():
+            diags.append(parse_problems.out_of_time(tu.path, fn, "the whole kernel"))
+            records.append(evcov.failed(fn, tu.path, f"not analysed: {deadline.describe()} ran out"))
+            continue
+        skipped: set[str] = set()
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
-            diags.extend(grouping.group(combine(results, rules)))
+            diags.extend(grouping.group(combine(results, rules, skipped)))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             records.append(evcov.failed(fn, tu.path, f"{type(exc).__name__}: {exc}"))
@@ -264,6 +278,9 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
         record = evcov.merge(fn, tu.path, runs,
                              all_guessed=len(main_runs) > 1 and all(r.shape.guess for r in main_runs))
         records.append(record)
+        if skipped:
+            diags.append(parse_problems.out_of_time(tu.path, fn, "rule" + "s" * (len(skipped) > 1) + " "
+                                                    + ", ".join(sorted(skipped))))
         if record.status != "full":
             diags.append(parse_problems.incomplete(tu.path, fn, record))
     diags.extend(_occupancy(tu, text, options, all_results))

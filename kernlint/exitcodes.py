@@ -76,7 +76,9 @@ def internal_error_message(exc: BaseException, path: str | None = None) -> str:
 
 def internal_error_line(exc: BaseException, path: str | None = None) -> str:
     """The one line printed for an internal error, naming the input being processed when there is one."""
-    return f"{path or 'kernlint'}: error: {internal_error_message(exc, path)}"
+    from kernlint.inputs import display_path
+
+    return f"{display_path(path) if path else 'kernlint'}: error: {internal_error_message(exc, path)}"
 
 
 def format_traceback(exc: BaseException) -> str:

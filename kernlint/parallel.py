@@ -44,6 +44,7 @@ class LintSetup:
     diff: bool = False  # only compute the fixes' diff
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
+    time_budget: float | None = None  # seconds of analysis per file before the rest is skipped (KL904; deadline.py)
     record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
@@ -98,6 +99,9 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
 def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False) -> FileOutcome:
     """Lint one file completely (read, lint, suppressions, selection); never raises (but MemoryError
     with `memory_error_raises`)."""
+    from kernlint import cachenotes, deadline
+
+    cachenotes.take()  # what earlier work in this process recorded is not this file's to say
     err = io.StringIO()
     recording = None
     if setup.record:
@@ -105,9 +109,11 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
 
         recording = Recording()
     try:
-        with contextlib.redirect_stderr(err):
+        with contextlib.redirect_stderr(err), deadline.running(setup.time_budget):
             out = _lint_file(job, setup, recording)
             if recording is not None:
+                if deadline.expired():  # what was cut short depends on the machine's load: never cached
+                    recording.deps.volatile = "the file's time budget ran out"
                 out = dataclasses.replace(out, deps=recording.finish(out.text, job.path, recording.include_dirs))
     except MemoryError:
         if memory_error_raises:
@@ -122,7 +128,7 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
         if setup.tracebacks:
             err.write(format_traceback(exc) + "\n")
         out = FileOutcome(job.name, problems=((job.name, internal_error_message(exc, job.name), 0),))
-    return dataclasses.replace(out, stderr=err.getvalue())
+    return dataclasses.replace(out, stderr=err.getvalue(), notes=out.notes + cachenotes.take())
 
 
 def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOutcome:
@@ -148,10 +154,14 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     except FrontendError as exc:
         return FileOutcome(name, text=text, problems=((name, str(exc), 0),), notes=notes)
     active = {r.code for r in ALL_RULES if is_selected(r.code, r.name, name, settings, ALL_RULES)}
+    from kernlint import deadline
 
     def selected(res: Any, src: str) -> list:
-        kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES, active)
-        return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES)]
+        # Out of time, part of the file was not analysed (KL904 says what): a suppression that silenced
+        # nothing may have had a finding there, so none is called unused (an empty active set).
+        kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES,
+                                  set() if deadline.expired() else active)
+        return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES) or _unchecked_kept(d, settings)]
 
     diags = selected(result, text)
     fixed, diff = 0, ""
@@ -173,6 +183,20 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)), coverage=result.coverage,
                        notes=notes, result=result if setup.keep_results else None, linted=True, fixed=fixed,
                        diff=diff, rooflines=rows)
+
+
+def _unchecked_kept(d: Any, settings: Any) -> bool:
+    """An error KL900/KL905 (part of the input went unchecked) is reported even when the selection
+    leaves it out (`--select KL1`), unless its code or name is ignored by name: else the run would
+    say "no findings" and exit 0 about code it never analysed."""
+    from kernlint.diagnostics import Severity
+    from kernlint.exitcodes import UNCHECKED_CODES
+
+    if d.code not in UNCHECKED_CODES or d.severity < Severity.ERROR:
+        return False
+    named = {s.strip().lower() for s in settings.ignore}
+    named |= {s.strip().lower() for _glob, sels in settings.per_file_ignores for s in sels}
+    return d.code.lower() not in named and d.name.lower() not in named
 
 
 def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:

@@ -422,16 +422,47 @@ def cache_dir() -> Path:
     return Path(base) / "kernlint"
 
 
+# The fields of a cached ptxas record and what each must hold; an entry that breaks this is ignored
+# (compiled again and rewritten): `"registers": "many"`, `null` or `-5` must never reach the rules.
+_COUNTS = ("registers", "barriers", "static_shared_bytes", "constant_bytes", "stack_bytes", "spill_stores",
+           "spill_loads")
+_NAMES = ("mangled", "arch", "kernel", "qualified_name", "template_args")
+CACHE_ENTRY_MAX_BYTES = 16 << 20
+
+
+def _valid_record(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    for k in _COUNTS:
+        v = record.get(k)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 31:
+            return False
+    if any(not isinstance(record.get(k), str) for k in _NAMES):
+        return False
+    return record["registers"] <= 65536 and bool(record["kernel"])
+
+
+def valid_cache_entry(data: Any) -> bool:
+    """Whether `data` is a well-formed cache entry of this format: kernels with counts that are
+    non-negative integers and names that are strings, and a note that is a string or null."""
+    return (isinstance(data, dict) and data.get("format") == CACHE_FORMAT
+            and isinstance(data.get("kernels"), list) and all(_valid_record(r) for r in data["kernels"])
+            and (data.get("note") is None or isinstance(data.get("note"), str)))
+
+
 def _read_cache(key: str) -> dict[str, Any] | None:
+    """The entry for `key`, or None when there is none or it is not a valid one: only a regular
+    file is read (a FIFO or a link to /dev/zero in its place must not hang or fill memory), at most
+    CACHE_ENTRY_MAX_BYTES of it."""
     if os.environ.get("KERNLINT_NO_CACHE"):
         return None
+    from kernlint.inputs import ReadProblem, read_regular
+
     try:
-        data = json.loads((cache_dir() / f"resources-{key}.json").read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_regular(cache_dir() / f"resources-{key}.json", CACHE_ENTRY_MAX_BYTES))
+    except (ReadProblem, OSError, ValueError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return None
-    return data
+    return data if valid_cache_entry(data) else None
 
 
 def _write_cache(key: str, data: dict[str, Any]) -> None:
@@ -443,11 +474,28 @@ def _write_cache(key: str, data: dict[str, Any]) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         # Write then rename, so a concurrent run never reads half a file.
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    except OSError as exc:
+        from kernlint import cachenotes
+
+        cachenotes.record(cache_dir(), exc)
+        return
+    try:
         with os.fdopen(fd, "w") as handle:
             json.dump(data, handle)
         os.replace(tmp, directory / f"resources-{key}.json")
-    except OSError:
+    except OSError as exc:
+        from kernlint import cachenotes
+
+        cachenotes.record(directory, exc)
+    except (TypeError, ValueError):
         pass
+    finally:
+        # Whatever went wrong (a full disk, a failed rename, an interruption), no temporary file stays.
+        if os.path.lexists(tmp):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 @functools.lru_cache(maxsize=8)
@@ -578,12 +626,9 @@ def exact_resources(
     ]
     key_material = json.dumps([CACHE_FORMAT, source_text, target, flags, version])
     key = hashlib.sha256(key_material.encode("utf-8", "surrogatepass")).hexdigest()
-    cached = _read_cache(key)
+    cached = _read_cache(key)  # None for a damaged entry too: compiled again and overwritten
     if cached is not None:
-        try:
-            return _to_resources(cached["kernels"]), cached.get("note")
-        except (KeyError, TypeError):
-            pass  # a damaged cache entry: compile again and overwrite it
+        return _to_resources(cached["kernels"]), cached.get("note")
 
     name = Path(path).name if path else "kernel.cu"
     unresolved = scan_includes(source_text, path or name, (file_dir, *include_dirs))
@@ -658,13 +703,33 @@ def exact_resources(
             why += f"; headers not found and compiled as empty files: {', '.join(shown[:5])}"
         failure = (f"nvcc could not compile {name} for {target} ({why}): "
                    "registers are estimated, not exact")
-        _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": failure})
+        if _compile_error(returncode, output):
+            _write_cache(key, {"format": CACHE_FORMAT, "kernels": [], "note": failure})
+        else:
+            _transient()  # the machine, not the source: neither cache may keep this
         return {}, failure
     # Demangle before caching, so a cached run starts no process at all.
     records = _with_names(parse_ptxas_output(output))
     note: str | None = None if records else f"nvcc compiled {name} for {target} but reported no kernel entries"
     _write_cache(key, {"format": CACHE_FORMAT, "kernels": records, "note": note})
     return _to_resources(records), note
+
+
+# What nvcc (or cicc, ptxas, the host compiler under it) says when the machine, not the source, made it
+# fail: a file-size or memory limit, a full disk, a signal. Such a failure is never cached.
+_ENVIRONMENT = re.compile(
+    r"file size limit|no space left|disk quota|cannot allocate memory|out of memory|bad_alloc|"
+    r"resource temporarily unavailable|too many open files|read-only file system|permission denied|"
+    r"killed|signal|core dumped|segmentation fault|internal compiler error|terminate called",
+    re.IGNORECASE)
+
+
+def _compile_error(returncode: int, output: str) -> bool:
+    """Whether a failed compile failed because of the source (worth caching): nvcc exited normally
+    (not killed by a signal, not 128 + a signal from a wrapper) and reported an error, and nothing in
+    its output points at the environment."""
+    return (0 < returncode < 128 and re.search(r"\berror\b", output, re.IGNORECASE) is not None
+            and _ENVIRONMENT.search(output) is None)
 
 
 TRANSIENT_FAILURES = 0

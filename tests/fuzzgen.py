@@ -63,3 +63,47 @@ def generated(size: int) -> dict[str, bytes]:
 def seeds(root: Path) -> list[bytes]:
     """The fixture sources under `root`, smallest first."""
     return [p.read_bytes() for p in sorted(root.glob("*.cu"), key=lambda p: (p.stat().st_size, p.name))]
+
+
+def hostile(scale: float = 1.0) -> dict[str, bytes]:
+    """The issue's hostile inputs at the sizes it quotes (`scale` < 1 shrinks them for a quick run).
+
+    Each one crashed, hung or exhausted kernlint before isolation and budgets; each must now cost at
+    most its own file (a KL900/KL904 for it) within the timeout.
+    """
+    def n(k: int) -> int:
+        return max(2, int(k * scale))
+
+    body = "__global__ void k(const float* a, float* o) {{\n  int i = threadIdx.x;\n{}\n}}\n"
+    levels = min(20, n(20))
+    macros = "".join(f"#define M{j} M{j - 1} M{j - 1}\n" for j in range(1, levels + 1))
+    out = {
+        "h_unary_minus.cu": body.format("  o[i] = " + "- " * n(3000) + "1;"),
+        "h_template_ids.cu": "template <class T> struct W {};\n" + body.format(
+            "  " + "W<" * n(2700) + "int" + ">" * n(2700) + " w; o[i] = a[i];"),
+        "h_nested_if.cu": body.format("  " + "if (i < 1000) {" * n(6200) + " o[i] = a[i];" + "}" * n(6200)),
+        "h_else_if.cu": body.format("  if (i == 0) o[i] = 0;\n" + "".join(
+            f"  else if (i == {k}) o[i] = a[i * {k}];\n" for k in range(1, n(6200)))),
+        "h_sum.cu": body.format("  o[i] = " + " + ".join(f"a[i + {k}]" for k in range(n(14200))) + ";"),
+        "h_ternary.cu": body.format("  o[i] = " + "".join(f"i == {k} ? a[{k}] : " for k in range(n(16500))) + "0;"),
+        "h_macro_doubling.cu": "#define M0 a[i]+\n" + macros + body.format(f"  o[i] = M{levels} 0;"),
+        "h_less_22.cu": "T<" * n(22) + "\n" + body.format("  o[i] = a[i];"),
+        "h_less_26.cu": "T<" * n(26) + "\n" + body.format("  o[i] = a[i];"),
+        "h_less_body.cu": body.format("  int a0 = 0; " + "a0<" * n(26) + "0;"),
+        "h_blank_lines.cu": "\n" * n(200_000) + body.format("  o[i] = a[i * 2];"),
+        "h_suppressions.cu": body.format("".join(f"  // kernlint: ignore[KL101]\n  o[i + {k}] = a[i * 2];\n"
+                                                 for k in range(n(40_000))))
+        ,
+        "h_kl201_arrays.cu": "__global__ void k(float* o) {\n" + "".join(
+            f"  __shared__ float s{j}[32][32];\n  s{j}[threadIdx.x][0] = 1; o[threadIdx.x + {j}] = s{j}[0][threadIdx.x];\n"
+            for j in range(64)) + "}\n",
+        "h_findings.cu": body.format("".join(f"  o[i * 32 + {k}] = a[i * 64];\n" for k in range(n(20_000)))),
+        "h_macro_folding.cu": ("#define A 1<<20000000000\n#define B ((1<<4000)/(1<<3990))/((1<<900)/(1<<899))\n"
+                               f"#define C {'9' * 20000}\n#define D {'-' * 5000}1\n"
+                               "__global__ void __launch_bounds__(1<<1100) k2(float* o) { o[threadIdx.x] = 1; }\n"
+                               + body.format("  o[i] = a[i];")),
+        "h_unterminated_comment.cu": body.format("  o[i] = a[i];") + "/* open\n" + body.format("  o[i] = a[2*i];"),
+        "h_unterminated_if.cu": body.format("  o[i] = a[i];") + "#if 0\n" + body.format("  o[i] = a[2*i];"),
+        "h_include_zero.cu": '#include "/dev/zero"\n' + body.format("  o[i] = a[i * 2];"),
+    }
+    return {k: v.encode() for k, v in out.items()}

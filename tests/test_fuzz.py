@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fuzzgen import generated, mutate, seeds  # noqa: E402
+from fuzzgen import generated, hostile, mutate, seeds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = "__global__ void good(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
@@ -23,6 +23,10 @@ def test_seeded_mutants_never_crash_and_the_good_file_is_reported(tmp_path: Path
         (tmp_path / f"m{n:03d}.cu").write_bytes(mutate(rng.choice(pool), rng))
     for name, data in generated(400).items():
         (tmp_path / name).write_bytes(data)
+    for name, data in hostile(0.03).items():  # the hostile inputs, small
+        (tmp_path / name).write_bytes(data)
+    crash = hostile(1.0)["h_unary_minus.cu"]  # full size: libclang's parse thread overflows its stack
+    (tmp_path / "h_crash.cu").write_bytes(crash)
     (tmp_path / "zz_good.cu").write_text(GOOD)
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", "--format", "concise",
@@ -33,4 +37,5 @@ def test_seeded_mutants_never_crash_and_the_good_file_is_reported(tmp_path: Path
     assert proc.returncode in (0, 1, 2), out[-3000:]
     assert "Traceback" not in out and "internal error" not in out, out[-3000:]
     assert "zz_good.cu:1:" in proc.stdout and "KL101" in proc.stdout
+    assert "h_crash.cu:1:1: KL900 [error] the C++ front end crashed" in proc.stdout  # the crash costs its file only
     assert elapsed < 300, elapsed  # generous: a loaded CI machine; about 30 s alone here

@@ -208,3 +208,25 @@ def test_a_non_utf8_file_name_is_linted_in_every_format(tmp_path, fmt: str) -> N
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out[-2000:]
     assert b"KL101" in out and b"internal error" not in out
+
+
+# --- file names cannot forge output lines -----------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "github", "json", "sarif"])
+def test_a_newline_in_a_file_name_forges_no_line_in_any_format(tmp_path, fmt: str) -> None:
+    import json as _json
+
+    forged = "a\nb.cu:9:9: KL999 [error] forged.cu"
+    (tmp_path / forged).write_text(STRIDED)
+    (tmp_path / "c\nd.cu: error: forged.cu").write_bytes(b"\x00\x01binary")
+    code, out, err = run(["--format", fmt, str(tmp_path)])
+    assert code == 2  # the binary file is an input error
+    for line in (out + err).splitlines():
+        assert not line.startswith(("b.cu:9:9", "d.cu: error")), line
+    if fmt in ("json", "sarif"):
+        data = _json.loads(out)
+        text = _json.dumps(data)
+        assert "KL101" in text  # the finding is there, its path intact (JSON) or percent-encoded (SARIF URI)
+        assert ("a\\nb.cu" in text) if fmt == "json" else ("a%0Ab.cu" in text)
+    else:
+        assert "KL101" in out and ("a\\x0ab.cu" in out or "a%0Ab.cu" in out)

@@ -118,6 +118,12 @@ def test_a_crash_in_one_kernel_is_kl905_and_exit_2(monkeypatch: pytest.MonkeyPat
         assert "KeyError" in kl905["message"]
         assert any(n.startswith("raised at test_internal_errors.py:") for n in kl905["notes"])
         assert not any("Traceback" in n for n in kl905["notes"])
+    # A selection that leaves KL905 out must not turn "not analysed" into "no findings", exit 0.
+    res = invoke([str(path), "--format", "json", "--select", "KL2"])
+    assert res.exit_code == 2, res.output
+    assert [d["code"] for d in json.loads(res.stdout)["diagnostics"]] == ["KL905"]
+    res = invoke([str(path), "--format", "json", "--select", "KL2", "--ignore", "internal-error"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["diagnostics"] == []  # named: the user's call
     res = invoke([str(path), "--format", "json", "--verbose"])
     kl905 = next(d for d in json.loads(res.stdout)["diagnostics"] if d["code"] == "KL905")
     assert any("Traceback (most recent call last)" in n for n in kl905["notes"])

@@ -242,3 +242,19 @@ def test_uniform_pointer_load_is_an_allocation_of_its_own() -> None:
         out[threadIdx.x] = row[0];
     }""")
     assert not [x for x in r2.events if isinstance(x, MemoryAccess) and x.root.startswith(uniform_data.PTR_PREFIX)]
+
+
+def test_condition_the_samples_settle_without_losing_code_stays_a_known_branch() -> None:
+    # Nothing is skipped that holds an access and nothing leaves: the sampled decision stands, and
+    # what the branch writes stays known (a wrap-around index, Rodinia leukocyte's `if (j >= n) j -= n;`).
+    r = evaluate("""
+    __global__ void k(const int* ns, float* a) {
+        int n = ns[blockIdx.x];
+        int j = threadIdx.x + 8;
+        if (j >= n) j -= n;
+        a[j] = 0.0f;
+    }""")
+    (e,) = sites(r, "a")
+    assert list(e.address[0, 0] - e.address[0, 0, 0]) == [4 * i for i in range(32)]
+    (br,) = [x for x in r.events if isinstance(x, Branch) and x.kind == "if"]
+    assert not br.cond[br.mask].any()  # no lane takes it under the samples

@@ -70,6 +70,31 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
                       metrics=metrics)
 
 
+def out_of_time(path: str, fn: ir.Function, what: str) -> Diagnostic:
+    """KL904 for what the file's wall-clock budget (kernlint/deadline.py) left unchecked in kernel `fn`:
+    `what` is "the whole kernel" or the rules that did not run."""
+    from kernlint import deadline
+
+    return Diagnostic(path=path, line=fn.span.line, column=fn.span.column, code=KL904.code, name=KL904.name,
+                      severity=KL904.severity, kernel=fn.name,
+                      message=f"kernel '{fn.name}': {what} not analysed: {deadline.describe()} ran out",
+                      notes=("to supply it: raise --timeout (or the config key `timeout`), or lint this file with "
+                             "real sizes (--define) so that its loops are shorter",
+                             "what was not analysed yields no finding: silence there is not a clean bill"),
+                      metrics={"status": "none" if what == "the whole kernel" else "partial", "reason": "time"})
+
+
+def file_out_of_time(path: str) -> Diagnostic:
+    """KL904 for a file whose wall-clock budget ran out before its kernels were read (a huge body)."""
+    from kernlint import deadline
+
+    return Diagnostic(path=path, line=1, column=1, code=KL904.code, name=KL904.name, severity=KL904.severity,
+                      message=f"this file was not analysed: {deadline.describe()} ran out while its code was read",
+                      notes=("to supply it: raise --timeout (or the config key `timeout`)",
+                             "no finding can be made for this file: silence is not a clean bill"),
+                      metrics={"status": "none", "reason": "time"})
+
+
 def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic:
     """KL905 for a kernel whose analysis raised: the other kernels are still reported.
 
@@ -98,8 +123,8 @@ def _called_names(node: object) -> set[str]:
 
 def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
     """Unresolved names inside the `__device__` helpers a kernel calls (they are inlined into it)."""
-    if not tu.functions:
-        return ()
+    if not any(not h.is_kernel and h.unresolved for h in tu.functions.values()):
+        return ()  # nothing to find: no walk of the kernel's body (a long body is a long walk)
     called = _called_names(fn.body)
     out: list[tuple[int, int, str]] = []
     for helper in tu.functions.values():
@@ -110,6 +135,8 @@ def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[
 
 def _helpers_syntax(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
     """Syntax errors inside the `__device__` helpers a kernel calls (their bodies are inlined into it)."""
+    if not any(not h.is_kernel and h.parse_errors for h in tu.functions.values()):
+        return ()
     called = _called_names(fn.body)
     out: list[tuple[int, int, str]] = []
     for helper in tu.functions.values():

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kernlint import ir
+from kernlint import deadline, ir
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
 from kernlint.diagnostics import Diagnostic, Edit, Severity
@@ -360,9 +360,16 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
         order = (complete + [pad for _e, pad in partial])[:MAX_CONFIRM_RUNS]
     best: tuple[int, int, int, int] | None = None  # (excess, pad, worst, sites made worse)
     original = _root_addresses(events, root, base)
+    cut_short = False
     for n, pad in enumerate(order):
+        if deadline.expired():
+            cut_short = True  # no more re-evaluations: the best found so far (if any) is still a measured one
+            break
         run = Interpreter(result.unit, result.kernel, result.shape, dict(result.defines),
                           shared_types={root: padded_type(t, pad)}).run()
+        if run.out_of_time:
+            cut_short = True  # a re-evaluation cut short would make any padding look conflict-free
+            break
         new_events: list[object] = list(run.events)
         if n == 0:
             new_base = run.shared_layout.get(root, (0, t))[0]
@@ -387,6 +394,9 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
             tradeoff += (f", though {worse} other access{'es' if worse != 1 else ''} of {root} "
                          f"{'get' if worse != 1 else 'gets'} worse")
         return _padding_fix(result, root, decl, dims, pad, False, swizzle, tradeoff)
+    if cut_short:
+        text = f"the search for a padding of {root} was cut short: {deadline.describe()} ran out"
+        return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
     text = f"no padding of {root}'s innermost dimension (+1 to +{tries}) removes the conflict"
     return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
 

@@ -58,6 +58,9 @@ REASONS: dict[str, tuple[str, str, str]] = {
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
                "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
+    "time": ("not evaluated: the file's time budget ran out before this point",
+             "not evaluated: the file's time budget ran out before this point",
+             "raise --timeout (the budget is half of it), or lint this file with real sizes (--define)"),
     "unreached": ("not reached under the sampled values and launch shape",
                   "not reached under the sampled values and launch shape",
                   "set the real values with --define NAME=VALUE or --block X,Y"),
@@ -107,11 +110,11 @@ class SiteStatus:
     why: Why = ("", "")
 
 
-def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool,
+def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool | str,
            unresolved: dict[int, str] | None = None) -> tuple[SiteStatus, ...]:
     """Every site of one run with its status; local-storage and dead sites are left out. A site
     dropped for no known cause on a line with an unresolved name (`unresolved`: line -> name) is
-    put down to that name."""
+    put down to that name. `truncated` is True for the step budget, or a reason kind ("time")."""
     unresolved = unresolved or {}
     out: dict[SiteKey, SiteStatus] = {}
     for key in list(seen) + [k for k in rec.hits] + [k for k in rec.drops]:
@@ -127,7 +130,8 @@ def finish(rec: Recorder, seen: Iterable[SiteKey], truncated: bool,
         elif key in rec.local or key in rec.dead:
             continue
         else:
-            out[key] = SiteStatus(key, False, ("budget", "") if truncated else ("unreached", ""))
+            cut = truncated if isinstance(truncated, str) else "budget"
+            out[key] = SiteStatus(key, False, (cut, "") if truncated else ("unreached", ""))
     return tuple(out.values())
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernlint import ir
+from kernlint import deadline, ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups, data_shape
 from kernlint.eval import events as ev
@@ -37,6 +37,7 @@ MAX_EVENTS_PER_SITE = 48
 MAX_INLINE_DEPTH = 6
 MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
+CLOCK_EVERY = 500  # steps between looks at the file's wall-clock budget (kernlint/deadline.py)
 
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
 # from cudaMalloc/cudaMallocPitch usually are) and large enough that tail guards keep every lane.
@@ -89,7 +90,7 @@ def _block_alias(body: ir.Stmt, name: str) -> str | None:
 
 
 class BudgetExceeded(Exception):
-    """The per-kernel step budget ran out."""
+    """The per-kernel step budget ran out (or, with the argument "time", the file's wall-clock budget)."""
 
 
 class _LoopExit(Exception):
@@ -102,6 +103,7 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
     truncated: bool = False
+    out_of_time: bool = False  # truncated by the file's wall-clock budget, not the step budget
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
     coverage: tuple[cov.SiteStatus, ...] = ()  # every access and branch site: evaluated, or why not
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:
@@ -158,6 +160,7 @@ class Interpreter:
         self.shared_bases: dict[str, int] = {}
         self.param_bases: dict[str, int] = {}
         self.cost = 0
+        self._clock_at = CLOCK_EVERY  # the cost at which the file's wall-clock budget is looked at next
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
         self.shift_params = shift_parameters(fn)
@@ -218,14 +221,20 @@ class Interpreter:
         try:
             if self.fn.body is not None:
                 self.exec_block(self.fn.body)
-        except BudgetExceeded:
+        except BudgetExceeded as exc:
             self.result.truncated = True
-            self.result.notes.append(
-                f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
+            if exc.args == ("time",):
+                self.result.out_of_time = True
+                self.result.notes.append(
+                    f"analysis stopped when {deadline.describe()} ran out; later code was not evaluated")
+            else:
+                self.result.notes.append(
+                    f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy(), flops=self.flop_lanes.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
-        self.result.coverage = cov.finish(self.cov, seen, self.result.truncated, self.unresolved_names)
+        self.result.coverage = cov.finish(self.cov, seen, "time" if self.result.out_of_time else self.result.truncated,
+                                          self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         self.result.block_targets = {k: v for k, v in self.ifs_targets.items() if k in self.result.dead_regions}
         return self.result
@@ -287,6 +296,10 @@ class Interpreter:
         self.cost += n
         if self.cost > self.budget:
             raise BudgetExceeded()
+        if self.cost >= self._clock_at:
+            self._clock_at = self.cost + CLOCK_EVERY
+            if deadline.expired():
+                raise BudgetExceeded("time")
 
     def resolve(self, t: ir.CType) -> ir.CType:
         """Substitute template type parameters bound for this evaluation (T -> float)."""
@@ -505,7 +518,7 @@ class Interpreter:
         self.frame.ctype_of[name] = t
 
     def exec_if(self, s: ir.If) -> None:
-        c = self.uniform_condition(self.eval(s.cond))
+        c = self.uniform_condition(self.eval(s.cond), sides=(s.then, s.other))
         parent = self.mask
         if c.data is None:
             # A data-dependent condition: both sides may run for any lane. Evaluate each under the
@@ -584,15 +597,24 @@ class Interpreter:
                             then_work=w1 - w0, else_work=self.warp_work - w1))
         self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
 
-    def uniform_condition(self, c: Val, first: bool = True) -> Val:
-        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value,
-        and one that every lane decides alike under the samples (`first`: at a loop's first test) may be
-        decided by the samples alone: it stays a uniform unknown, so both of its sides are evaluated
-        as before (eval/uniform_data.py)."""
-        if uniform_data.block_uniform_condition(c.data, c.deps) or (
-                first and uniform_data.settled_by_samples(c.data, c.deps, self.mask)):
+    def uniform_condition(self, c: Val, sides: tuple[ir.Stmt | None, ir.Stmt | None] | None = None,
+                          loop_body: ir.Stmt | None = None, first: bool = True) -> Val:
+        """A condition on sampled loads alone (no thread index in it) cannot split a warp for any value:
+        it stays a uniform unknown, so both of its sides are evaluated as before. So does one that every
+        lane decides alike under the samples when that decision would leave code unevaluated: an `if`
+        (`sides`: then, else) whose skipped side holds accesses or whose taken side leaves, a loop
+        (`loop_body`) that no lane enters at its `first` test (eval/uniform_data.py)."""
+        if uniform_data.block_uniform_condition(c.data, c.deps):
             return Val(None, c.deps, why=("loaded", ""), uniform=True)
-        return c
+        outcome = uniform_data.settled_outcome(c.data, c.deps, self.mask)
+        if outcome is None:
+            return c
+        if sides is not None:
+            taken, skipped = sides if outcome else sides[::-1]
+            settled = resample.has_memory_access(skipped) or _has_exit(taken)
+        else:
+            settled = first and not outcome and resample.has_memory_access(loop_body)
+        return Val(None, c.deps, why=("loaded", ""), uniform=True) if settled else c
 
     def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
         """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
@@ -735,7 +757,7 @@ class Interpreter:
             while True:
                 self.mask = active
                 if cond is not None and not (do_while and k == 0):
-                    c = self.uniform_condition(self.eval(cond), first=k == 0)
+                    c = self.uniform_condition(self.eval(cond), loop_body=body, first=k == 0)
                     deps |= c.deps
                     if c.data is None:
                         data_dependent = True
@@ -2031,6 +2053,11 @@ def _has_real_loop(s: object) -> bool:
             if not (isinstance(n, ir.While) and n.do_while and isinstance(c, ir.Lit) and not c.value):
                 return True
     return False
+
+
+def _has_exit(s: object) -> bool:
+    """Whether a `return`, `break` or `continue` appears anywhere in `s`."""
+    return s is not None and any(isinstance(n, (ir.Return, ir.Break, ir.Continue)) for n in ir.walk(s))
 
 
 def _exit_kind(s: object) -> str:

@@ -70,19 +70,28 @@ def eligible_pointer(t: ir.CType, space: str) -> bool:
             and space in ("global", "constant"))
 
 
-def settled_by_samples(data: np.ndarray | None, deps: frozenset[str], mask: np.ndarray) -> bool:
-    """A condition on a sampled load that every active lane decides alike in every sample: the samples
-    (sizes in the thousands) may be what makes it so (`c = group * 512 + lane * 8; if (c >= C) return;`
-    with `group` a small index sampled as 4096 leaves nothing to evaluate after it). Such a branch does
-    not split a warp under the samples, and both of its sides are evaluated, as for a uniform unknown."""
+def settled_outcome(data: np.ndarray | None, deps: frozenset[str], mask: np.ndarray) -> bool | None:
+    """For a condition on a sampled load that every active lane decides alike in every sample, that
+    decision (True: all take it); None otherwise. The samples (sizes in the thousands) may be what
+    decides it (`c = group * 512 + lane * 8; if (c >= C) return;` with `group` a small index sampled as
+    4096 leaves nothing to evaluate after it): the evaluator then keeps both sides evaluated where the
+    side the samples skip holds accesses, or the side they take leaves (`Interpreter.uniform_condition`)."""
     if data is None or not any(map(is_loaded, deps)):
-        return False
+        return None
     c = np.broadcast_to(data != 0, mask.shape)
+    outcome: bool | None = None
     for s in range(mask.shape[0]):
         m = mask[s]
-        if m.any() and c[s][m].any() and not c[s][m].all():
-            return False
-    return True
+        if not m.any():
+            continue
+        lanes = c[s][m]
+        if lanes.any() and not lanes.all():
+            return None
+        this = bool(lanes[0])
+        if outcome is not None and this != outcome:
+            return None
+        outcome = this
+    return outcome
 
 
 def block_uniform_condition(data: np.ndarray | None, deps: frozenset[str]) -> bool:

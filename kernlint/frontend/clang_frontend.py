@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Iterable
 
-from kernlint import ir
+from kernlint import deadline, ir
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
 
@@ -595,7 +595,11 @@ class _Lowering:
         return ir.OpaqueStmt(kind.name.lower(), span)
 
     def stmts(self, cursors: Iterable[ci.Cursor]) -> list[ir.Stmt]:
-        return [self.stmt(k) for k in cursors]
+        out = []
+        for k in cursors:
+            deadline.check()  # a body of 40,000 statements is many seconds of lowering
+            out.append(self.stmt(k))
+        return out
 
     def var_decl(self, v: ci.Cursor) -> ir.VarDecl:
         kids = list(v.get_children())

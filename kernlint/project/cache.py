@@ -62,11 +62,15 @@ class FactsCache:
         self.dirty = False
         if self.file is None:
             return
+        from kernlint.inputs import ReadProblem, read_regular
+
         try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
+            # Only a regular file, size-capped: a FIFO or a link to /dev/zero in its place must not hang.
+            data = json.loads(read_regular(self.file, 256 << 20).decode("utf-8"))
             if isinstance(data, dict) and data.get("version") == SCAN_VERSION and data.get("root") == str(root):
-                self.raw = data.get("files", {})
-        except (OSError, ValueError):
+                files = data.get("files", {})
+                self.raw = files if isinstance(files, dict) else {}
+        except (ReadProblem, OSError, ValueError, RecursionError):
             self.raw = {}  # missing or corrupt: rebuilt and rewritten
 
     def get_unchanged(self, path: str, stamp: tuple[int, int]) -> FileFacts | None:
@@ -121,6 +125,9 @@ def atomic_write(path: Path, data: bytes) -> bool:
             except OSError:
                 pass
             raise
-    except OSError:
+    except OSError as exc:
+        from kernlint import cachenotes
+
+        cachenotes.record(cache_dir() or path.parent, exc)  # a read-only or full cache directory: said once
         return False
     return True

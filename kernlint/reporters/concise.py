@@ -10,7 +10,7 @@ from kernlint.reporters import ReportContext
 
 def format_diagnostic(diag: Diagnostic) -> str:
     """Return the single line for `diag`; newlines in the message are flattened to spaces."""
-    message = " ".join(diag.message.split("\n"))
+    message = display_path(" ".join(diag.message.split("\n")))  # other control characters escaped
     # `--confirm` results belong on the line too: "confirmed" / "refuted" / "not-run".
     status = f" ({diag.confirmation})" if diag.confirmation else ""
     return f"{display_path(diag.path)}:{diag.line}:{diag.column}: {diag.code} [{diag.severity.label}]{status} {message}"

@@ -71,6 +71,12 @@ def _measured(metrics: Mapping[str, Any]) -> str:
     return ("measured " + ", ".join(f"{k}={v}" for k, v in items)) if items else ""
 
 
+def _line(text: str) -> str:
+    """`text` on one line: a control character (a newline in a file name that a message or a launch
+    site quotes) is written as `\\xNN`, so it cannot forge a diagnostic line."""
+    return display_path(text)
+
+
 def format_diagnostic(diag: Diagnostic, ctx: ReportContext) -> str:
     """Return the lines for one diagnostic, without a trailing newline."""
     c = ctx.color
@@ -78,7 +84,7 @@ def format_diagnostic(diag: Diagnostic, ctx: ReportContext) -> str:
     location = _paint(f"{display_path(diag.path)}:{diag.line}:{diag.column}:", _BOLD, c)
     head = (
         f"{location} {_paint(diag.severity.label + ':', sev_color, c)} "
-        f"{_paint(diag.message, _BOLD, c)} [{diag.code} {diag.name}]"
+        f"{_paint(_line(diag.message), _BOLD, c)} [{diag.code} {diag.name}]"
     )
     lines = [head]
     text = source_line(ctx.sources.get(diag.path), diag.line)
@@ -87,9 +93,10 @@ def format_diagnostic(diag: Diagnostic, ctx: ReportContext) -> str:
         lines.append(text)
         lines.append(_paint(caret_line(text, diag.column, end), _CARET, c))
     note = _paint("note:", _NOTE, c)
-    lines.extend(f"  {note} {n}" for n in diag.notes)
+    lines.extend(f"  {note} {n if n.startswith('Traceback (most recent call last)') else _line(n)}"
+                 for n in diag.notes)
     if diag.assumptions:
-        lines.append(f"  {note} assuming {'; '.join(diag.assumptions)}")
+        lines.append(f"  {note} assuming {_line('; '.join(diag.assumptions))}")
     confirmation = _confirmation(diag)
     if confirmation:
         lines.append(f"  {note} {confirmation}")
