@@ -258,3 +258,18 @@ def test_condition_the_samples_settle_without_losing_code_stays_a_known_branch()
     assert list(e.address[0, 0] - e.address[0, 0, 0]) == [4 * i for i in range(32)]
     (br,) = [x for x in r.events if isinstance(x, Branch) and x.kind == "if"]
     assert not br.cond[br.mask].any()  # no lane takes it under the samples
+
+
+def test_an_atomic_result_is_never_warp_uniform() -> None:
+    """`slot = atomicAdd(count, 1)` hands each lane its own value, although every lane names one word:
+    a branch on it may split the warp, so it is not evaluated as a uniform one (no clean bill)."""
+    src = """
+__global__ void k(int* count, float* out) {
+    int slot = atomicAdd(count, 1);
+    if (slot < 100) out[threadIdx.x] = 1.0f;
+}
+"""
+    result = lint_with_suppressions(src, "t.cu", LintOptions(block=(256, 1, 1)))
+    (cov,) = result.coverage
+    assert cov.status != "full"
+    assert any(d.code in ("KL904", "KL305") for d in result.diagnostics)

@@ -32,7 +32,9 @@ def eval_atomic(interp: "Interpreter", e: ir.Call) -> Val:
         elem = interp.resolve(pt.pointee)
         if elem.kind != "template" and elem.size > 0:
             interp.access(e, p, elem, "store", text=e.name)
-    return unknown(p, *rest)
+    # Each lane gets its own old value (atomicAdd(&count, 1) hands out 0, 1, 2, ...), so the result is
+    # never warp-uniform, even when every lane names the same word.
+    return unknown(p, *rest, uniform=False)
 
 
 def atomic_note(name: str, lanes_per_address: int) -> str:
