@@ -3,7 +3,7 @@
     python bench/precision_audit.py ../shared/corpus -I ../shared/corpus/cuda-samples/Common \
         -I ../shared/corpus/llm.c -n 50 [--seed 13] [--json-in run.json] [--save run.json]
 
-Runs the kernlint command line (`--format json --no-ptxas` unless `--ptxas`) over the given paths,
+Runs the kernlint command line (`--format json --no-ptxas --timeout 600`; ptxas with `--ptxas`) over the given paths,
 keeps findings of severity warning or error, draws N of them with a fixed seed (the same run and
 seed always give the same draw), and prints each with ±5 lines of code, the message, notes and
 assumptions, so a reader can judge it true and worth acting on / true but not worth it / false.
@@ -23,7 +23,9 @@ CONTEXT = 5
 
 
 def run_kernlint(paths: list[str], includes: list[str], ptxas: bool) -> list[dict]:
-    cmd = [sys.executable, "-m", "kernlint.cli", *paths, "--format", "json"]
+    # A generous per-file time limit: the audit judges findings, and on a loaded machine the default
+    # limit would turn slow files into KL900 "gave up" errors that say nothing about the code.
+    cmd = [sys.executable, "-m", "kernlint.cli", *paths, "--format", "json", "--timeout", "600"]
     if not ptxas:
         cmd.append("--no-ptxas")
     for inc in includes:

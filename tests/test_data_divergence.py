@@ -171,6 +171,7 @@ def inherent_diags():  # type: ignore[no-untyped-def]
     ("if (v < 0.0f)", Severity.INFO, "light"),
     ("if (data[i] != expected)", Severity.INFO, "reports an error"),
     ("if (src[i] > 0) {", Severity.INFO, "stream compaction"),
+    ("if (img[p - 1] != c ||", Severity.INFO, "adaptive refinement"),
 ])
 def test_inherent_divergence_is_info_with_the_reason(inherent_diags, snippet, severity, why) -> None:  # type: ignore[no-untyped-def]
     (d,) = inherent_diags(snippet)

@@ -172,3 +172,85 @@ __global__ void k(const float4* A, float4* As, const float* B, float* out, int n
     assert 0.05 < d.metrics["idle_fraction"] < 0.10
     assert d.severity is Severity.INFO
     assert any("(warning from 10 %)" in n for n in d.notes)
+
+
+def test_an_array_of_structures_read_whole_is_an_info_and_one_field_a_warning() -> None:
+    diags = lint("grouping_root_cause.cu")
+    (whole,) = _kernel(diags, "segment_length")
+    assert whole.code == "KL101" and whole.severity is Severity.INFO
+    assert any("read 100 % of each 20-byte record" in n for n in whole.notes), whole.notes
+    (one,) = _kernel(diags, "segment_weight")
+    assert one.code == "KL101" and one.severity is Severity.WARNING
+
+
+def test_a_hashed_index_is_an_info_and_accesses_with_one_2d_mapping_are_one_finding() -> None:
+    hashed = """// kernlint: block=(256,1,1)
+__global__ void k(const float* table, float* out) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned h = i * 2654435761u;
+    h ^= h >> 13;
+    h *= 2246822519u;
+    h ^= h >> 16;
+    out[i] = table[h & 1048575u];
+}
+"""
+    (d,) = [d for d in lint_source(hashed, "hash.cu").diagnostics if d.code == "KL101"]
+    assert d.severity is Severity.INFO and any("follow no stride" in n for n in d.notes)
+    # RGBA pixels written channel by channel by a 16x16 block: the lanes of a warp span two rows, so
+    # there is no single lane stride, but the three stores share one mapping: one finding.
+    pixels = """// kernlint: block=(16,16,1)
+__global__ void k(float* img, int pitch) {
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    float* p = img + y * pitch + 4 * x;
+    p[0] = 1.0f;
+    p[1] = 0.5f;
+    p[2] = 0.25f;
+}
+"""
+    (st,) = [d for d in lint_source(pixels, "rgba.cu").diagnostics if d.code == "KL102"]
+    assert st.line == 5 and sorted(r["line"] for r in st.metrics["related_locations"]) == [6, 7]
+
+
+def test_records_written_whole_field_by_field_are_an_info() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(float (*xy)[2], const float* a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    xy[i][0] = a[i] * 2.0f;
+    xy[i][1] = a[i] * 3.0f;
+}
+"""
+    (d,) = [d for d in lint_source(src, "xy.cu").diagnostics if d.code == "KL102"]
+    assert d.severity is Severity.INFO
+    assert any("write 100 % of each 8-byte record" in n and "L2 merges" in n for n in d.notes), d.notes
+    one = src.replace("    xy[i][1] = a[i] * 3.0f;\n", "")
+    (w,) = [d for d in lint_source(one, "x.cu").diagnostics if d.code == "KL102"]
+    assert w.severity is Severity.WARNING
+
+
+def test_an_address_following_a_loop_recurrence_is_an_info_and_a_stepped_one_a_warning() -> None:
+    src = """// kernlint: block=(256,1,1)
+__global__ void k(float* data, int n, int rounds) {
+    unsigned r = threadIdx.x + blockIdx.x * blockDim.x;
+    for (int t = 0; t < rounds; ++t) {
+        r ^= r << 13;
+        r ^= r >> 17;
+        r ^= r << 5;
+        data[(r % n) * 4] += 1.0f;
+    }
+}
+
+// kernlint: block=(256,1,1)
+__global__ void stepped(float* data, int n, int rounds) {
+    unsigned r = threadIdx.x + blockIdx.x * blockDim.x;
+    for (int t = 0; t < rounds; ++t) {
+        r = r + 1024;
+        data[r * 64] += 1.0f;
+    }
+}
+"""
+    diags = [d for d in lint_source(src, "rng.cu").diagnostics if d.code in ("KL101", "KL102")]
+    rng = [d for d in diags if d.kernel == "k"]
+    assert rng and all(d.severity is Severity.INFO for d in rng)
+    assert any("advances by a recurrence" in n and "`r`" in n for d in rng for n in d.notes)
+    step = [d for d in diags if d.kernel == "stepped"]
+    assert step and all(d.severity is Severity.WARNING for d in step), step

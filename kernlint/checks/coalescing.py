@@ -14,6 +14,7 @@ import numpy as np
 
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.eval import data_shape
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.uniform_data import is_load_symbol, label as load_label
@@ -266,6 +267,61 @@ def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult
     return "make consecutive lanes touch consecutive addresses (unit stride in threadIdx.x)"
 
 
+# Loads whose lanes are one record apart and that together read at least this share of each record:
+# the sectors the first brings into L1 serve the others, so DRAM moves little more than the records.
+RECORD_COVERAGE = 0.75
+
+
+def _first_request(e: MemoryAccess) -> np.ndarray | None:
+    """Addresses of the active lanes of the first warp request with two lanes or more (sample 0 first)."""
+    for s in range(e.mask.shape[0]):
+        for w in range(e.mask.shape[1]):
+            m = e.mask[s, w]
+            if m.sum() >= 2:
+                return e.address[s, w][m]
+    return None
+
+
+def _warp_pattern(e: MemoryAccess) -> str:
+    """The offsets of a warp request's lanes from its first lane ('0,16,32,...'): the thread-to-address
+    mapping, the same for every access that one remapping fixes."""
+    a = _first_request(e)
+    if a is None:
+        return ""
+    return ",".join(str(int(x)) for x in (a - a[0]))
+
+
+def _irregular(e: MemoryAccess) -> bool:
+    """Whether the lanes' addresses follow no stride: more than four distinct steps between consecutive
+    active lanes (a 2-D block gives two, a wrap-around one more), in the first request."""
+    a = _first_request(e)
+    if a is None or a.size < 8:
+        return False
+    return len(set(np.diff(a).tolist())) > 4
+
+
+def record_coverage(result: KernelResult, e: MemoryAccess, stride: int | None) -> float:
+    """The share of each `stride`-byte record of `e`'s array that the kernel's accesses of `e`'s kind
+    (loads or stores) with the same lane stride touch (the union of their byte offsets within a record),
+    in the first warp of the first sample."""
+    if stride is None or stride <= e.width or stride > 256:
+        return 0.0
+    covered = np.zeros(stride, dtype=bool)
+    for x in result.events:
+        if not (isinstance(x, MemoryAccess) and x.space == "global" and x.kind == e.kind and x.root == e.root):
+            continue
+        both = x.mask[0, 0] & e.mask[0, 0]
+        if both.sum() < 2:
+            continue
+        a = x.address[0, 0][both]
+        if not np.all(np.diff(a) == np.diff(e.address[0, 0][both])) or not np.all(np.diff(a) % stride == 0):
+            continue
+        off = int(a[0] - e.address[0, 0][both][0]) % stride
+        for b in range(x.width):
+            covered[(off + b) % stride] = True
+    return float(covered.mean())
+
+
 def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Iterator[Diagnostic]:
     for cost in site_costs(result, kind):
         misaligned = code == "KL103"
@@ -314,7 +370,34 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
             share = impact_share(cost, result)
-            if share < IMPACT_FRACTION:
+            coverage = record_coverage(result, e, stride)
+            recurrence = data_shape.recurrence_in_address(result.kernel.body, e.span) if result.kernel.body else ""
+            if recurrence:
+                severity = Severity.INFO
+                notes.append(f"severity info: the address follows `{recurrence}`, which its loop advances by a "
+                             f"recurrence (not a constant step): a pseudo-random or hashed sequence, of which the "
+                             f"evaluated iteration shows one step; no remapping of threads makes it contiguous")
+            elif _irregular(e):
+                # xorshift, hashes: scattered by design, and no remapping of threads makes it contiguous.
+                severity = Severity.INFO
+                notes.append("severity info: the lanes' addresses follow no stride (a hashed or pseudo-random "
+                             "index computed from the thread index): the scatter is the algorithm's, and no "
+                             "remapping of threads to addresses makes it contiguous")
+            elif coverage >= RECORD_COVERAGE and kind == "load":
+                # Array of structures read whole, field by field: L1 absorbs the later fields.
+                severity = Severity.INFO
+                notes.append(f"severity info: the kernel's loads with this lane stride read {100 * coverage:.0f} % of "
+                             f"each {stride}-byte record together, so the sectors the first field brings into L1 "
+                             f"serve the others: the cost is L1 requests, not DRAM traffic (warning under "
+                             f"{100 * RECORD_COVERAGE:.0f} %)")
+            elif coverage >= RECORD_COVERAGE:
+                # Written whole, field by field: L2 merges the partial sectors before they reach DRAM.
+                severity = Severity.INFO
+                notes.append(f"severity info: the kernel's stores with this lane stride write {100 * coverage:.0f} % of "
+                             f"each {stride}-byte record together, so L2 merges the partial sectors before they "
+                             f"reach DRAM: the cost is L2 requests, not DRAM traffic (warning under "
+                             f"{100 * RECORD_COVERAGE:.0f} %)")
+            elif share < IMPACT_FRACTION:
                 # A halo column or a one-off diagonal read beside the kernel's main traffic: real, but
                 # what it wastes is a small part of what the kernel moves.
                 severity = Severity.INFO
@@ -351,10 +434,11 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
-            if not misaligned and stride > e.width:
-                # One thread-to-address mapping: accesses of the kernel whose lanes are the same
-                # distance apart are fixed by one remapping (kernlint/checks/grouping.py).
-                metrics["root_cause"] = f"lane stride {stride} B, {e.width} B per lane"
+        pattern = _warp_pattern(e)
+        if not misaligned and pattern:
+            # One thread-to-address mapping: accesses of the kernel whose lanes sit at the same offsets
+            # from lane 0 are fixed by one remapping (kernlint/checks/grouping.py).
+            metrics["root_cause"] = f"{e.width} B per lane at lane offsets {pattern}"
         if flip is not None:
             metrics["coalesced_if"] = {flip[0]: flip[1]}
         if e.via:

@@ -157,6 +157,11 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
         reason = ("the code under it appends the item to an output through a slot an atomic hands out: the branch "
                   "is the filter of a stream compaction, the remedy itself, and its divergence is inherent")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if first.role == "refinement":
+        reason = ("it refines in place the elements whose neighbours in the same array disagree (adaptive "
+                  "refinement): which elements need it is only known from the previous pass's results, and they "
+                  "lie along edges, so most warps take it with all or none of their lanes")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and first.search:
         reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
                   "exit reads what the loop itself computes or advances through), so it is only known by running "

@@ -124,7 +124,7 @@ def _indexes_with(s: object, name: str) -> bool:
 _DIAGNOSTIC_CALLS = ("printf", "__trap", "assert", "__assert_fail", "__brkpt", "abort")
 
 
-def side_role(s: object) -> str:
+def side_role(s: object, deciding: tuple[tuple[int, int, int, int, str], ...] = ()) -> str:
     """What the code under a data-dependent condition is for, when that makes its divergence moot:
     'diagnostic' (it reports an error: printf, assert, __trap), 'compaction' (it appends to an output
     through a slot an atomic hands out: `dst[atomicAdd(&n, 1)] = v`, the stream compaction KL305
@@ -136,4 +136,77 @@ def side_role(s: object) -> str:
         if isinstance(n, ir.Index) and any(isinstance(c, ir.Call) and "atomic" in c.name.lower()
                                            for c in ir.walk(n.index)):
             return "compaction"
+    # Adaptive refinement: the condition compares several neighbours in an array that the guarded
+    # code rewrites in place (`if (dst[p-1] != dst[p] || dst[p+1] != dst[p]) dst[p] = refine(...)`).
+    roots: dict[str, int] = {}
+    for load in deciding:
+        roots[load[4]] = roots.get(load[4], 0) + 1
+    rewritten = {_base_name(n.lhs) for n in ir.walk(s)
+                 if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")}
+    if any(r and roots.get(r, 0) >= 2 for r in rewritten):
+        return "refinement"
     return ""
+
+
+def _base_name(e: object) -> str:
+    """`dst` of `dst[p].x`, `dst[p]`, `*(dst + p)`: the array a store writes."""
+    e = _strip(e)
+    while isinstance(e, (ir.Member, ir.Index)) or (isinstance(e, ir.Unary) and e.op == "*"):
+        e = _strip(e.base if isinstance(e, (ir.Member, ir.Index)) else e.operand)
+        if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+            e = _strip(e.lhs)
+    return e.name if isinstance(e, ir.Ref) else ""
+
+
+def recurrence_in_address(body: object, span: object) -> str:
+    """The variable, if any, through which the address of the access at `span` follows a recurrence
+    that its loop advances other than by a constant step (`psRand ^= psRand << 13`, `h = h * 31 + c`):
+    the addresses of the evaluated iteration say nothing about the next ones (a pseudo-random or
+    hashed sequence). '' when there is none."""
+    target = None
+    for n in ir.walk(body):
+        if isinstance(n, ir.Index) and getattr(n, "span", None) == span:
+            target = n
+            break
+    if target is None:
+        return ""
+    names = _names(target.index)
+    for loop in ir.walk(body):
+        if not isinstance(loop, (ir.For, ir.While)):
+            continue
+        if not any(n is target for n in ir.walk(loop.body)):
+            continue
+        written, stepped = assignments(loop.body)
+        if isinstance(loop, ir.For) and loop.step is not None:
+            w, st = assignments(loop.step)
+            written |= w
+            stepped |= st
+        carried = written - stepped
+        # Only names that carry their own previous value (x ^= x << 13, h = h * 31 + c): a value
+        # recomputed from scratch each iteration (int idx = tid - r) is not a recurrence.
+        for name in sorted(names & carried):
+            if _self_update(loop.body, name):
+                return name
+    return ""
+
+
+def _self_update(s: object, name: str) -> bool:
+    for n in ir.walk(s):
+        if isinstance(n, ir.Binary) and n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=") \
+                and _target(n.lhs) == name:
+            if n.op not in ("=", "+=", "-="):
+                return True  # x ^= ..., x *= ...
+            if n.op == "=" and name in _names(n.rhs) and not _affine_step(n.rhs, name):
+                return True
+    return False
+
+
+def _affine_step(e: object, name: str) -> bool:
+    """`name + c`, `c + name` or `name - c` with `c` free of `name`: a step written as an assignment."""
+    e = _strip(e)
+    if not isinstance(e, ir.Binary) or e.op not in ("+", "-"):
+        return False
+    lhs, rhs = _strip(e.lhs), _strip(e.rhs)
+    if isinstance(lhs, ir.Ref) and lhs.name == name and name not in _names(rhs):
+        return True
+    return e.op == "+" and isinstance(rhs, ir.Ref) and rhs.name == name and name not in _names(lhs)

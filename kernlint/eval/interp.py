@@ -569,7 +569,7 @@ class Interpreter:
                 self.data_region_end(start, s, "if", c, parent, _has_real_loop(s.then) or _has_real_loop(s.other),
                                      exit_kind, search=exit_kind == "break" and data_shape.is_search(loop, s.cond),
                                      common_work=common_work,
-                                     role=data_shape.side_role(s.then) if s.other is None else "")
+                                     role=data_shape.side_role(s.then, tuple(c.loads)) if s.other is None else "")
             self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
             for name in written:
                 if name in self.frame.env:
