@@ -74,7 +74,7 @@ class Settings:
     # The roofline's peaks instead of the --arch table row: (FP32 TFLOP/s, FP64 TFLOP/s, DRAM GB/s).
     roofline_peak: tuple[float, float, float] | None = None
     format: str = "text"
-    # Per file: wall-clock seconds and worker address space (MiB) before kernlint gives up on it (KL900);
+    # Per file: CPU seconds and worker address space (MiB) before kernlint gives up on it (KL900);
     # 0 turns a limit off. kernlint/isolation.py enforces them.
     timeout: float = 20.0
     memory_limit: int = 1024

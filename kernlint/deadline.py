@@ -1,11 +1,12 @@
-"""The per-file wall-clock budget of the analysis: one deadline per file, checked by the evaluator and the rules.
+"""The per-file time budget of the analysis: one deadline per file, checked by the evaluator and the rules.
 
 The step budget bounds the evaluator's work per kernel, but not the work around it (many kernels,
-many launch shapes, rules such as KL201's padding search). The wall-clock budget bounds it all: the
+many launch shapes, rules such as KL201's padding search). The time budget bounds it all: the
 file's lint sets a deadline (`running`), long loops ask `expired()`, and whatever is skipped once it
 has passed is named in a KL904 ("not analysed: the file's time budget ran out"). It is smaller than
 the worker timeout (kernlint/isolation.py), so a slow file ends with its findings so far and an honest
-KL904 instead of being killed with nothing.
+KL904 instead of being killed with nothing. Both count CPU time (`time.process_time`, the process's
+threads included), not wall-clock time, so what is analysed does not depend on the machine's load.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def check() -> None:
 
 def expired() -> bool:
     """Whether the current file's budget has run out (never, outside a budgeted lint)."""
-    return _deadline is not None and time.monotonic() > _deadline
+    return _deadline is not None and time.process_time() > _deadline
 
 
 def seconds() -> float | None:
@@ -39,7 +40,7 @@ def seconds() -> float | None:
 
 def describe() -> str:
     """'the file's time budget (10 s)', for messages."""
-    return f"the file's time budget ({_seconds:g} s; it is half of --timeout)" if _seconds else "the file's time budget"
+    return f"the file's time budget ({_seconds:g} s of CPU time; it is half of --timeout)" if _seconds else "the file's time budget"
 
 
 @contextlib.contextmanager
@@ -49,7 +50,7 @@ def running(budget_s: float | None) -> Iterator[None]:
     if not budget_s or _deadline is not None:
         yield
         return
-    _deadline, _seconds = time.monotonic() + budget_s, budget_s
+    _deadline, _seconds = time.process_time() + budget_s, budget_s
     try:
         yield
     finally:

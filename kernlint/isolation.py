@@ -1,4 +1,4 @@
-"""Worker isolation: each file is linted in a reused worker process under a wall-clock timeout and a memory limit.
+"""Worker isolation: each file is linted in a reused worker process under a CPU-time limit and a memory limit.
 
 libclang cannot be trusted with hostile input: deeply nested code overflows the stack of its parse
 thread (SIGSEGV), and a few bytes of unbalanced `<` take minutes and gigabytes. So files are linted
@@ -22,16 +22,29 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
-DEFAULT_TIMEOUT_S = 20.0  # per file, wall clock (config `timeout`)
+DEFAULT_TIMEOUT_S = 20.0  # per file, CPU seconds of the worker (config `timeout`)
+WALL_FACTOR = 4.0  # the wall-clock backstop, in timeouts: a worker blocked without computing
+POLL_S = 0.25  # how often the workers' CPU time is read while they work
 DEFAULT_MEMORY_MB = 1024  # address space of one worker (config `memory-limit`); ~0.3 GB is used before any file
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-file wall-clock timeout (seconds) and per-worker address-space limit (MiB); None: no limit."""
+    """Per-file timeout (CPU seconds) and per-worker address-space limit (MiB); None: no limit."""
 
     timeout_s: float | None = DEFAULT_TIMEOUT_S
     memory_mb: int | None = DEFAULT_MEMORY_MB
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` so far (its threads included), None without /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+        fields = data[data.rindex(b")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _apply_limits(limits: Limits) -> None:
@@ -104,6 +117,7 @@ class _Worker:
         self.conn = parent
         self.index: int | None = None  # the task in flight
         self.started = 0.0
+        self.cpu0: float | None = None  # the worker's CPU seconds when its file was handed over
         self.served = 0  # tasks completed
 
     def submit(self, index: int, fn: Callable[[Any], Any], task: Any) -> bool:
@@ -112,7 +126,19 @@ class _Worker:
         except (OSError, EOFError, ValueError):
             return False
         self.index, self.started = index, time.monotonic()
+        self.cpu0 = cpu_seconds(self.proc.pid)
         return True
+
+    def over_time(self, timeout_s: float, now: float) -> str:
+        """Why the file in flight is past the timeout ("" while it is not)."""
+        used = cpu_seconds(self.proc.pid)
+        if used is not None and self.cpu0 is not None:
+            if used - self.cpu0 >= timeout_s:
+                return f"no result within {timeout_s:g} s of CPU time"
+            if now - self.started >= WALL_FACTOR * timeout_s:
+                return f"no result within {WALL_FACTOR * timeout_s:g} s (blocked, not computing)"
+            return ""
+        return f"no result within {timeout_s:g} s" if now - self.started >= timeout_s else ""
 
     def stop(self, kill: bool = False) -> None:
         if kill and self.proc.is_alive():
@@ -235,6 +261,9 @@ def run_isolated(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, l
             wait_s = None
             if limits.timeout_s:
                 wait_s = max(0.0, min(w.started + limits.timeout_s for w in busy) - now)
+                if any(w.cpu0 is not None for w in busy):
+                    wait_s = min(POLL_S, max(0.0, min(w.started + WALL_FACTOR * limits.timeout_s
+                                                      for w in busy) - now))
             ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait_s))
             now = time.monotonic()
             for k, w in enumerate(pool):
@@ -268,9 +297,9 @@ def run_isolated(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, l
                         done[i] = Failure("unpicklable", out[1])
                     else:
                         done[i] = out
-                elif limits.timeout_s and now - w.started >= limits.timeout_s:
+                elif limits.timeout_s and (why := w.over_time(limits.timeout_s, now)):
                     w.stop(kill=True)
-                    fail(w, "timeout", f"no result within {limits.timeout_s:g} s")
+                    fail(w, "timeout", why)
                     pool[k] = _Worker(ctx, limits, quiet)
     finally:
         for w in pool:

@@ -30,7 +30,37 @@ def test_results_come_back_in_input_order_and_failures_are_named() -> None:
     assert [out[0], out[2], out[5]] == [1, 2, 3]
     assert isinstance(out[1], Failure) and out[1].kind == "crash" and "SIGSEGV" in out[1].detail
     assert isinstance(out[3], Failure) and out[3].kind == "memory"
-    assert isinstance(out[4], Failure) and out[4].kind == "timeout" and "3 s" in out[4].detail
+    # A sleeping worker uses no CPU: the wall-clock backstop (WALL_FACTOR timeouts) gives it up.
+    assert isinstance(out[4], Failure) and out[4].kind == "timeout" and "12 s" in out[4].detail
+    assert "not computing" in out[4].detail
+
+
+def test_the_timeout_counts_cpu_time_not_the_wall_clock() -> None:
+    """A busy worker is stopped after `timeout` seconds of its own CPU time; a slow machine (or one
+    that waits) does not make a file fail sooner."""
+    from kernlint.isolation import cpu_seconds
+
+    import os
+    before = cpu_seconds(os.getpid())
+    x = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.3:
+        x += 1
+    after = cpu_seconds(os.getpid())
+    assert before is not None and after is not None and after - before >= 0.2
+    tasks = [(_spin, 30.0), (abs, -4)]
+    t0 = time.monotonic()
+    out = dict(run_isolated(_call, tasks, workers=1, limits=Limits(timeout_s=1.5, memory_mb=None)))
+    assert isinstance(out[0], Failure) and "1.5 s of CPU time" in out[0].detail
+    assert out[1] == 4 and time.monotonic() - t0 < 30
+
+
+def _spin(seconds: float) -> int:
+    t0 = time.process_time()
+    n = 0
+    while time.process_time() - t0 < seconds:
+        n += 1
+    return n
 
 
 def test_order_is_the_input_order_whatever_finishes_first() -> None:
@@ -62,13 +92,20 @@ def test_a_file_past_the_timeout_is_a_kl900_and_the_run_ends_soon_after(tmp_path
     # Unbalanced `<`: libclang's time grows exponentially (22 of them: ~9 s; 26: 77 s and 3.8 GB).
     (tmp_path / "less.cu").write_text("T<" * 26 + "\n" + BODY.format("  o[i] = a[i];"))
     (tmp_path / "zz_good.cu").write_text(GOOD)
+    # Without the memory limit the timeout is what stops it: 4 s of the worker's CPU time (the wall
+    # clock would make the outcome depend on the machine's load).
     t0 = time.monotonic()
-    r = _kernlint("--timeout", "8", ".", cwd=tmp_path)
-    assert time.monotonic() - t0 < 25
+    r = _kernlint("--timeout", "4", "--memory-limit", "0", ".", cwd=tmp_path)
+    assert time.monotonic() - t0 < 90
     assert r.returncode == 2, r.stderr
     assert "zz_good.cu:1:67: KL101" in r.stdout
-    assert "less.cu:1:1: KL900 [error] the C++ front end or the analysis gave up on this file: no result within 8 s" \
-        in r.stdout
+    assert ("less.cu:1:1: KL900 [error] the C++ front end or the analysis gave up on this file: no result within "
+            "4 s of CPU time") in r.stdout
+    # With the default memory limit libclang runs out of address space first and gives up on the
+    # file itself: still one error naming it, exit 2, the good file linted.
+    r = _kernlint("--timeout", "60", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "zz_good.cu:1:67: KL101" in r.stdout
+    assert "less.cu" in r.stdout + r.stderr
 
 
 def test_limits_are_settings(tmp_path: Path) -> None:
