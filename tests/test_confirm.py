@@ -634,3 +634,19 @@ def test_gpu_ncu_counters_per_instruction_equal_the_trace(fixture: str) -> None:
     compared = [(d.line, d.code, k, v) for d in out for k, v in d.metrics.items() if k.endswith("_equals_trace")]
     assert compared, "\n".join(notes) + "\n" + "\n".join(str(dict(d.metrics)) for d in out)
     assert all(v for *_rest, v in compared), compared
+
+
+def test_a_site_behind_a_branch_on_loaded_data_that_never_ran_is_data_dependent() -> None:
+    """On zeroed inputs a branch on loaded values may keep a site from running at all: that is not a
+    refutation nor a probe failure, but the data-dependent case (KL102_reference_flag.cu's `bisect`)."""
+    from kernlint.confirm import _verdict
+
+    path = FIXTURES / "KL102_reference_flag.cu"
+    text, result = _lint(path)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    (d,) = [d for d in result.diagnostics if d.code == "KL102" and d.kernel == "bisect"]
+    for r in plan.runs:  # as if the GPU ran the kernel and never reached the store
+        r.status, r.measured, r.traced_spans = "ok", object(), set()
+    out = _verdict(d, plan)
+    assert out.confirmation == "not-run" and out.metrics["confirm_not_run"] == "data-dependent"
+    assert "loaded data (line 26)" in out.notes[-1]

@@ -1427,6 +1427,13 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         return _mark(d, "not-run", {"confirm_not_run": "size" if "fit the buffers" in refit[0].refit else "fault"},
                      f"not run on a GPU at the static sizes: {refit[0].refit}; at those sizes the static analysis "
                      "does not predict this finding, so the run cannot judge it")
+    loaded_branches = sorted({st.key[0] for r in relevant for st in r.result.coverage
+                              if not st.evaluated and st.why[0] == "loaded" and st.key[-1] == "branch"})
+    if not traced and loaded_branches:
+        # Control flow decided by loaded values: on zeroed inputs the site may never run.
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     f"not run on a GPU: the site did not execute on zeroed inputs, and branches of the kernel "
+                     f"depend on loaded data (line {', '.join(map(str, loaded_branches[:3]))})")
     if not traced and any(r.data_dependent for r in relevant):
         why = next(r.data_dependent for r in relevant if r.data_dependent)
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
