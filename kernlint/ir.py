@@ -368,3 +368,17 @@ class TranslationUnit:
     macros: dict[str, int] = field(hash=False, compare=False, default_factory=dict)  # integer object-like macros
     structs: dict[str, CType] = field(hash=False, compare=False, default_factory=dict)  # by name, for T = MyStruct
     stubbed: tuple[str, ...] = ()  # includes that were not found and were read as empty files
+
+
+def is_pure(e: Expr) -> bool:
+    """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
+    for n in walk(e):
+        if isinstance(n, Member) and n.arrow:
+            return False
+        if isinstance(n, Unary) and n.op in ("*", "&", "post++", "post--", "pre++", "pre--"):
+            return False
+        if isinstance(n, Binary) and (n.op == "," or n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")):
+            return False
+        if not isinstance(n, (Lit, Ref, Member, Unary, Binary, Cast)):
+            return False
+    return True

@@ -27,17 +27,6 @@ def _exits_early(body: ir.Stmt) -> bool:
     return any(isinstance(n, (ir.Break, ir.Return)) or type(n).__name__ == "Goto" for n in ir.walk(body))
 
 
-def _pure(e: ir.Expr) -> bool:
-    for n in ir.walk(e):
-        if isinstance(n, ir.Member) and n.arrow:
-            return False
-        if isinstance(n, ir.Unary) and n.op in ("*", "&", "post++", "post--", "pre++", "pre--"):
-            return False
-        if isinstance(n, ir.Binary) and (n.op == "," or n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")):
-            return False
-        if not isinstance(n, (ir.Lit, ir.Ref, ir.Member, ir.Unary, ir.Binary, ir.Cast)):
-            return False
-    return True
 
 
 class Tracker:
@@ -46,7 +35,7 @@ class Tracker:
     def __init__(self, cond: ir.Expr | None, body: ir.Stmt, written: set[str], do_while: bool) -> None:
         self.names = sorted(written)
         self.cond = cond
-        self.enabled = (cond is not None and not do_while and _pure(cond) and not _exits_early(body)
+        self.enabled = (cond is not None and not do_while and ir.is_pure(cond) and not _exits_early(body)
                         and bool(self.names))
         self.history: list[dict[str, Val]] = []
 

@@ -48,18 +48,7 @@ GRID_SAMPLE = (64, 64, 4)
 POINTER_SPACING = 1 << 36  # byte distance between the sampled bases of distinct pointer params
 
 
-def _pure(e: ir.Expr) -> bool:
-    """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
-    for n in ir.walk(e):
-        if isinstance(n, ir.Member) and n.arrow:
-            return False
-        if isinstance(n, ir.Unary) and n.op in ("*", "&", "post++", "post--", "pre++", "pre--"):
-            return False
-        if isinstance(n, ir.Binary) and (n.op == "," or n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")):
-            return False
-        if not isinstance(n, (ir.Lit, ir.Ref, ir.Member, ir.Unary, ir.Binary, ir.Cast)):
-            return False
-    return True
+_pure = ir.is_pure  # `e` reads no memory, calls nothing and changes nothing (kernlint/ir.py)
 
 
 def _block_member(e: ir.Expr) -> str | None:
