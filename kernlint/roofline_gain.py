@@ -35,6 +35,8 @@ def _gain(d: Diagnostic, row: Roofline) -> dict[str, object] | None:
     f0 = min(1.0, i0 / ridge)
     f1 = min(1.0, i1 / ridge)
     speedup = f1 / f0 if f0 > 0 else row.bytes / after
+    if speedup < MIN_SPEEDUP:
+        return None
     return {
         "launch": row.launch, "arch": row.arch, "gpu": row.gpu,
         "bytes_per_thread": round(row.bytes, 4), "bytes_per_thread_after_fix": round(after, 4),
@@ -56,7 +58,7 @@ def _note(g: dict[str, object]) -> str:
     else:
         where = "the kernel does no floating-point arithmetic, so it is memory-bound throughout"
     return (f"what fixing it buys: the kernel's global bytes per thread fall from {g['bytes_per_thread']:g} to "
-            f"{g['bytes_per_thread_after_fix']:g} ({where}); up to {g['speedup_bound']:.2g}x faster if bandwidth "
+            f"{g['bytes_per_thread_after_fix']:g} ({where}); up to {g['speedup_bound']:.3g}x faster if bandwidth "
             f"limits it (roofline, caches not modelled: rules/roofline.md)")
 
 
@@ -80,9 +82,6 @@ def with_gains(diagnostics: Sequence[Diagnostic], rows: Iterable[Roofline]) -> l
             continue
         best = max(gains, key=lambda g: (float(g["bytes_per_thread"]) - float(g["bytes_per_thread_after_fix"]),
                                          float(g["speedup_bound"])))
-        if float(best["speedup_bound"]) < MIN_SPEEDUP:
-            out.append(d)
-            continue
         best["flops_known"] = float(best["intensity"]) > 0
         metrics = dict(d.metrics)
         metrics["roofline_gain"] = {k: v for k, v in best.items() if k != "flops_known"}

@@ -131,3 +131,20 @@ def test_gemm_intensity_rises_with_the_tile() -> None:
     assert (t16.bytes, t16.ideal_bytes) == (20, 20) and (t32.bytes, t32.ideal_bytes) == (12, 12)
     assert naive.intensity() < t16.intensity() < t32.intensity()
     assert all(r.trips_known and r.bound() == "memory" for r in (naive, t16, t32))
+
+
+def test_a_fix_worth_under_one_percent_gets_no_gain_note() -> None:
+    from kernlint.diagnostics import Diagnostic, Severity
+    from kernlint.roofline import ARCH_PEAKS, Roofline
+    from kernlint.roofline_gain import with_gains
+
+    # No FLOPs, 102.5 bytes per thread, the access wastes 1: 102.5 / 101.5 = 1.0099x, under 1 %
+    # (it rounds to 1.01, which must not let it through), and 1.2x is printed as 1.2, not 1.
+    d = Diagnostic("k.cu", 7, 3, "KL103", "misaligned-global-access", Severity.INFO, "m", kernel="k")
+    for waste, note in ((1.0, False), (17.75, True)):
+        row = Roofline("k", "k.cu", 1, "block (256,1,1)", "sm_80", "A100", 0, 0, 102.5, 80, (), False,
+                       ARCH_PEAKS["sm_80"], ((7, 3, "load", 5 + waste, 5.0),))
+        (out,) = with_gains([d], [row])
+        assert ("roofline_gain" in out.metrics) == note
+        if note:
+            assert "up to 1.21x faster" in out.notes[-1]
