@@ -116,7 +116,7 @@ class UniformLoads:
     def value(self, name: str, root: str, address: np.ndarray) -> tuple[str, tuple[int, ...]] | None:
         """The symbol and samples for a uniform load at `address` (its per-sample values, one per warp
         and lane broadcast), or None when the kernel has too many load sites to sample."""
-        key = (root, np.ascontiguousarray(address).tobytes() + str(address.shape).encode())
+        key = _address_key(root, address)
         known = self.by_address.get(key)
         if known is not None:
             return known, self.by_site[known]
@@ -136,7 +136,7 @@ class UniformLoads:
 
     def pointer(self, name: str, root: str, address: np.ndarray) -> tuple[str, int] | None:
         """The symbol and allocation slot of a uniform pointer load at `address` (None past the cap)."""
-        key = ("*" + root, np.ascontiguousarray(address).tobytes() + str(address.shape).encode())
+        key = _address_key("*" + root, address)
         known = self.by_address.get(key)
         if known is not None:
             return known, self.pointer_slots[known]
@@ -154,6 +154,11 @@ class UniformLoads:
             return
         for k in [k for k in self.by_address if k[0] in (root, "*" + root)]:
             del self.by_address[k]
+
+
+def _address_key(root: str, address: np.ndarray) -> tuple[str, bytes]:
+    """The key of the words a load read: the array (`*array` for a pointer load) and every address."""
+    return root, np.ascontiguousarray(address).tobytes() + str(address.shape).encode()
 
 
 def writes_global(fn: ir.Function, name: str, tu: ir.TranslationUnit | None = None) -> bool:
