@@ -101,19 +101,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         if res.truncated and not res.contradiction:
             out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))
         if res.dead_regions and not res.truncated:
-            # Guards the sampled sizes made dead: evaluate again with those parameters small.
-            overrides = resample.overrides_for(res.dead_regions, res.block_targets)
-            again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()
-            out.append(KernelResult(
-                path=tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
-                assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
-                notes=(), source_lines=source_lines,
-                shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
-                regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed, overrides, res.block_targets),
-                coverage=again.coverage,
-                template=fn if run_fn is not fn else None,
-            ))
-            out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines))
+            out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, res, source_lines))
     main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
 
@@ -132,6 +120,30 @@ def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchSha
         return None
     done.add(block)
     return new, again
+
+
+def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: "LaunchShape",
+                   defines: dict[str, int], res: object, source_lines: tuple[str, ...],
+                   loop_cap: int | None = None, said: str = "") -> list[KernelResult]:
+    """Guards the sampled sizes made dead in the evaluation `res`: evaluate again with those
+    parameters small (eval/resample.py), then with other samples for what that leaves dead.
+    `loop_cap` and `said` carry over from a frugal evaluation (`_frugal`) that found the regions."""
+    overrides = resample.overrides_for(res.dead_regions, res.block_targets)  # type: ignore[attr-defined]
+    again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
+    if again.truncated and loop_cap is not None:
+        return []
+    how = resample.describe(res.dead_regions, res.assumed, overrides, res.block_targets)  # type: ignore[attr-defined]
+    out = [KernelResult(
+        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
+        assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+        notes=(), source_lines=source_lines,
+        shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
+        regions=tuple(res.dead_regions), resampled="; ".join(x for x in (how, said) if x),  # type: ignore[attr-defined]
+        coverage=again.coverage,
+        template=fn if run_fn is not fn else None,
+    )]
+    out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines, loop_cap, said))
+    return out
 
 
 # Iterations a loop over sampled values runs in the re-evaluation after the budget ran out.
@@ -153,7 +165,7 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
     said = (f"the step budget ran out before {evcov.show_lines(lines)}: "
             f"they were evaluated again with loops over sampled sizes stopped after {FRUGAL_LOOP_CAP} iterations "
             f"(what those loops write is unknown after them)")
-    return [KernelResult(
+    out = [KernelResult(
         path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
         assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
         notes=(), source_lines=source_lines,
@@ -161,6 +173,12 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
         regions=tuple((0, 0, ln, ln) for ln in lines), resampled=said, coverage=again.coverage,
         template=fn if run_fn is not fn else None,
     )]
+    if again.dead_regions:
+        # Regions the frugal evaluation finds dead under the samples (the first one never got to
+        # them): re-sampled as after a complete evaluation, with the same loop cap.
+        out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, again, source_lines,
+                                  loop_cap=FRUGAL_LOOP_CAP, said=said))
+    return out
 
 
 # Extra evaluations at most for regions that neither the first nor the small samples reach.
@@ -169,7 +187,8 @@ MAX_EXTRA_RESAMPLES = 3
 
 def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: object,
                        defines: dict[str, int], res: object, again: object,
-                       source_lines: tuple[str, ...]) -> list[KernelResult]:
+                       source_lines: tuple[str, ...], loop_cap: int | None = None,
+                       said: str = "") -> list[KernelResult]:
     """Regions that neither the first samples nor the small ones reach, evaluated again with other
     samples of their guards' parameters (eval/resample.py `other_overrides`: their order reversed,
     then one of them small with the others as sampled), each region by the first that reaches it;
@@ -182,7 +201,8 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
     for overrides, why in resample.other_overrides(still, res.assumed)[:MAX_EXTRA_RESAMPLES]:  # type: ignore[attr-defined]
         if not still:
             break
-        run = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()  # type: ignore[arg-type]
+        run = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides,  # type: ignore[arg-type]
+                          loop_cap=loop_cap).run()
         if run.truncated or run.contradiction:
             continue
         reached = {k: v for k, v in still.items() if k not in run.dead_regions}
@@ -194,7 +214,7 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
             assumed=tuple(sorted(run.assumed.items())), defines=tuple(sorted(defines.items())),
             notes=(), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in run.shared_layout.items()), unit=run_tu,
-            regions=tuple(reached), resampled=resample.describe_other(reached, overrides, why),
+            regions=tuple(reached), resampled="; ".join(x for x in (resample.describe_other(reached, overrides, why), said) if x),
             coverage=run.coverage, template=fn if run_fn is not fn else None,
         ))
     return out

@@ -503,12 +503,15 @@ def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteSta
     """Two runs of one shape (a re-evaluation of regions with other samples): evaluated by either.
 
     A site neither evaluated keeps the reason of the run that reached it (`unreached` in the first
-    run, a call not modelled in the re-evaluation: the call is what is left to fix)."""
+    run, a call not modelled in the re-evaluation: the call is what is left to fix). The step budget
+    is no reason for a site that a re-evaluation within the budget reached (or found dead): the
+    re-evaluation's reason replaces it."""
     out = {s.key: s for s in a}
     for s in b:
         old = out.get(s.key)
         if old is None or (s.evaluated and not old.evaluated) or (
-                not s.evaluated and not old.evaluated and old.why[0] == "unreached" and s.why[0] != "unreached"):
+                not s.evaluated and not old.evaluated and old.why[0] == "unreached" and s.why[0] != "unreached") or (
+                not s.evaluated and not old.evaluated and old.why[0] == "budget" and s.why[0] != "budget"):
             out[s.key] = s
     return tuple(out.values())
 

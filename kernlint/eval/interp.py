@@ -701,9 +701,8 @@ class Interpreter:
             if not isinstance(n, ir.Binary) or n.op not in ("==", "<", ">", "<=", ">="):
                 continue
             for e, other, swapped in ((n.lhs, n.rhs, False), (n.rhs, n.lhs, True)):
-                while isinstance(e, ir.Cast):
-                    e = e.operand
-                if not isinstance(e, ir.Ref) or e.kind != "param" or e.name not in params or not _pure(other):
+                name = _sampled_name(e)
+                if name is None or name not in params or not _pure(other):
                     continue
                 v = self.eval(other)
                 if v.data is None or v.deps:
@@ -713,7 +712,7 @@ class Interpreter:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
                 if t is not None:
-                    out.setdefault(e.name, t)
+                    out.setdefault(name, t)
         return out
 
     def block_targets(self, cond: ir.Expr) -> dict[str, int]:
@@ -1985,6 +1984,22 @@ def _local_lvalue(e: ir.Expr) -> tuple[str, str] | None:
             base = base.operand
         if isinstance(base, ir.Ref) and base.kind in ("local", "param") and base.ctype.kind == "struct":
             return base.name, e.field
+    return None
+
+
+def _sampled_name(e: ir.Expr) -> str | None:
+    """The name a sampled runtime value goes by: a parameter (`n`), or a field of a struct parameter
+    or of a `__constant__`/`__device__` struct (`d_common.frame_no`, as `param_value` names it)."""
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    if isinstance(e, ir.Ref) and e.kind == "param":
+        return e.name
+    if isinstance(e, ir.Member) and not e.arrow:
+        base = e.base
+        while isinstance(base, ir.Cast):
+            base = base.operand
+        if isinstance(base, ir.Ref) and base.kind in ("param", "global", "constant"):
+            return f"{base.name}.{e.field}"
     return None
 
 

@@ -1,0 +1,84 @@
+"""Evaluator reach (issue 11): code after the step budget ran out that the samples make dead,
+guards on fields of `__constant__` structs, thread-local arrays with folded indices."""
+from __future__ import annotations
+
+from kernlint.engine import LintOptions, lint_source
+
+OPTIONS = LintOptions(resources=False)
+
+
+def _lint(src: str, path: str = "reach_eval.cu"):
+    return lint_source(src, path, OPTIONS)
+
+
+BUDGET_THEN_DEAD = """
+struct Config { int frame; };
+__constant__ Config C;
+__global__ void phases(float* a, const float* b, int n) {
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < n; i += 32) {
+        s += b[i];
+    }
+    for (int j = 0; j < n; j++) {
+        for (int k = 0; k < 16; k++) {
+            s += b[j * 16 + k] * b[k * n + j] + b[j + k];
+        }
+    }
+    if (C.frame == 0) {
+        a[threadIdx.x * 64] = s;
+    }
+}
+void run(float* a, const float* b, int n) { phases<<<1, 32>>>(a, b, n); }
+"""
+
+
+def test_a_guard_dead_under_the_samples_after_the_budget_ran_out_is_re_sampled(monkeypatch) -> None:
+    from kernlint.eval.interp import Interpreter
+
+    defaults = Interpreter.__init__.__defaults__
+    monkeypatch.setattr(Interpreter.__init__, "__defaults__", (1000,) + defaults[1:])
+    res = _lint(BUDGET_THEN_DEAD)
+    main = [r for r in res.results if not r.regions]
+    assert main and any("step budget" in n for r in main for n in r.notes)
+    # Lane i stores a float 256 bytes after lane i-1: 32 sectors for one request.
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 15 and d.metrics["sectors"] == 32
+    said = " ".join(d.assumptions)
+    assert "C.frame = 0" in said and "step budget ran out" in said
+    (rec,) = res.coverage
+    assert rec.status == "full"
+
+
+def test_without_the_re_sampling_the_budget_is_not_the_reason_given(monkeypatch) -> None:
+    """A site the frugal re-evaluation reaches but does not evaluate is reported with that run's
+    reason, not as cut off by the budget (which the re-evaluation did not run out of)."""
+    from kernlint import engine
+    from kernlint.eval.interp import Interpreter
+
+    defaults = Interpreter.__init__.__defaults__
+    monkeypatch.setattr(Interpreter.__init__, "__defaults__", (1000,) + defaults[1:])
+    monkeypatch.setattr(engine, "_resample_dead", lambda *a, **k: [])
+    res = _lint(BUDGET_THEN_DEAD)
+    (rec,) = res.coverage
+    assert rec.status == "partial"
+    assert [g.kind for g in rec.gaps] == ["unreached"]
+    assert not [d for d in res.diagnostics if d.code == "KL102"]
+
+
+def test_a_mode_field_of_a_constant_struct_is_sampled_as_the_value_its_guard_asks_for() -> None:
+    src = """
+struct Params { int mode; };
+__constant__ Params P;
+__global__ void k(float* out, const float* in) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (P.mode == 2) {
+        out[i] = in[i * 2];
+    }
+}
+void run(float* out, const float* in) { k<<<8, 128>>>(out, in); }
+"""
+    res = _lint(src)
+    # 8-byte stride: a warp's 32 loads span 256 bytes, 8 sectors for 128 bytes used.
+    (d,) = [d for d in res.diagnostics if d.code == "KL101"]
+    assert d.line == 7 and d.metrics["sectors"] == 8
+    assert any("P.mode = 2" in a for a in d.assumptions)
