@@ -127,22 +127,32 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
                    loop_cap: int | None = None, said: str = "") -> list[KernelResult]:
     """Guards the sampled sizes made dead in the evaluation `res`: evaluate again with those
     parameters small (eval/resample.py), then with other samples for what that leaves dead.
-    `loop_cap` and `said` carry over from a frugal evaluation (`_frugal`) that found the regions."""
-    overrides = resample.overrides_for(res.dead_regions, res.block_targets)  # type: ignore[attr-defined]
-    again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
-    if again.truncated and loop_cap is not None:
-        return []
-    how = resample.describe(res.dead_regions, res.assumed, overrides, res.block_targets)  # type: ignore[attr-defined]
-    out = [KernelResult(
-        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
-        assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
-        notes=(), source_lines=source_lines,
-        shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
-        regions=tuple(res.dead_regions), resampled="; ".join(x for x in (how, said) if x),  # type: ignore[attr-defined]
-        coverage=again.coverage,
-        template=fn if run_fn is not fn else None,
-    )]
-    out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines, loop_cap, said))
+    Regions whose guards ask for exact values (`if (P.frame == 0)`, `if (bx == 1)`) are evaluated
+    apart from the ones sampled small when both kinds occur, so that one region's small sizes do not
+    change the addresses in the other (a template's row count sampled as 1 because some other loop
+    over it ran no iteration). `loop_cap` and `said` carry over from a frugal evaluation (`_frugal`)
+    that found the regions."""
+    dead, targets = res.dead_regions, res.block_targets  # type: ignore[attr-defined]
+    exact = {k: v for k, v in dead.items() if targets.get(k) and set(v) <= set(targets[k])}
+    small = {k: v for k, v in dead.items() if k not in exact}
+    out: list[KernelResult] = []
+    for group in ([small, exact] if small and exact else [dead]):
+        overrides = resample.overrides_for(group, targets)
+        again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
+        if again.truncated and loop_cap is not None:
+            continue
+        how = resample.describe(group, res.assumed, overrides, targets)  # type: ignore[attr-defined]
+        out.append(KernelResult(
+            path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
+            assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+            notes=(), source_lines=source_lines,
+            shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
+            regions=tuple(group), resampled="; ".join(x for x in (how, said) if x),
+            coverage=again.coverage,
+            template=fn if run_fn is not fn else None,
+        ))
+        out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines, loop_cap, said,
+                                      dead=group))
     return out
 
 
@@ -188,12 +198,13 @@ MAX_EXTRA_RESAMPLES = 3
 def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: object,
                        defines: dict[str, int], res: object, again: object,
                        source_lines: tuple[str, ...], loop_cap: int | None = None,
-                       said: str = "") -> list[KernelResult]:
+                       said: str = "", dead: dict | None = None) -> list[KernelResult]:
     """Regions that neither the first samples nor the small ones reach, evaluated again with other
     samples of their guards' parameters (eval/resample.py `other_overrides`: their order reversed,
     then one of them small with the others as sampled), each region by the first that reaches it;
     [] when there is nothing to do."""
-    still = {k: v for k, v in res.dead_regions.items()  # type: ignore[attr-defined]
+    dead = res.dead_regions if dead is None else dead  # type: ignore[attr-defined]
+    still = {k: v for k, v in dead.items()
              if k in again.dead_regions and not res.block_targets.get(k)}  # type: ignore[attr-defined]
     if not still or again.truncated:  # type: ignore[attr-defined]
         return []
