@@ -122,6 +122,10 @@ def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchSha
     return new, again
 
 
+# Re-evaluations at most for dead regions whose guards ask for values of different names.
+MAX_EXACT_GROUPS = 3
+
+
 def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: "LaunchShape",
                    defines: dict[str, int], res: object, source_lines: tuple[str, ...],
                    loop_cap: int | None = None, said: str = "") -> list[KernelResult]:
@@ -135,8 +139,16 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
     dead, targets = res.dead_regions, res.block_targets  # type: ignore[attr-defined]
     exact = {k: v for k, v in dead.items() if targets.get(k) and set(v) <= set(targets[k])}
     small = {k: v for k, v in dead.items() if k not in exact}
+    # Exact regions that ask for values of different names are evaluated apart too (`nf == 512`
+    # wants n = 32768, the last block's `else` wants another n), at most MAX_EXACT_GROUPS runs.
+    by_names: dict[frozenset[str], dict] = {}
+    for k, v in sorted(exact.items()):
+        by_names.setdefault(frozenset(targets[k]), {})[k] = v
+    groups = ([small] if small else []) + list(by_names.values())[:MAX_EXACT_GROUPS]
+    if len(groups) == 1 and not small and len(by_names) == 1:
+        groups = [dead]
     out: list[KernelResult] = []
-    for group in ([small, exact] if small and exact else [dead]):
+    for group in groups:
         overrides = resample.overrides_for(group, targets)
         again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
         if again.truncated and loop_cap is not None:
@@ -204,8 +216,10 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
     then one of them small with the others as sampled), each region by the first that reaches it;
     [] when there is nothing to do."""
     dead = res.dead_regions if dead is None else dead  # type: ignore[attr-defined]
+    # A region that the small samples did not run, whether they found it dead or never got to it
+    # (it lies inside other code they made dead).
     still = {k: v for k, v in dead.items()
-             if k in again.dead_regions and not res.block_targets.get(k)}  # type: ignore[attr-defined]
+             if k not in again.regions_taken and not res.block_targets.get(k)}  # type: ignore[attr-defined]
     if not still or again.truncated:  # type: ignore[attr-defined]
         return []
     out: list[KernelResult] = []
@@ -216,7 +230,7 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
                           loop_cap=loop_cap).run()
         if run.truncated or run.contradiction:
             continue
-        reached = {k: v for k, v in still.items() if k not in run.dead_regions}
+        reached = {k: v for k, v in still.items() if k in run.regions_taken}
         if not reached:
             continue
         still = {k: v for k, v in still.items() if k not in reached}

@@ -82,3 +82,41 @@ void run(float* out, const float* in) { k<<<8, 128>>>(out, in); }
     (d,) = [d for d in res.diagnostics if d.code == "KL101"]
     assert d.line == 7 and d.metrics["sectors"] == 8
     assert any("P.mode = 2" in a for a in d.assumptions)
+
+
+def test_a_guard_on_a_value_affine_in_a_parameter_is_solved_only_exactly() -> None:
+    template = """
+__global__ void k(float* out, int n) {
+    int m = n * 2 + 4;
+    if (m == %d) {
+        out[threadIdx.x * 32] = 0.0f;
+    }
+}
+void run(float* out, int n) { k<<<64, 128>>>(out, n); }
+"""
+    # m = 2n + 4 == 100 for n = 48: solved, the store evaluated there (128-byte lane stride: 32 sectors).
+    res = _lint(template % 100)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.metrics["sectors"] == 32 and any("n = 48" in a for a in d.assumptions)
+    assert res.coverage[0].status == "full"
+    # m is even for every integer n: 101 has no solution, so nothing is made up and the region stays
+    # not evaluated (KL904), without a finding.
+    res = _lint(template % 101)
+    assert not [d for d in res.diagnostics if d.code == "KL102"]
+    assert res.coverage[0].status == "partial" and [d for d in res.diagnostics if d.code == "KL904"]
+
+
+def test_a_value_that_differs_between_lanes_is_not_solved_for() -> None:
+    src = """
+__global__ void k(float* out, int n) {
+    int m = n + threadIdx.x;
+    if (m == 7) {
+        out[threadIdx.x * 32] = 0.0f;
+    }
+}
+void run(float* out, int n) { k<<<64, 128>>>(out, n); }
+"""
+    res = _lint(src)
+    # Re-sampled small (n = 1: lane 6 enters), never solved for an exact n.
+    assert all("to reach the guarded code" not in r.resampled for r in res.results)
+    assert any("re-sampled n as 1 and 32" in r.resampled for r in res.results)

@@ -100,6 +100,9 @@ class EvalResult:
     dead_regions: dict[tuple[int, int, int, int], frozenset[str]] = field(default_factory=dict)
     # For dead regions whose guard picks out blocks the samples miss: blockIdx.x -> a block that enters.
     block_targets: dict[tuple[int, int, int, int], dict[str, int]] = field(default_factory=dict)
+    # The regions (keys as in `dead_regions`) that ran for some sample: a re-sampled evaluation
+    # reached a region when it is here (one inside other dead code is in neither).
+    regions_taken: frozenset[tuple[int, int, int, int]] = frozenset()
     # An `assert` that fails for every thread reaching it: the launch shape evaluated is one the
     # kernel itself rules out (`assert(blockDim.x == 4)` under a guessed (32, 8)).
     contradiction: str = ""
@@ -232,6 +235,7 @@ class Interpreter:
                                           self.unresolved_names)
         self.result.dead_regions = {k: v for k, v in self.ifs_dead.items() if k not in self.ifs_taken}
         self.result.block_targets = {k: v for k, v in self.ifs_targets.items() if k in self.result.dead_regions}
+        self.result.regions_taken = frozenset(self.ifs_taken)
         return self.result
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
@@ -702,6 +706,11 @@ class Interpreter:
                 continue
             for e, other, swapped in ((n.lhs, n.rhs, False), (n.rhs, n.lhs, True)):
                 name = _sampled_name(e)
+                if name is None and _pure(e) and _pure(other):
+                    solved = self.affine_target(e, other, n.op, swapped, params)
+                    if solved is not None:
+                        out.setdefault(*solved)
+                    continue
                 if name is None or name not in params or not _pure(other):
                     continue
                 v = self.eval(other)
@@ -714,6 +723,47 @@ class Interpreter:
                 if t is not None:
                     out.setdefault(name, t)
         return out
+
+    def affine_target(self, e: ir.Expr, other: ir.Expr, op: str, swapped: bool,
+                      params: frozenset[str]) -> tuple[str, int] | None:
+        """The value of the one sampled parameter `p` that `e op other` asks for when `e` is a value
+        computed from `p` alone, the same for every lane (`nf = 512 - (gridDim.x * 512 - n)`;
+        `if (nf == 512)`), and `other` is one integer: `e` is taken as affine in `p` through its
+        values under the two samples, and `p` is solved for exactly (None unless the solution is a
+        non-negative integer). The re-evaluation under that value is an evaluation like any other: if
+        `e` is not affine the guard just stays dead there."""
+        v, o = self.eval(e), self.eval(other)
+        if v.data is None or o.data is None or o.deps or v.is_float or o.is_float or v.fields:
+            return None
+        sampled = resample.sampled_parameters(v.deps, self.result.assumed) & params
+        if len(sampled) != 1 or resample.block_names(v.deps) or any(uniform_data.is_loaded(d) for d in v.deps):
+            return None
+        p = next(iter(sampled))
+        ps = self.result.assumed[p]
+        ovals = np.unique(np.asarray(o.data))
+        if len(ps) != self.S or self.S < 2 or ps[0] == ps[1] or ovals.size != 1:
+            return None
+        data = np.broadcast_to(np.asarray(v.data, dtype=np.int64), self.mask.shape)
+        per_sample = []
+        for k in range(self.S):
+            vals = np.unique(data[k][self.entry_mask[k]]) if self.entry_mask[k].any() else np.unique(data[k])
+            if vals.size != 1:
+                return None
+            per_sample.append(int(vals[0]))
+        want = resample.block_target(op, int(ovals[0]), swapped)  # the value of `e` that satisfies it
+        if want is None:
+            return None
+        l0, l1 = per_sample[0], per_sample[1]
+        if l0 == l1:
+            return None
+        num, den = (want - l0) * (ps[1] - ps[0]), l1 - l0
+        if num % den:
+            return None
+        target = ps[0] + num // den
+        # The other samples must lie on the same line, or `e` is not affine in `p`.
+        if any((per_sample[k] - l0) * (ps[1] - ps[0]) != (ps[k] - ps[0]) * den for k in range(2, self.S)):
+            return None
+        return (p, target) if target >= 0 else None
 
     def block_targets(self, cond: ir.Expr) -> dict[str, int]:
         """Block indices that the comparisons of `cond` with blockIdx ask for (`bx == 1` -> x: 1).
