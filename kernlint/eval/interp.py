@@ -28,6 +28,7 @@ from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval import uniform_data
+from kernlint.eval import local_arrays
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
@@ -201,6 +202,9 @@ class Interpreter:
         # sampled runtime values (eval/uniform_data.py).
         self.uniform_loads = uniform_data.UniformLoads(self.S, dict(defines), dict(sample_overrides or {}))
         self.global_values: dict[str, Val] = {}
+        # Per-thread local arrays whose elements are known per lane (eval/local_arrays.py).
+        self.local_arrays = local_arrays.LocalArrays()
+        self._escaping: frozenset[str] | None = None
 
     # --- entry -------------------------------------------------------------------------------------
 
@@ -498,10 +502,26 @@ class Interpreter:
             self.declare(d.name, Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=d.name), t)
             return
         if t.kind == "array":
-            # A per-thread local array: registers or local memory; its contents are not tracked (its
-            # initializer is still evaluated, for the loads in it).
-            if d.init is not None:
+            # A per-thread local array: registers or local memory. Its elements are tracked per lane
+            # when it is small and only ever subscripted (eval/local_arrays.py); its initializer is
+            # evaluated either way, for the loads in it.
+            key = (id(self.frame), d.name)
+            track = local_arrays.tracked_type(t) and d.name not in self.escaping_arrays()
+            items: list[Val] | None = None
+            if d.init is not None and isinstance(d.init, ir.InitList) and track and t.pointee is not None:
+                el = t.pointee
+                items = [self.convert(self.eval(it), el) if el.kind != "pointer" else self.eval(it)
+                         for it in d.init.items]
+                if len(items) > t.count:
+                    track = False
+            elif d.init is not None:
                 self.eval(d.init)
+            if track:
+                self.local_arrays.declare(key, t.count, items)
+                if d.init is not None and items is None:
+                    self.local_arrays.forget([key])  # initialised by something other than a list
+            else:
+                self.local_arrays.untrack(key)
             self.declare(d.name, Val(None, space="local", root=d.name), t)
             return
         v = self.eval(d.init) if d.init is not None else UNINIT
@@ -510,6 +530,35 @@ class Interpreter:
         if d.init is not None and t.kind in ("int", "bool", "float"):
             v = self.convert(v, t)
         self.declare(d.name, v, t)
+
+    def escaping_arrays(self) -> frozenset[str]:
+        """Names used other than as a plain subscript anywhere in the kernel or the file's functions:
+        arrays by those names are not tracked (eval/local_arrays.py)."""
+        if self._escaping is None:
+            bodies = [self.fn.body] + [f.body for f in self.tu.functions.values() if f.body is not None]
+            self._escaping = local_arrays.escaping_names(bodies)
+        return self._escaping
+
+    def tracked_array(self, e: ir.Expr) -> tuple[tuple[int, str], ir.Expr] | None:
+        """The key of the tracked local array `e` (`name[i]`, `i` free of side effects) subscripts,
+        and the index expression."""
+        name = local_arrays.subscripted_name(e)
+        if name is None:
+            return None
+        key = (id(self.frame), name)
+        inner = e
+        while isinstance(inner, ir.Cast):
+            inner = inner.operand
+        if key not in self.local_arrays or not isinstance(inner, ir.Index) or not _pure(inner.index):
+            return None
+        return key, inner.index
+
+    def forget_arrays(self, node: object, why: tuple[str, str] | None) -> None:
+        """Tracked arrays `node` writes become unknown (written where the evaluator lost track)."""
+        names = local_arrays.stored_arrays(node)
+        if names:
+            self.local_arrays.forget([(id(self.frame), n) for n in names if (id(self.frame), n) in self.local_arrays],
+                                     why)
 
     def declare(self, name: str, v: Val, t: ir.CType) -> None:
         self.frame.env[name] = v
@@ -568,6 +617,7 @@ class Interpreter:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
             self.shared_scalars.forget(written, why_of(c))
+            self.forget_arrays(s, why_of(c))
             return
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
@@ -955,6 +1005,7 @@ class Interpreter:
                                             if data_cond is not None
                                             else unknown(self.frame.env[name], why=why, uniform=False))
             self.shared_scalars.forget(written, why)
+            self.forget_arrays(s, why)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
         self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
@@ -1015,6 +1066,7 @@ class Interpreter:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
             self.shared_scalars.forget(written, why_of(c))
+            self.forget_arrays(s, why_of(c))
 
     # --- expressions ------------------------------------------------------------------------------
 
@@ -1151,6 +1203,7 @@ class Interpreter:
         if c.data is None:
             a = self.eval(e.then)
             b = self.eval(e.other)
+            self.forget_arrays(e, why_of(c))  # either side's writes may or may not have happened
             if branch:
                 self.branch_unknown(e.span, c)
             return unknown(a, b, c)
@@ -1266,6 +1319,8 @@ class Interpreter:
             b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
             if not self.mask.any():
                 self.mark_dead(e.rhs, a.deps)
+            if a.data is None:
+                self.forget_arrays(e.rhs, why_of(a))  # the right side ran for lanes that may skip it
             self.mask = parent
             if a.data is None or b.data is None:
                 # `false && unknown` is still false; `true || unknown` still true.
@@ -1479,6 +1534,9 @@ class Interpreter:
             return addr  # an array lvalue decays to its address: no access
         self.access(e, addr, t, "load")
         if addr.space == "local":
+            tracked = self.tracked_array(e)
+            if tracked is not None:
+                return self.local_arrays.load(tracked[0], self.eval(tracked[1]), self.mask)
             return Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
         return self.loaded(e, addr, t)
 
@@ -1610,6 +1668,15 @@ class Interpreter:
             return
         addr, t = lv
         self.access(inner, addr, t, "store")
+        if addr.space == "local":
+            name = local_arrays.subscripted_name(inner)
+            key = (id(self.frame), name)
+            if name is not None and key in self.local_arrays:
+                tracked = self.tracked_array(inner)
+                if tracked is not None:
+                    self.local_arrays.store(key, self.eval(tracked[1]), v, self.mask, self.merge)
+                else:
+                    self.local_arrays.forget([key])
 
     def assign_var(self, name: str, v: Val) -> None:
         env = self.frame.env
