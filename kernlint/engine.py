@@ -203,6 +203,17 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
     return out
 
 
+def _region_ran(run: object, key: tuple[int, int, int, int]) -> bool:
+    """Whether an evaluation ran a region: its guard let some sample in, or (a guard that became
+    data-dependent under other samples is not noted) some site on its lines was evaluated."""
+    if key in run.regions_taken:  # type: ignore[attr-defined]
+        return True
+    if key in run.dead_regions:  # type: ignore[attr-defined]
+        return False
+    first, last = key[2], key[3]
+    return any(st.evaluated and first <= st.key[0] <= last for st in run.coverage)  # type: ignore[attr-defined]
+
+
 # Extra evaluations at most for regions that neither the first nor the small samples reach.
 MAX_EXTRA_RESAMPLES = 3
 
@@ -219,7 +230,7 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
     # A region that the small samples did not run, whether they found it dead or never got to it
     # (it lies inside other code they made dead).
     still = {k: v for k, v in dead.items()
-             if k not in again.regions_taken and not res.block_targets.get(k)}  # type: ignore[attr-defined]
+             if not _region_ran(again, k) and not res.block_targets.get(k)}  # type: ignore[attr-defined]
     if not still or again.truncated:  # type: ignore[attr-defined]
         return []
     out: list[KernelResult] = []
@@ -230,7 +241,7 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
                           loop_cap=loop_cap).run()
         if run.truncated or run.contradiction:
             continue
-        reached = {k: v for k, v in still.items() if k in run.regions_taken}
+        reached = {k: v for k, v in still.items() if _region_ran(run, k)}
         if not reached:
             continue
         still = {k: v for k, v in still.items() if k not in reached}
