@@ -5,7 +5,8 @@
 
 Each batch is one kernlint process (default `-j`, i.e. isolated workers, one per core) over a
 temporary directory; recorded per run, from wait4 of that process: exit status or signal, wall
-time, peak RSS (the largest of kernlint and its worker processes), tracebacks and internal errors
+time, CPU time (kernlint and its workers), the load average at its start, peak RSS (the
+largest of kernlint and its worker processes), tracebacks and internal errors
 (deduplicated by their message), and whether the good file was reported. Every `--det-every`-th
 batch is run again with `-j 1` and another hash seed, and the outputs must be byte-identical.
 Hostile batches: each generator of tests/fuzzgen.hostile alone with the good file, and the special
@@ -41,7 +42,10 @@ RSS_LIMIT_KIB = 1 << 20
 
 def run_kernlint(args: list[str], cwd: str, timeout: float, env: dict[str, str],
                  stdin: int | None = None) -> dict[str, object]:
-    """One kernlint process: rc (negative: the signal), wall, peak RSS of it and its workers, output."""
+    """One kernlint process: rc (negative: the signal), wall, CPU (user + system, of it and the workers
+    it reaped: wait4 reports a child's usage with its waited-for children), peak RSS of it and its
+    workers, the 1-minute load average at its start, output."""
+    load = os.getloadavg()[0]
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", "kernlint", "--no-ptxas", "--format", "concise", *args],
@@ -64,8 +68,8 @@ def run_kernlint(args: list[str], cwd: str, timeout: float, env: dict[str, str],
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
-    return {"rc": proc.returncode, "hung": hung, "wall": wall, "rss_kib": usage.ru_maxrss,
-            "stdout": stdout, "stderr": stderr}
+    return {"rc": proc.returncode, "hung": hung, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_kib": usage.ru_maxrss, "load": load, "stdout": stdout, "stderr": stderr}
 
 
 def judge(r: dict[str, object], good_name: str) -> list[str]:
@@ -89,6 +93,16 @@ def judge(r: dict[str, object], good_name: str) -> list[str]:
     if f"{good_name}:1:" not in str(r["stdout"]):
         bad.append("good file not reported")
     return bad
+
+
+def _spread(xs: list[float]) -> dict[str, float]:
+    """min / median / 95th percentile / max / total of a list of figures."""
+    if not xs:
+        return {}
+    ys = sorted(xs)
+    return {"min": round(ys[0], 2), "median": round(ys[len(ys) // 2], 2),
+            "p95": round(ys[min(len(ys) - 1, int(0.95 * len(ys)))], 2), "max": round(ys[-1], 2),
+            "total": round(sum(ys), 1)}
 
 
 def special_batches() -> list[tuple[str, list[str], dict[str, bytes], str | None]]:
@@ -128,14 +142,24 @@ def main() -> int:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     failures: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
-    worst = {"wall": 0.0, "rss_kib": 0, "wall_label": "", "rss_label": ""}
+    worst = {"wall": 0.0, "rss_kib": 0, "cpu": 0.0, "wall_label": "", "rss_label": "", "cpu_label": ""}
+    walls: list[float] = []
+    cpus: list[float] = []
+    loads: list[float] = []
+    over_wall: list[str] = []  # runs over the wall-clock limit, with their CPU time and the load
     runs = det_checks = files = 0
     t_start = time.monotonic()
 
     def record(label: str, r: dict[str, object], bad: list[str]) -> None:
         nonlocal runs
         runs += 1
-        for key in ("wall", "rss_kib"):
+        walls.append(float(r["wall"]))  # type: ignore[arg-type]
+        cpus.append(float(r["cpu"]))  # type: ignore[arg-type]
+        loads.append(float(r["load"]))  # type: ignore[arg-type]
+        if float(r["wall"]) > WALL_LIMIT_S:  # type: ignore[arg-type]
+            over_wall.append(f"{label}: {float(r['wall']):.1f} s wall, {float(r['cpu']):.1f} s CPU, "  # type: ignore[arg-type]
+                             f"load {float(r['load']):.1f}")  # type: ignore[arg-type]
+        for key in ("wall", "rss_kib", "cpu"):
             if r[key] > worst[key]:  # type: ignore[operator]
                 worst[key], worst[key.split("_")[0] + "_label"] = r[key], label  # type: ignore[assignment]
         for b in bad:
@@ -144,7 +168,8 @@ def main() -> int:
             outcomes[m] += 1
         outcomes["KL904 time budget"] += str(r["stdout"]).count("time budget")
         if bad or runs % 20 == 0 or a.verbose:
-            print(f"{label:40s} rc={r['rc']} {float(r['wall']):6.1f}s {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
+            print(f"{label:40s} rc={r['rc']} {float(r['wall']):6.1f}s wall {float(r['cpu']):5.1f}s cpu "  # type: ignore[arg-type]
+                  f"load {float(r['load']):4.1f} {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
                   f"{'; '.join(bad) or 'ok'}", flush=True)
 
     def batch(label: str, named: dict[str, bytes], args: list[str] | None = None, stdin: str | None = None,
@@ -202,7 +227,11 @@ def main() -> int:
         "runs": runs, "files": files, "mutants": a.inputs, "determinism_checks": det_checks,
         "elapsed_s": round(elapsed, 1), "slowest_run_s": round(float(worst["wall"]), 1),
         "slowest_run": worst["wall_label"], "peak_rss_mib": int(worst["rss_kib"]) // 1024,
-        "peak_rss_run": worst["rss_label"], "failures": dict(failures.most_common()),
+        "peak_rss_run": worst["rss_label"], "slowest_cpu_s": round(float(worst["cpu"]), 1),
+        "slowest_cpu_run": worst["cpu_label"], "batch": a.batch,
+        "wall_s": _spread(walls), "cpu_s": _spread(cpus), "load_1min": _spread(loads),
+        "runs_over_30s_cpu": sum(c > WALL_LIMIT_S for c in cpus), "runs_over_30s_wall": over_wall,
+        "failures": dict(failures.most_common()),
         "isolation_outcomes": dict(outcomes.most_common()),
     }
     print(json.dumps(summary, indent=2))
