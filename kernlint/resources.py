@@ -8,7 +8,8 @@ note saying why; the evaluator then falls back to an estimate from the IR, label
 (:func:`estimate_registers` is the small heuristic it uses).  This module never raises for a
 missing or failing compiler: exact numbers are an improvement, not a requirement.
 
-Results are cached on disk under ``$XDG_CACHE_HOME/kernlint`` (default ``~/.cache/kernlint``),
+Results are cached on disk in kernlint's cache directory (``--cache-dir``, ``$KERNLINT_CACHE_DIR``,
+``$XDG_CACHE_HOME/kernlint`` or ``~/.cache/kernlint``: :func:`cache_dir`),
 keyed by the sha256 of the file text, arch, flags and ``nvcc --version``, so a second run of an
 unchanged file costs nothing.  Headers the file includes are not part of the key: editing a header
 without touching the ``.cu`` needs ``KERNLINT_NO_CACHE=1`` (or a cache clear) to be seen.
@@ -417,9 +418,19 @@ def demangle_kernels(names: Sequence[str]) -> dict[str, tuple[str, str, str]]:
 
 
 def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/kernlint``, else ``~/.cache/kernlint``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kernlint"
+    """Where ptxas figures are cached: the directory every kernlint cache uses
+    (`kernlint.project.cache.cache_location`: ``--cache-dir``, ``$KERNLINT_CACHE_DIR``,
+    ``$XDG_CACHE_HOME/kernlint``, ``~/.cache/kernlint``)."""
+    from kernlint.project.cache import cache_location
+
+    return cache_location()
+
+
+def _caching() -> bool:
+    """Whether caches are read and written (``--no-cache`` / ``KERNLINT_NO_CACHE``: not), as every cache decides."""
+    from kernlint.project.cache import cache_dir as enabled
+
+    return enabled() is not None
 
 
 # The fields of a cached ptxas record and what each must hold; an entry that breaks this is ignored
@@ -454,7 +465,7 @@ def _read_cache(key: str) -> dict[str, Any] | None:
     """The entry for `key`, or None when there is none or it is not a valid one: only a regular
     file is read (a FIFO or a link to /dev/zero in its place must not hang or fill memory), at most
     CACHE_ENTRY_MAX_BYTES of it."""
-    if os.environ.get("KERNLINT_NO_CACHE"):
+    if not _caching():
         return None
     from kernlint.inputs import ReadProblem, read_regular
 
@@ -467,7 +478,7 @@ def _read_cache(key: str) -> dict[str, Any] | None:
 
 def _write_cache(key: str, data: dict[str, Any]) -> None:
     """Store a result; any failure (read-only dir, full disk) just means no cache."""
-    if os.environ.get("KERNLINT_NO_CACHE"):
+    if not _caching():
         return
     try:
         directory = cache_dir()
