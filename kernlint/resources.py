@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kernlint import leftovers
 from kernlint.includes import scan_includes
 
 COMPILE_TIMEOUT_S = 60.0
@@ -484,7 +485,7 @@ def _write_cache(key: str, data: dict[str, Any]) -> None:
         directory = cache_dir()
         directory.mkdir(parents=True, exist_ok=True)
         # Write then rename, so a concurrent run never reads half a file.
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=leftovers.temp_file_prefix(), suffix=".tmp")
     except OSError as exc:
         from kernlint import cachenotes
 
@@ -540,10 +541,11 @@ def _normalize_arch(arch: str) -> str:
     return text
 
 
-def _run(argv: list[str], cwd: str, timeout: float) -> tuple[int, str]:
-    """Run a command in its own process group; on timeout kill that group (nvcc's children too)."""
+def _run(argv: list[str], cwd: str, timeout: float, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run a command in its own process group (with `env` added to the environment); on timeout kill
+    that group (nvcc's children too)."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env={**os.environ, **env} if env else None)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -649,7 +651,12 @@ def exact_resources(
     stubbed: set[str] = set()
     deadline = time.monotonic() + timeout
     try:
-        with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
+        # Named by this process, so that if it is killed mid-compile its parent removes the directory.
+        with tempfile.TemporaryDirectory(prefix=leftovers.nvcc_dir_prefix()) as tmp:
+            # nvcc's own temporary files (tmpxft_*) go in here too, not in /tmp, where nvcc killed at
+            # the timeout would leave them: nvcc puts them in $TMPDIR.
+            nvcc_tmp = Path(tmp) / "tmp"
+            nvcc_tmp.mkdir()
             source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
             # Nested, so that stubs for `../x.h` (up to four levels up) still land inside `stubs`.
             stub_dir = Path(tmp) / "stubs" / "s" / "s" / "s" / "s"
@@ -667,7 +674,7 @@ def exact_resources(
                     left = deadline - time.monotonic()
                     if left <= 0:
                         raise subprocess.TimeoutExpired(argv, timeout)
-                    code, out = _run(argv[:1] + extra + argv[1:], tmp, left)
+                    code, out = _run(argv[:1] + extra + argv[1:], tmp, left, {"TMPDIR": str(nvcc_tmp)})
                     if code == 0:
                         break
                     pending = set(_missing_headers(out)) - stubbed

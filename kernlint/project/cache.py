@@ -122,7 +122,9 @@ def atomic_write(path: Path, data: bytes) -> bool:
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".tmp")
+        from kernlint.leftovers import temp_file_prefix
+
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(), suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
