@@ -8,7 +8,9 @@ temporary directory; recorded per run, from wait4 of that process: exit status o
 time, CPU time (kernlint and its workers), the load average at its start, peak RSS (the
 largest of kernlint and its worker processes), tracebacks and internal errors
 (deduplicated by their message), and whether the good file was reported. Every `--det-every`-th
-batch is run again with `-j 1` and another hash seed, and the outputs must be byte-identical.
+batch is run again with `-j 1`, no cache and another hash seed, and once more on the warm cache the
+first run filled (each batch has an empty cache directory of its own), and the outputs must be
+byte-identical.
 Hostile batches: each generator of tests/fuzzgen.hostile alone with the good file, and the special
 inputs (a FIFO and a device on the command line, `#include` of a FIFO, stdin from /dev/zero, a file
 name with a newline, a non-UTF-8 file name, a file name that is too long, an empty argument).
@@ -175,7 +177,11 @@ def main() -> int:
     def batch(label: str, named: dict[str, bytes], args: list[str] | None = None, stdin: str | None = None,
               check_det: bool = False, fifo: bool = False) -> None:
         nonlocal det_checks, files
-        with tempfile.TemporaryDirectory(prefix="kl-fuzz-") as d:
+        # Each batch has a cache directory of its own, empty at the start: the first run is cold, and
+        # the determinism checks compare it with a run that lints again (--no-cache, -j 1, another
+        # hash seed) and with a warm run that reads what the first one cached.
+        with tempfile.TemporaryDirectory(prefix="kl-fuzz-") as d, \
+                tempfile.TemporaryDirectory(prefix="kl-fuzz-cache-") as cache:
             if fifo:
                 os.mkfifo(Path(d, "pipe.cu"))
             for name, data in named.items():
@@ -183,27 +189,30 @@ def main() -> int:
             Path(d, "zz_good.cu").write_text(GOOD)
             files += len(named) + 1
             targets = [x.replace("@DIR@", d) for x in (args or [])] + [d]
-            fd = os.open(stdin, os.O_RDONLY) if stdin else None
-            try:
-                r = run_kernlint(targets, d, a.run_timeout, env, stdin=fd)
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            benv = {**env, "KERNLINT_CACHE_DIR": cache}
+
+            def once(extra: list[str], run_env: dict[str, str]) -> dict[str, object]:
+                fd = os.open(stdin, os.O_RDONLY) if stdin else None
+                try:
+                    return run_kernlint([*extra, *targets], d, a.run_timeout, run_env, stdin=fd)
+                finally:
+                    if fd is not None:
+                        os.close(fd)
+
+            r = once([], benv)
             record(label, r, judge(r, "zz_good.cu"))
             # A run the time budget or the timeout cut short depends on the machine's load: not compared.
             timed = "time budget" in str(r["stdout"]) or "gave up on this file: no result within" in str(r["stdout"])
             if check_det and not r["hung"] and not timed:
                 det_checks += 1
-                fd = os.open(stdin, os.O_RDONLY) if stdin else None
-                try:
-                    again = run_kernlint(["-j", "1", *targets], d, a.run_timeout,
-                                         {**env, "PYTHONHASHSEED": "12345"}, stdin=fd)
-                finally:
-                    if fd is not None:
-                        os.close(fd)
-                if (again["stdout"], again["stderr"], again["rc"]) != (r["stdout"], r["stderr"], r["rc"]):
-                    failures["nondeterministic output (-j 1, another hash seed)"] += 1
-                    print(f"{label:40s} NONDETERMINISTIC", flush=True)
+                for why, extra, run_env in (
+                        ("-j 1, no cache, another hash seed", ["-j", "1", "--no-cache"],
+                         {**benv, "PYTHONHASHSEED": "12345"}),
+                        ("warm cache", [], benv)):
+                    again = once(extra, run_env)
+                    if (again["stdout"], again["stderr"], again["rc"]) != (r["stdout"], r["stderr"], r["rc"]):
+                        failures[f"nondeterministic output ({why})"] += 1
+                        print(f"{label:40s} NONDETERMINISTIC ({why})", flush=True)
 
     if not a.no_hostile:
         for name, data in hostile(a.scale).items():
