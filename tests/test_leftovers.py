@@ -45,6 +45,13 @@ def test_a_worker_killed_at_the_timeout_leaves_nothing(tmp_path: Path, monkeypat
     monkeypatch.delenv("KERNLINT_NO_CACHE", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     marker = tmp_path / "child.pid"
+    # Forked from here, so the worker sees this environment and this module (a forkserver that an earlier
+    # test started would have neither).
+    import multiprocessing
+
+    from kernlint import isolation
+
+    monkeypatch.setattr(isolation, "_context", lambda: multiprocessing.get_context("fork"))
     out = dict(run_isolated(_compile_forever, [str(marker)], workers=1, limits=Limits(timeout_s=1.0, memory_mb=None)))
     assert isinstance(out[0], Failure) and out[0].kind == "timeout"
     child = int(marker.read_text())
