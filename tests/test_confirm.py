@@ -303,6 +303,54 @@ def test_finding_under_a_data_dependent_branch_is_not_judged(tmp_path: Path) -> 
     assert all(d.confirmation == "not-run" and d.metrics["confirm_not_run"] == "data-dependent" for d in under)
 
 
+def test_uniform_loads_are_seeded_with_the_sampled_values(tmp_path: Path) -> None:
+    """A warp-uniform load returns its sampled value on the GPU (confirm/seeding.py): the instrumented
+    load is wrapped, the launch carries the value of each sample, and the findings are judged."""
+    from kernlint.confirm import seeding
+
+    text, result = _lint(FIXTURES / "KL101_uniform_loads.cu")
+    plan = confirm.plan_file(result, text, OPTIONS)
+    assert plan.instrumented is not None
+    code = plan.instrumented.code
+    assert "__kl_ldv(" in code and "offsets[blockIdx.x]" in code
+    # The load still runs (traced), only its value is replaced: the wrap is outside the access record.
+    line = next(ln for ln in code.splitlines() if "int base = " in ln)
+    assert line.strip().startswith("int base = __kl_ldv(") and "__kl_rec(" in line, line
+    assert "__kl_ldv(" in plan.instrumented.profiled  # the build Nsight Compute profiles sees the same values
+    run = next(r for r in plan.runs if r.name_expr == "segment_strided")
+    assert run.seeded and run.spec is not None
+    assumed = dict(run.result.assumed)
+    (site_symbol, target), = run.result.load_sites
+    slot = next(s.id for s in plan.instrumented.seeded if s.span.line == int(site_symbol.split(":")[1]))
+    for key, sample in (("seed", 0), ("seed2", 1)):
+        raw = bytes.fromhex(run.spec.get(key, run.spec["seed"])["hex"])
+        vals = np.frombuffer(raw[: seeding.MAXV * 8], dtype=np.int64)
+        have = np.frombuffer(raw[seeding.MAXV * 8 + 8: seeding.MAXV * 8 + 8 + seeding.MAXV // 8], dtype=np.uint32)
+        assert vals[slot] == assumed[target][sample] and (have[slot >> 5] >> (slot & 31)) & 1
+    # Two sites reading the same words share a symbol: both return its value.
+    src = ("// kernlint: block=(128,1,1)\n__global__ void k(const int* lim, float* a) {\n"
+           "    int s = lim[blockIdx.x];\n    int t = lim[blockIdx.x];\n"
+           "    a[(s + t) * 2 + threadIdx.x * 32] = 1.0f;\n}\n")
+    path = tmp_path / "twice.cu"
+    path.write_text(src)
+    res = lint_with_suppressions(src, str(path), OPTIONS)
+    twice = confirm.plan_file(res, src, OPTIONS)
+    r = twice.runs[0]
+    assert len({t for _s, t in r.result.load_sites}) == 1 and len(r.result.load_sites) == 2 and r.seeded
+    # With the values seeded, a finding on a loaded stride is judged (here: from a trace equal to the
+    # prediction), not set aside as data-dependent.
+    out, _ = _confirm_with_fake_gpu(FIXTURES / "KL101_uniform_loads.cu", tmp_path)
+    loaded = [d for d in out if d.kernel == "segment_strided" and d.confirmation]
+    assert loaded and all(d.confirmation == "confirmed" for d in loaded), [(d.line, d.confirmation) for d in loaded]
+    if importlib.util.find_spec("cupy") is not None:
+        from kernlint.confirm.cupy_probe import nvrtc_compile
+
+        names = [r.name_expr for r in plan.runs if r.spec]
+        for build in (plan.instrumented.code, plan.instrumented.profiled):
+            ok, log = nvrtc_compile(build, plan.options, names)
+            assert ok, log[-2000:]
+
+
 def test_without_cupy_every_finding_is_not_run_with_one_note(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))

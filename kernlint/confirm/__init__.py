@@ -44,6 +44,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.confirm import instrument as instrument_module
 from kernlint.confirm.instrument import SHARED_FLAG, Instrumented, Site, walk
+from kernlint.confirm import seeding
 from kernlint.confirm.instrument import instrument as instrument_source
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import events as ev
@@ -111,6 +112,8 @@ class KernelRun:
     data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
     truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than MAXSEQ times
     hung: bool = False  # the kernel hung: the trace holds what it recorded until then
+    seeded: bool = False  # every sampled load and global of the evaluation got its value (confirm/seeding.py)
+    unseeded: str = ""  # what could not be seeded, when not
 
 
 @dataclass
@@ -130,6 +133,7 @@ class FilePlan:
     guards: tuple[ir.Span, ...] = ()
     entries: tuple[ir.Span, ...] = ()
     includer: tuple[str, str] | None = None  # (path, text up to the #include) when the file is a fragment
+    seeds: tuple[Site, ...] = ()  # load sites whose sampled values the GPU run returns (confirm/seeding.py)
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -368,7 +372,8 @@ def _refit(kr: KernelResult, ladder: tuple[tuple[int, int], ...] = ((1024, 1536)
             res = Interpreter(kr.unit, kr.kernel, kr.shape, dict(kr.defines), sample_overrides=over).run()
         except Exception:  # noqa: BLE001 (the first evaluation worked; a failure here only means no refit)
             return None
-        new = dataclasses.replace(kr, events=tuple(res.events), assumed=tuple(sorted(res.assumed.items())))
+        new = dataclasses.replace(kr, events=tuple(res.events), assumed=tuple(sorted(res.assumed.items())),
+                                  load_sites=tuple(sorted(res.load_sites.items())))
         args, _why, _values = _launch_args(new)
         if args is not None:
             before = dict(kr.assumed)
@@ -695,8 +700,10 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     sites.append(site_of_span[key])
     sites = _sites_in_helpers(sites, tu, functions)
     guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
+    seeds = seeding.seed_sites(krs)
     inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
-                                           include_dirs=_include_dirs(options), guards=guards, entries=entries),
+                                           include_dirs=_include_dirs(options), guards=guards, entries=entries,
+                                           seeds=seeds),
                          path, options, includer)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
@@ -706,7 +713,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
                     kernel_fns=tuple(tu.kernels), lint_options=options, guards=guards, entries=entries,
-                    includer=includer)
+                    includer=includer, seeds=seeds)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
@@ -760,14 +767,20 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         # sampled value of each size (n = 6144 where block 0 had 4096; iteration counts 3 and 5). When
         # they differ, block 1 is traced in a second launch with those values.
         args2, _why2, values2 = _launch_args(kr, 1)
-        if args2 == args:
+        seed0 = seeding.launch_seeds(kr, inst.seeded, 0)
+        seed1 = seeding.launch_seeds(kr, inst.seeded, 1)
+        run.seeded, run.unseeded = seed0.complete, seed0.why
+        if args2 == args and seed1.spec == seed0.spec:
             args2 = None
+        elif args2 is None:
+            args2, values2 = args, values  # the same arguments, other sampled loads
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
                     "griddim": list(kr.shape.grid or GRID_SAMPLE), "only_sampled": only_sampled,
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
                     "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
+        run.spec["seed"] = seed0.spec
         if args2 is not None:
-            run.spec["args2"], run.spec["values2"] = args2, values2
+            run.spec["args2"], run.spec["values2"], run.spec["seed2"] = args2, values2, seed1.spec
     textured = {r.result.kernel.name for r in plan.runs if r.category == "compiler"}
     if textured and any(r.spec is not None for r in plan.runs):
         # The other kernels compile in a module without the bodies NVRTC would reject.
@@ -861,7 +874,7 @@ def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
     return _with_headers(instrument_source("".join(chars), plan.sites, plan.keep_lines,
                                            filename=os.path.abspath(plan.path),
                                            include_dirs=_include_dirs(plan.lint_options),
-                                           guards=plan.guards, entries=plan.entries),
+                                           guards=plan.guards, entries=plan.entries, seeds=plan.seeds),
                          plan.path, plan.lint_options, plan.includer)
 
 
@@ -1404,13 +1417,16 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
-    if any("data-dependent branch" in a or _LOADED.search(a) for a in d.assumptions):
-        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by loaded data,
-        # an address computed from a value or a pointer loaded from memory.) Whether or not the kernel
-        # ran, zeroed inputs cannot reproduce what the finding assumes.
+    lane_data = any("data-dependent branch" in a for a in d.assumptions)
+    loaded = any(_LOADED.search(a) for a in d.assumptions)
+    if lane_data or (loaded and not all(r.seeded for r in runs)):
+        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by lane-varying
+        # loaded data, an address computed from a value or a pointer loaded from memory.) A uniform
+        # load is reproduced when the run seeded it (confirm/seeding.py); lane-varying data never is.
+        why = next((r.unseeded for r in runs if r.unseeded), "") if not lane_data else ""
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
                      "not judged on a GPU: it depends on values loaded from memory (a branch or a stride), and "
-                     "the synthesized inputs are zeros")
+                     "the synthesized inputs are zeros" + (f" ({why[:200]})" if why else ""))
     ok = [r for r in runs if r.status == "ok" and r.measured is not None]
     if not ok:
         failed = next((r for r in runs if r.reason), runs[0])
