@@ -719,9 +719,12 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
         if kr.shape.guess and not kr.events:
             continue  # a guessed shape the kernel itself rules out (an assert on blockDim): never launched
-        if per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
+        # The cap is on launch shapes; the extra evaluations of a shape (an odd additive offset, regions
+        # re-evaluated with small samples) each predict findings no other run does, so each gets its run.
+        extra = kr.odd_offset is not None or bool(kr.regions)
+        if not extra and per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
             continue
-        per_kernel[fn.name] += 1
+        per_kernel[fn.name] += not extra
         run = KernelRun(len(plan.runs), kr, _name_expr(fn, kr.shape) or fn.name)
         plan.runs.append(run)
         if fn.body is None or fn.parse_errors:
@@ -1346,6 +1349,8 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                 key = (plan.path, md.line, md.column, md.code)
                 if key in static_all or key in added or (md.line, md.column) not in run.traced_spans:
                     continue
+                if (md.line, md.column, md.code) in run.static_keys:
+                    continue  # the static rules predict it for this very evaluation (the engine left it out)
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
                 if run.data_dependent or run.refit or run.hung:
@@ -1433,7 +1438,14 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         return _mark(d, "not-run", {"confirm_not_run": _run_category(failed)},
                      f"not run on a GPU: {(failed.reason or 'not run')[:300]}")
     key = (d.line, d.column, d.code)
-    relevant = [r for r in ok if key in r.static_keys] or ok
+    relevant = [r for r in ok if key in r.static_keys]
+    if not relevant and not any(r.refit for r in ok) and any((d.line, d.column) in r.traced_spans for r in ok):
+        # No run was made under the shape and samples that predict it (a run at other values would
+        # judge another pattern: an odd offset's misalignment against an aligned launch).
+        return _mark(d, "not-run", {"confirm_not_run": "no-launch"},
+                     "not run on a GPU: no launch ran with the shape and sampled values this finding was "
+                     "predicted under")
+    relevant = relevant or ok
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
     # A run at refit sizes judges a finding only where the static analysis at those sizes predicts it
     # too (a stride of 4096 floats and one of 64 are different patterns).
