@@ -1069,7 +1069,9 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         elif not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop)):
             measured.append(e)
     for e in kr.events:
-        if isinstance(e, ev.MemoryAccess):
+        if isinstance(e, ev.MemoryAccess) and e.space in ("global", "shared"):
+            # (only what the probe records: a `__constant__` struct's pointer field loaded at the same
+            # column, `d_unique[b].rows[i]`, is not the access the trace measured, nor its width)
             static_access[(e.span.line, e.span.column)].append(e)
         elif isinstance(e, ev.Branch) and e.kind in ("if", "switch"):
             static_branch[(e.span.line, e.span.column)].append(e)
