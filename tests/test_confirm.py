@@ -260,6 +260,30 @@ def test_refuted_when_the_gpu_disagrees(tmp_path: Path) -> None:
     assert all(d.metrics["measured_ratio"] == 1.0 for d in kl101)
 
 
+def test_a_cut_short_trace_that_disagrees_refutes_nothing(tmp_path: Path) -> None:
+    """The same disagreement, but the warps reached the site more often than the trace kept: the
+    recorded prefix is no evidence against the finding (covariance's `data[i * M + j2]`, aligned in the
+    first iterations only), so it is not-run 'not-traced', never refuted."""
+    fixture = FIXTURES / "KL101_mapping.cu"
+    text, result = _lint(fixture)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    for run in plan.runs:
+        if run.spec is None:
+            continue
+        trace = tmp_path / f"trace_{run.id}.npz"
+        _fake_trace(plan, run, trace)
+        data = dict(np.load(trace))
+        data["addr"] = (np.arange(32, dtype=np.uint64) * 4 + np.uint64(1 << 20)) * (data["addr"] != 0)
+        data["count"] = np.where(data["count"] > 0, run.spec["maxseq"] + 1, 0).astype(np.uint32)
+        np.savez(trace, **data)
+        run.status = "ok"
+        confirm._measure(plan, run, str(trace))
+    out = confirm.apply_results(list(result.diagnostics), [plan], [result], [])
+    kl101 = [d for d in out if d.code == "KL101"]
+    assert kl101 and all(d.confirmation == "not-run" and d.metrics["confirm_not_run"] == "not-traced"
+                         for d in kl101), [(d.line, d.confirmation) for d in kl101]
+
+
 def test_found_by_confirm_when_static_analysis_missed(tmp_path: Path) -> None:
     """A coalesced site whose measured addresses are strided is reported as found-by-confirm."""
     fixture = FIXTURES / "KL103_misaligned.cu"

@@ -50,7 +50,15 @@ from kernlint.diagnostics import Diagnostic
 from kernlint.eval import events as ev
 from kernlint.eval.result import KernelResult
 
-MAXSEQ = 64  # records per (site, warp); the evaluator itself stops at 48 events per site
+MAXSEQ = 64  # records per (site, warp) at least; the evaluator itself stops at 48 events per site
+MAXSEQ_MAX = 256  # at most: an unrolled loop of 136 requests is then recorded whole (totals comparable with ncu)
+TRACE_BUDGET = 256 << 20  # bytes of trace arrays per launch that decide how many records fit
+
+
+def _maxseq(nsites: int, wpb: int) -> int:
+    """Records per (site, warp) for a kernel: as many as the trace budget allows, between the bounds."""
+    per_record = max(1, nsites) * 2 * max(1, wpb) * (32 * 8 + 8)
+    return int(max(MAXSEQ, min(MAXSEQ_MAX, TRACE_BUDGET // per_record // 64 * 64)))
 GUARD_BYTES = 1 << 16  # zeroed bytes before and after every synthesized buffer
 MAX_BUFFER_BYTES = 1 << 30
 CHILD_TIMEOUT_S = float(os.environ.get("KERNLINT_CONFIRM_TIMEOUT", "120"))  # per kernel, compile included
@@ -76,7 +84,8 @@ NOT_RUN_REASONS = {
     "arguments": "a kernel or template argument could not be synthesized",
     "size": "the synthesized buffers would exceed the size cap",
     "fault": "the kernel faulted or hung under the synthesized values",
-    "not-traced": "no probe could be placed at the site, or it never ran in the traced blocks",
+    "not-traced": "no probe could be placed at the site, it never ran in the traced blocks, or its trace was cut "
+                  "short without showing the pattern",
     "no-launch": "the kernel was not analysed or has no launch shape",
 }
 
@@ -110,7 +119,7 @@ class KernelRun:
     category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
     refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
     data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
-    truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than MAXSEQ times
+    truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than maxseq times
     hung: bool = False  # the kernel hung: the trace holds what it recorded until then
     seeded: bool = False  # every sampled load and global of the evaluation got its value (confirm/seeding.py)
     unseeded: str = ""  # what could not be seeded, when not
@@ -600,6 +609,16 @@ def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict
     return out
 
 
+def _declared_here(f: ir.Function, src_lines: list[str]) -> bool:
+    """Whether `f` is declared in this file: its name on one of its lines up to its body's `{` (a function
+    from an included header carries that header's line numbers). The declaration may start lines before
+    the name: `template <uint dir>` / `__global__ void` on lines of their own."""
+    last = f.body.span.line if f.body is not None else f.span.line
+    if not 0 < f.span.line <= last <= len(src_lines) or last - f.span.line > 20:
+        return False
+    return any(f.name in src_lines[k - 1] for k in range(f.span.line, last + 1))
+
+
 def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function], src_lines: list[str],
                         traced: set[tuple[int, int]]) -> tuple[tuple[ir.Span, ...], tuple[ir.Span, ...]]:
     """Spans of every other memory access in this file's device functions (to guard), and the bodies
@@ -609,7 +628,7 @@ def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function
     seen: set[tuple[int, int]] = set(traced)
     unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
     for f in unique.values():
-        if f.body is None or not (0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]):
+        if f.body is None or not _declared_here(f, src_lines):
             continue  # from a header: its lines are not this file's
         if f.is_kernel:
             entries.append(f.body.span)
@@ -657,7 +676,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             continue
         # Functions from included headers carry their header's line numbers: only a function whose
         # name is on its line in this file protects those lines from host-code removal.
-        if 0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]:
+        if _declared_here(f, src_lines):
             keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
         for n in walk(f.body):
             if isinstance(n, ir.If):
@@ -780,7 +799,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
                     "griddim": list(kr.shape.grid or GRID_SAMPLE), "only_sampled": only_sampled,
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
-                    "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
+                    "maxseq": _maxseq(len(sites), (threads + 31) // 32), "args": args, "shared": shared, "values": values}
         run.spec["seed"] = seed0.spec
         if args2 is not None:
             run.spec["args2"], run.spec["values2"], run.spec["seed2"] = args2, values2, seed1.spec
@@ -1052,6 +1071,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     kr = run.result
     assert run.spec is not None
     s0, s1 = run.spec["samples"]
+    maxseq = int(run.spec.get("maxseq", MAXSEQ))
     if s0 == s1 and "args2" not in run.spec:  # one block sampled twice: only row 0 recorded
         addr[:, 1], mask[:, 1], ballot[:, 1], count[:, 1] = addr[:, 0], mask[:, 0], ballot[:, 0], count[:, 0]
     static_access: dict[tuple[int, int], list[ev.MemoryAccess]] = defaultdict(list)
@@ -1085,8 +1105,8 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         c = count[site.id]  # (2, W)
         if kind == "collective":
             c = arrive[site.id].max(axis=-1).astype(np.int64)  # per-lane arrival counts (mapped memory)
-        n = int(min(c.max(initial=0), MAXSEQ))
-        if c.max(initial=0) > MAXSEQ:
+        n = int(min(c.max(initial=0), maxseq))
+        if c.max(initial=0) > maxseq:
             run.truncated_spans.add((line, col))
         if n == 0:
             continue  # never executed in the sampled blocks: nothing measured, so not traced
@@ -1130,7 +1150,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 continue  # a helper called from several places: its records would mix the calls
             traced.add((line, col))
             arrivals = arrive[site.id].astype(np.int64)  # (2, W, 32): per-lane arrival counts
-            for q in range(int(min(arrivals.max(initial=0), MAXSEQ))):
+            for q in range(int(min(arrivals.max(initial=0), maxseq))):
                 m = arrivals > q
                 if not m.any():
                     continue
@@ -1504,6 +1524,13 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     measured["measured_trace_complete"] = (d.line, d.column) not in run.truncated_spans
     measured["confirm_run"] = run.id
     status = "confirmed" if all(verdicts) else "refuted"
+    if status == "refuted" and any((d.line, d.column) in r.truncated_spans for r in traced):
+        # The trace holds a warp's first requests at this site only (a loop whose early iterations are
+        # aligned, `data[i * M + j2]` from j2 = j1): silence in a prefix is no evidence against it.
+        return _mark(d, "not-run", {"confirm_not_run": "not-traced"},
+                     f"not judged on a GPU: the trace kept only the first {run.spec.get('maxseq', MAXSEQ) if run.spec else MAXSEQ} "
+                     "requests per warp at this site, and they do not show the pattern; the later ones were not "
+                     "recorded")
     shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
                       if k in _SHOWN)
     # The reporters list every measured_* number; this note says where and how it was measured.

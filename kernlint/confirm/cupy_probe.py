@@ -181,7 +181,9 @@ def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any])
                     view = _pointer_arg(cupy, f["ptr"], keep)
                     values.append(view.data.ptr)
                 else:
-                    values.append(f.get("value", 0))
+                    # (a sampled value in a narrow field, `uchar4 c` with c.x = 3328, wraps as C converts it)
+                    v = f.get("value", 0)
+                    values.append(np.array(v).astype(f["dtype"])[()] if not isinstance(v, float) else v)
             dt = np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": int(spec["size"])})
             rec = np.zeros(1, dtype=dt)
             for name, v in zip(names, values):

@@ -370,7 +370,7 @@ def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
                 if complete:
                     metrics[f"ncu_{kind}_equals_trace"] = bool(equal)
                 else:
-                    text += " (the trace stopped recording after 64 requests per warp: not comparable)"
+                    text += " (the trace stopped recording before the last requests of a warp: not comparable)"
             notes_.append(text)
     else:
         c = table.lines.get((os.path.realpath(d.path), d.line))
