@@ -609,6 +609,27 @@ def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict
     return out
 
 
+DYNAMIC_SHARED_MIN = 16384
+SHARED_NO_OPT_IN = 48 * 1024  # a block's shared memory without cudaFuncSetAttribute (CUDA C++ Programming Guide)
+
+
+def _dynamic_shared(kr: KernelResult) -> int:
+    """Dynamic shared memory for a launch whose size kernlint could not fold: what the evaluated accesses
+    of the `extern __shared__` array reach (a sampled pitch of 5888 bytes needs 29 KB), at least 16 KiB,
+    within the 48 KiB a block gets without opting in. Too little would send the last rows' accesses to
+    the guard's scratch buffer, which Nsight Compute then counts as global traffic."""
+    ext = [base for _name, base, t in kr.shared_layout if t.size == 0]
+    fixed = sum(t.size for _name, _base, t in kr.shared_layout if t.size > 0)
+    if not ext:
+        return DYNAMIC_SHARED_MIN
+    end = 0
+    for e in kr.events:
+        if isinstance(e, ev.MemoryAccess) and e.space == "shared" and e.mask.any():
+            end = max(end, int(np.broadcast_to(e.address + e.width, e.mask.shape)[e.mask].max()))
+    need = -(-(end - min(ext)) // 1024) * 1024
+    return int(max(DYNAMIC_SHARED_MIN, min(need, SHARED_NO_OPT_IN - fixed)))
+
+
 def _declared_here(f: ir.Function, src_lines: list[str]) -> bool:
     """Whether `f` is declared in this file: its name on one of its lines up to its body's `{` (a function
     from an included header carries that header's line numbers). The declaration may start lines before
@@ -778,7 +799,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         threads = kr.shape.threads
         shared = kr.shape.dynamic_shared
         if shared is None:
-            shared = 16384 if "extern" in text and "__shared__" in text else 0
+            shared = _dynamic_shared(kr) if "extern" in text and "__shared__" in text else 0
         from kernlint.eval.interp import GRID_SAMPLE
 
         # Only the two sampled blocks run (the others return at once) unless blocks wait for each other.
