@@ -702,10 +702,9 @@ def test_regions_reached_through_blockidx_trace_the_blocks_they_were_evaluated_w
 @pytest.mark.gpu
 @pytest.mark.parametrize("fixture", [
     "KL101_transpose.cu",
-    # Known gap (issue 18, open): for shared-memory loads ncu's per-instruction wavefronts do not yet
-    # equal the trace's (measured on an H100); strict, so a fix shows up as a failure to update.
-    pytest.param("KL201_transpose.cu", marks=pytest.mark.xfail(
-        strict=True, reason="shared-memory per-instruction counters are not matched to the access yet")),
+    # Shared memory: ncu's per-instruction wavefronts equal the trace's once an instruction listed under
+    # its line once per inlining context is counted once (H100, issue 18).
+    "KL201_transpose.cu",
 ])
 def test_gpu_ncu_counters_per_instruction_equal_the_trace(fixture: str) -> None:
     """Under --confirm=ncu each finding carries its own instructions' counters, equal to the trace's totals."""

@@ -1394,6 +1394,9 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                     continue
                 if (md.line, md.column, md.code) in run.static_keys:
                     continue  # the static rules predict it for this very evaluation (the engine left it out)
+                if run.result.odd_offset is not None or run.result.regions:
+                    continue  # a partial re-evaluation (an odd offset, re-sampled regions): run to judge the
+                    # findings it adds, its other measurements are not comparable with what the engine reports
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
                 if run.data_dependent or run.refit or run.hung:
