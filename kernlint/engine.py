@@ -92,7 +92,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 evcov.SiteStatus(st.key, False, why) for st in res.coverage))
         out.append(KernelResult(
             path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
-            assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
+            assumed=tuple(sorted(res.assumed.items())), load_sites=tuple(sorted(res.load_sites.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
@@ -156,8 +156,8 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
         how = resample.describe(group, res.assumed, overrides, targets)  # type: ignore[attr-defined]
         out.append(KernelResult(
             path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
-            assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
-            notes=(), source_lines=source_lines,
+            assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())),
+            defines=tuple(sorted(defines.items())), notes=(), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
             regions=tuple(group), resampled="; ".join(x for x in (how, said) if x),
             coverage=again.coverage,
@@ -189,7 +189,7 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
             f"(what those loops write is unknown after them)")
     out = [KernelResult(
         path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
-        assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+        assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())), defines=tuple(sorted(defines.items())),
         notes=(), source_lines=source_lines,
         shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
         regions=tuple((0, 0, ln, ln) for ln in lines), resampled=said, coverage=again.coverage,
@@ -247,7 +247,7 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
         still = {k: v for k, v in still.items() if k not in reached}
         out.append(KernelResult(
             path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(run.events),  # type: ignore[arg-type]
-            assumed=tuple(sorted(run.assumed.items())), defines=tuple(sorted(defines.items())),
+            assumed=tuple(sorted(run.assumed.items())), load_sites=tuple(sorted(run.load_sites.items())), defines=tuple(sorted(defines.items())),
             notes=(), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in run.shared_layout.items()), unit=run_tu,
             regions=tuple(reached), resampled="; ".join(x for x in (resample.describe_other(reached, overrides, why), said) if x),
