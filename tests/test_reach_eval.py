@@ -209,3 +209,42 @@ void run(float* out) { k<<<1, 32>>>(out); }
     (d,) = [d for d in res.diagnostics if d.code == "KL102"]
     assert d.metrics["sectors"] == 18
     assert res.coverage[0].status == "full"
+
+
+def test_every_nth_step_guard_takes_the_residue() -> None:
+    src = """
+__global__ void k(float* out, int step) {
+    if (step % 4 == 3) {
+        out[threadIdx.x * 16] = 0.0f;
+    }
+}
+void run(float* out, int step) { k<<<1, 32>>>(out, step); }
+"""
+    res = _lint(src)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.metrics["sectors"] == 32 and any("step = 3" in a for a in d.assumptions)
+
+
+def test_a_dead_region_in_a_helper_counts_at_its_call_line_once_re_sampled() -> None:
+    src = """
+__device__ void tail(float* row, int w, int r) {
+    for (int x = 0; x < r + 1; x++) {
+        row[x] = 0.0f;
+    }
+    for (int x = r + 1; x < w - r; x++) {
+        row[x] = 1.0f;
+    }
+}
+__global__ void k(float* a, int w, int r) {
+    int y = blockIdx.x * blockDim.x + threadIdx.x;
+    tail(&a[y * w], w, r);
+}
+void run(float* a, int w, int r) { k<<<4, 32>>>(a, w, r); }
+"""
+    res = _lint(src)
+    # The first loop runs under the first samples, the second only with r small: both are evaluated,
+    # and the second loop's store (lanes a row of w floats apart: 32 sectors) is reported.
+    assert res.coverage[0].status == "full"
+    lines = {d.line for d in res.diagnostics if d.code == "KL102"}
+    lines |= {r["line"] for d in res.diagnostics if d.code == "KL102" for r in d.metrics.get("related_locations", ())}
+    assert lines >= {4, 7}

@@ -38,6 +38,7 @@ MAX_EVENTS_PER_SITE = 48
 MAX_INLINE_DEPTH = 6
 MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
+CALL_KEY_OFFSET = 100_000  # region keys of kernel call lines for helper regions: column -(col + this)
 CLOCK_EVERY = 500  # steps between looks at the file's wall-clock budget (kernlint/deadline.py)
 
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
@@ -625,7 +626,7 @@ class Interpreter:
         cond = np.broadcast_to(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
-        if not self.call_sites and c.deps:
+        if self.regions_here() and c.deps:
             self.note_guard(s, c.deps, bool(taken.any()))
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
@@ -643,7 +644,7 @@ class Interpreter:
             if rest is not None and (not_taken.any() or (taken.any() and not (self.mask & taken).any())):
                 # An early exit every sampled thread takes leaves the rest of the kernel dead.
                 self.note_region(resample.rest_key(s, rest), rest, c.deps, bool(not_taken.any()))
-        if s.other is not None and not self.call_sites and c.deps:
+        if s.other is not None and self.regions_here() and c.deps:
             self.note_else(s, c.deps, bool(not_taken.any()))
         if s.other is not None and not_taken.any():
             self.mask = not_taken
@@ -675,12 +676,44 @@ class Interpreter:
             settled = first and not outcome and resample.has_memory_access(loop_body)
         return Val(None, c.deps, why=("loaded", ""), uniform=True) if settled else c
 
+    def regions_here(self) -> bool:
+        """Whether dead regions are noted here: in the kernel, or in helpers inlined from its file."""
+        return all(c[3] for c in self.call_sites)
+
+    def _call_key(self, key: tuple[int, int, int, int]) -> tuple[int, int, int, int] | None:
+        """For a region in an inlined helper, a second key that covers the kernel's call line:
+        coverage puts the helper's sites at that line, so the re-sampled evaluation's coverage counts
+        there, while its findings count on the helper's lines (the region's own key). One per region
+        and call line (its first two numbers are the region's, the column made negative)."""
+        if not self.call_sites:
+            return None
+        o = self.call_sites[0][0]
+        return (key[0], -key[1] - CALL_KEY_OFFSET, o.line, o.line)
+
+    def region_taken(self, key: tuple[int, int, int, int]) -> None:
+        self.ifs_taken.add(key)
+        ck = self._call_key(key)
+        if ck is not None:
+            self.ifs_taken.add(ck)
+
+    def region_dead(self, key: tuple[int, int, int, int], params: frozenset[str]) -> None:
+        self.ifs_dead[key] = params
+        ck = self._call_key(key)
+        if ck is not None:
+            self.ifs_dead[ck] = params
+
+    def region_targets(self, key: tuple[int, int, int, int], targets: dict[str, int]) -> None:
+        self.ifs_targets[key] = targets
+        ck = self._call_key(key)
+        if ck is not None:
+            self.ifs_targets[ck] = targets
+
     def note_guard(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
         """Remember an `if` over sampled parameters whose body never runs (eval/resample.py)."""
         then_span = getattr(s.then, "span", s.span)
         key = (s.span.line, s.span.column, then_span.line, max(then_span.end_line, then_span.line))
         if ran:
-            self.ifs_taken.add(key)
+            self.region_taken(key)
             return
         if key in self.ifs_dead or not resample.has_memory_access(s.then):
             return
@@ -689,9 +722,9 @@ class Interpreter:
         targets.update(self.param_targets(s.cond, params))
         if targets:
             params = params | frozenset(targets)
-            self.ifs_targets[key] = targets
+            self.region_targets(key, targets)
         if params:
-            self.ifs_dead[key] = params
+            self.region_dead(key, params)
 
     def note_else(self, s: ir.If, deps: frozenset[str], ran: bool) -> None:
         """Remember an `else` that sampled parameters or blocks keep from running: `if (bx !=
@@ -700,7 +733,7 @@ class Interpreter:
         span = getattr(s.other, "span", s.span)
         key = (s.span.line, s.span.column, span.line, max(span.end_line, span.line))
         if ran:
-            self.ifs_taken.add(key)
+            self.region_taken(key)
             return
         if key in self.ifs_dead or not resample.has_memory_access(s.other):
             return
@@ -711,9 +744,9 @@ class Interpreter:
             targets.update(self.param_targets(neg, params))
         if targets:
             params = params | frozenset(targets)
-            self.ifs_targets[key] = targets
+            self.region_targets(key, targets)
         if params:
-            self.ifs_dead[key] = params
+            self.region_dead(key, params)
 
     def note_case(self, s: ir.Switch, labels: object, body: list[ir.Stmt], c: Val, ran: bool) -> None:
         """Remember a `case` of a switch over a sampled parameter that no sample selects (a size
@@ -723,7 +756,7 @@ class Interpreter:
         key = (s.span.line, s.span.column, first.line, max(last.end_line, last.line))
         block = ir.Block(tuple(body), ir.Span(first.line, first.column, max(last.end_line, last.line), 0))
         if ran:
-            self.ifs_taken.add(key)
+            self.region_taken(key)
             return
         if key in self.ifs_dead or not resample.has_memory_access(block):
             return
@@ -733,21 +766,21 @@ class Interpreter:
                   if not (isinstance(lab, ir.Opaque) and lab.reason == "default")]
         consts = {int(np.asarray(v.data).ravel()[0]) for v in values if v.data is not None and not v.deps}
         if name is not None and name in params and len(consts) >= 1:
-            self.ifs_targets[key] = {name: min(consts)}
+            self.region_targets(key, {name: min(consts)})
         if params:
-            self.ifs_dead[key] = params
+            self.region_dead(key, params)
 
     def note_region(self, key: tuple[int, int, int, int], node: ir.Stmt, deps: frozenset[str], ran: bool) -> None:
         """Remember a region other than an `if` body (a loop body, the code after an early exit)
         that sampled parameters keep from running (eval/resample.py)."""
         if ran:
-            self.ifs_taken.add(key)
+            self.region_taken(key)
             return
         if key in self.ifs_dead or not resample.has_memory_access(node):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         if params:
-            self.ifs_dead[key] = params
+            self.region_dead(key, params)
 
     def param_targets(self, cond: ir.Expr, params: frozenset[str]) -> dict[str, int]:
         """Values of sampled parameters that comparisons of `cond` with a constant ask for
@@ -759,6 +792,11 @@ class Interpreter:
                 continue
             for e, other, swapped in ((n.lhs, n.rhs, False), (n.rhs, n.lhs, True)):
                 name = _sampled_name(e)
+                if name is None and n.op == "==" and _pure(e) and _pure(other):
+                    solved = self.residue_target(e, other, params)
+                    if solved is not None:
+                        out.setdefault(*solved)
+                        continue
                 if name is None and _pure(e) and _pure(other):
                     solved = self.affine_target(e, other, n.op, swapped, params)
                     if solved is not None:
@@ -776,6 +814,25 @@ class Interpreter:
                 if t is not None:
                     out.setdefault(name, t)
         return out
+
+    def residue_target(self, e: ir.Expr, other: ir.Expr, params: frozenset[str]) -> tuple[str, int] | None:
+        """The value of a sampled parameter `p` that `p % m == c` asks for (every m-th step of a
+        host loop: `if (frame % 10 == 0)`), m and c constants with 0 <= c < m: the smallest positive
+        one, c (m when c is 0). None for other shapes."""
+        while isinstance(e, ir.Cast):
+            e = e.operand
+        if not isinstance(e, ir.Binary) or e.op != "%":
+            return None
+        name = _sampled_name(e.lhs)
+        if name is None or name not in params or not _pure(e.rhs):
+            return None
+        m, c = self.eval(e.rhs), self.eval(other)
+        if m.data is None or c.data is None or m.deps or c.deps or m.is_float or c.is_float:
+            return None
+        ms, cs = np.unique(np.asarray(m.data)), np.unique(np.asarray(c.data))
+        if ms.size != 1 or cs.size != 1 or not 0 <= int(cs[0]) < int(ms[0]):
+            return None
+        return name, int(cs[0]) or int(ms[0])
 
     def affine_target(self, e: ir.Expr, other: ir.Expr, op: str, swapped: bool,
                       params: frozenset[str]) -> tuple[str, int] | None:
@@ -990,7 +1047,7 @@ class Interpreter:
                 self.cov.hit(key)  # unknown trip count, but the same for every lane of a warp
             else:
                 self.cov.hit(key)
-                if not self.call_sites and deps:
+                if self.regions_here() and deps:
                     self.note_region(resample.dead_loop_key(s, body), body, deps, k > 0 or do_while)
                 if k == 0 and not do_while:
                     self.mark_dead(body, deps)  # the loop runs no iteration under this launch
@@ -1040,7 +1097,7 @@ class Interpreter:
             arms[lane_sel & (arms < 0)] = arm
             if not lane_sel.any():
                 self.mark_dead(ir.Block(tuple(body), s.span), c.deps)
-            if c.data is not None and c.deps and not self.call_sites and body:
+            if c.data is not None and c.deps and self.regions_here() and body:
                 self.note_case(s, labels, body, c, bool(lane_sel.any()))
             if lane_sel.any():
                 self.mask = lane_sel
