@@ -368,6 +368,10 @@ class TranslationUnit:
     macros: dict[str, int] = field(hash=False, compare=False, default_factory=dict)  # integer object-like macros
     structs: dict[str, CType] = field(hash=False, compare=False, default_factory=dict)  # by name, for T = MyStruct
     stubbed: tuple[str, ...] = ()  # includes that were not found and were read as empty files
+    # Member types of structs and class templates (`vec4<float>::Type`, `Traits::Acc`), by qualified
+    # name: (the class template's parameter names, () for a concrete class; the aliased type). The
+    # evaluator resolves `typename vec4<T>::Type` with T bound through it.
+    member_types: dict[str, tuple[tuple[str, ...], CType]] = field(hash=False, compare=False, default_factory=dict)
 
 
 def is_pure(e: Expr) -> bool:

@@ -27,7 +27,7 @@ from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
-from kernlint.eval import uniform_data
+from kernlint.eval import dependent_types, uniform_data
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
@@ -125,6 +125,7 @@ class Interpreter:
         self.budget = budget
         self.result = EvalResult()
         self.bindings = dict(shape.bindings)
+        self.known_types: dict[str, ir.CType] = {}  # concrete types bound by name (concrete_argument)
         bx, by, bz = shape.block
         threads = bx * by * bz
         self.W = max(1, (threads + WARP - 1) // WARP)
@@ -303,7 +304,10 @@ class Interpreter:
         if t.kind == "template":
             arg = self.bindings.get(_template_param_name(t.name, self.fn))
             if arg is not None:
-                return _builtin_type(arg) or self.tu.structs.get(" ".join(arg.replace("const", "").split())) or t
+                return _builtin_type(arg) or self.tu.structs.get(" ".join(arg.replace("const", "").split())) \
+                    or self.known_types.get(arg) or t
+            if "::" in t.name:  # `typename vec4<T>::Type` with T bound (eval/dependent_types.py)
+                return dependent_types.member_type(t.name, self.tu.member_types, self.bound_argument) or t
             return t
         if t.kind in ("pointer", "array") and t.pointee is not None and t.pointee.kind == "template":
             inner = self.resolve(t.pointee)
@@ -311,6 +315,37 @@ class Interpreter:
                 size = t.size if t.kind == "pointer" else inner.size * t.count
                 return ir.CType(t.kind, size, t.signed, inner, t.count, t.name, t.fields, t.align, t.const)
         return t
+
+    def bound_argument(self, text: str) -> ir.CType | str | None:
+        """A template argument as bound here: its concrete type, the text of its integer value, or None."""
+        text = " ".join(text.split())
+        if re.fullmatch(r"-?\d+", text):
+            return text
+        if text in ("true", "false"):
+            return text
+        t = self.resolve(ir.CType("template", 0, name=text))
+        if t.kind != "template" and t.size > 0:
+            return t
+        arg = self.bindings.get(text)
+        if arg is not None:
+            v = fold_bound(arg, {}, self.tu.macros)
+            if v is not None:
+                return str(v)
+        return None
+
+    def concrete_argument(self, text: str) -> str:
+        """`text` (a template argument written in the caller) as a name that stays meaningful in a
+        callee whose own parameters shadow the caller's (`SharedMemory<typename vec4<T>::Type>` ->
+        `float4`); `text` itself when it names nothing the caller binds."""
+        if text in self.bindings:
+            return self.bindings[text]
+        if "::" not in text:
+            return text
+        t = self.resolve(ir.CType("template", 0, name=text))
+        if t.kind == "template" or not t.name:
+            return text
+        self.known_types.setdefault(t.name, t)
+        return t.name
 
     def sized_array(self, t: ir.CType) -> ir.CType:
         """Size a dependent array type (`T tile[TILE][TILE + 1]` in a template) from the bound arguments."""
@@ -1832,7 +1867,8 @@ class Interpreter:
         if "<" not in name:
             return None
         base, _, rest = name.partition("<")
-        args = [" ".join(self.bindings.get(a.strip(), a.strip()).split()) for a in rest.rstrip(">").split(",")]
+        args = [" ".join(self.concrete_argument(a.strip()).split())
+                for a in dependent_types.split_args(rest[:rest.rfind(">")] if ">" in rest else rest)]
         for owner in (f"{base}<{', '.join(args)}>", base):
             matches = [f for f in self.tu.functions.values() if f.name == f"{owner}::{e.name}"
                        and len(f.params) == len(e.args) and f.body is not None]
@@ -1909,7 +1945,7 @@ class Interpreter:
                         new_b[pt.name] = at.name
             for tp, targ in zip(callee.template_params, e.template_args):
                 # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
-                new_b[tp.name] = self.bindings.get(targ, targ)
+                new_b[tp.name] = self.concrete_argument(targ)
             self.bindings = new_b
         entry = self.mask.copy()
         saved_loops = self.loop_stack

@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Iterable
 
 from kernlint import deadline, ir
+from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
 
@@ -131,7 +132,12 @@ class _TypeConverter:
         self.cache: dict[str, ir.CType] = {}
 
     def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
+        # The written spelling alone is not a key: `typename vec4<T>::Type` is dependent in a function
+        # template and `float4` in the same file's instantiated kernel (where `T` is an alias), and
+        # whichever came first would be reused for the other. The canonical spelling tells them apart.
         key = t.spelling
+        if "<" in key or not key.replace(" ", "").replace("_", "").isalnum():
+            key = f"{key}\x00{t.get_canonical().spelling}"
         hit = self.cache.get(key)
         if hit is not None:
             return hit
@@ -981,6 +987,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     globals_: dict[str, ir.VarDecl] = {}
     macros: dict[str, int] = {}
     structs: dict[str, ir.CType] = {}
+    member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
     shim = shim_path()
 
     lib = _lib()
@@ -1021,10 +1028,16 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
                     structs[child.spelling] = types.convert(child.type)
                 visit(child, depth + 1)
-            elif kind == K.TYPEDEF_DECL and child.spelling:
+            elif kind == K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION and child.spelling:
+                # (its members are not matched: a dependent member type of this class stays unknown)
+                member_types[child.spelling + PARTIAL_SPECIALIZATION] = ((), ir.UNKNOWN_TYPE)
+            elif kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL) and child.spelling:
                 under = types.convert(child.underlying_typedef_type)
-                if under.kind == "struct":
+                if kind == K.TYPEDEF_DECL and under.kind == "struct":
                     structs[child.spelling] = under
+                owner = _member_type_owner(c)
+                if owner is not None:
+                    member_types.setdefault(f"{owner[0]}::{child.spelling}", (owner[1], under))
             elif kind == K.MACRO_DEFINITION and (f.name == parse_path or f.name == context):
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
@@ -1045,7 +1058,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     return ir.TranslationUnit(path=path, kernels=tuple(kernels), functions=functions, globals=globals_,
                               launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
                               instantiations=tuple(instantiations) + _text_instantiations(text),
-                              macros=macros, structs=structs)
+                              macros=macros, structs=structs, member_types=member_types)
 
 
 _INSTANTIATION_RE = re.compile(
@@ -1132,8 +1145,23 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
 _METHOD_KINDS = (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.CONSTRUCTOR)
 _LOWERED_KINDS = frozenset((K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL, K.FUNCTION_DECL, K.FUNCTION_TEMPLATE,
                             K.VAR_DECL, K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.TYPEDEF_DECL,
-                            K.MACRO_DEFINITION) + _METHOD_KINDS)
+                            K.TYPE_ALIAS_DECL, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION, K.MACRO_DEFINITION)
+                           + _METHOD_KINDS)
 """The cursor kinds `_lower`'s walk acts on (at any depth); every other cursor is skipped unread."""
+
+
+def _member_type_owner(c: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
+    """For a member type declared in `c`: the class's name as a dependent type names it (`vec4` for the
+    primary template, `vec4<float>` for an explicit specialization, unqualified) and the primary
+    template's parameter names (() for a concrete class); None when `c` is no class."""
+    if c.kind == K.CLASS_TEMPLATE:
+        params = tuple(k.spelling for k in c.get_children()
+                       if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+        return (c.spelling, params) if c.spelling else None
+    if c.kind in (K.STRUCT_DECL, K.CLASS_DECL) and c.spelling:
+        canon = c.type.get_canonical().spelling
+        return (c.spelling + (canon[canon.index("<"):] if "<" in canon else ""), ())
+    return None
 
 
 def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
