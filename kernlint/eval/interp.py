@@ -1483,6 +1483,12 @@ class Interpreter:
             decl = self.tu.globals.get(inner.name)
             if decl is not None and not decl.shared:
                 return self.global_value(inner.name, self.resolve(inner.ctype))
+        if isinstance(inner, ir.Member) and not inner.arrow:
+            # A struct held in a field of a struct value (`data.deviceRank` in a method, `data` a
+            # member of `this` bound to a struct parameter): the field's own value, when it has fields.
+            outer = self.eval_struct_value(inner.base)
+            sub = outer.field(inner.field) if outer is not None else None
+            return sub if sub is not None and sub.fields else None
         return None
 
     def global_value(self, name: str, t: ir.CType) -> Val | None:
@@ -1581,15 +1587,15 @@ class Interpreter:
             self.assign_var(inner.name, v)
             return
         if isinstance(inner, ir.Member) and not inner.arrow:
-            base = inner.base
-            while isinstance(base, ir.Cast) and not base.explicit:
-                base = base.operand
+            path = [inner.field]  # `a.b.c = v`: the fields from the variable down, ["b", "c"]
+            base = _strip_implicit(inner.base)
+            while isinstance(base, ir.Member) and not base.arrow:
+                path.insert(0, base.field)
+                base = _strip_implicit(base.base)
             if isinstance(base, ir.Ref) and base.kind in ("local", "param"):
                 old = self.frame.env.get(base.name)
                 if old is not None and old.space == "":
-                    fields = dict(old.fields)
-                    fields[inner.field] = v
-                    self.frame.env[base.name] = Val(None, old.deps, fields=tuple(fields.items()))
+                    self.frame.env[base.name] = _with_field(old, path, v)
                     return
         lv = self.lvalue(inner)
         if lv is None:
@@ -1695,6 +1701,18 @@ class Interpreter:
             role=role))
 
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
+        if old is new:
+            return new
+        if old.fields and new.fields and old.data is None and new.data is None:
+            # A struct value (an object a method wrote back in a loop, `peer_group`): field by field;
+            # a field only one side knows is unknown after the merge (left out).
+            names = dict.fromkeys([k for k, _ in old.fields] + [k for k, _ in new.fields])
+            merged = []
+            for k in names:
+                a, b = old.field(k), new.field(k)
+                if a is not None and b is not None:
+                    merged.append((k, self.merge(a, b, mask)))
+            return Val(None, old.deps | new.deps, fields=tuple(merged))
         if old.data is None or new.data is None:
             if old.uninit and new.data is not None:
                 # `int x; if (c) x = a; else x = b;`: lanes outside `mask` have no value yet, and
@@ -2022,6 +2040,18 @@ def _local_lvalue(e: ir.Expr) -> tuple[str, str] | None:
         if isinstance(base, ir.Ref) and base.kind in ("local", "param") and base.ctype.kind == "struct":
             return base.name, e.field
     return None
+
+
+def _with_field(old: Val, path: list[str], v: Val) -> Val:
+    """The struct value `old` with the field at `path` (`["b", "c"]` for `.b.c`) set to `v`; a struct
+    field along the path that held no known fields gets only this one (its others stay unknown)."""
+    fields = dict(old.fields)
+    if len(path) == 1:
+        fields[path[0]] = v
+    else:
+        sub = fields.get(path[0])
+        fields[path[0]] = _with_field(sub if sub is not None and sub.space == "" else Val(None), path[1:], v)
+    return Val(None, old.deps, fields=tuple(fields.items()))
 
 
 def _template_param_name(name: str, fn: ir.Function) -> str:

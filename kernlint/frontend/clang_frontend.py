@@ -397,11 +397,13 @@ class _Lowering:
         name = c.spelling
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             args = kids
-            if len(args) == 1 and name == ctype.name.split("<")[0].split("::")[-1] or (len(args) == 1 and ctype.kind == "struct"):
+            defn = ref.get_definition()
+            if len(args) == 1 and (name == ctype.name.split("<")[0].split("::")[-1] or ctype.kind == "struct") \
+                    and not _initializes_members(defn, self.ctx.path):
                 # A copy/converting construction `T v = expr`: the value is the argument's.
                 return ir.Cast(self.expr(args[0]), ctype, False, span)
-            # A constructor with a body kernlint can run (`Acc a(0.f)`): the call's value is the object.
-            defn = ref.get_definition()
+            # A constructor with a body kernlint can run (`Acc a(0.f)`, `View v(layout)` whose
+            # `: lay(l)` keeps the argument in a member): the call's value is the object.
             target = _function_key(defn if defn is not None else ref) if _is_device(defn or ref) else ""
             return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target,
                            _split_type_args(ctype.name))
@@ -666,6 +668,19 @@ def _static_init(ref: ci.Cursor) -> ci.Cursor | None:
         return None
     inits = [k for k in ref.get_children() if k.kind.is_expression()]
     return inits[-1] if inits else None
+
+
+def _initializes_members(ctor: ci.Cursor | None, parse_path: str) -> bool:
+    """Whether `ctor` is a user's device constructor (not a copy or move constructor) with member
+    initializers (`View(const Layout &l) : lay(l) {}`): the object it builds is not its argument."""
+    if ctor is None or ctor.kind != K.CONSTRUCTOR or not ctor.is_definition() or not _is_device(ctor):
+        return False
+    if ctor.is_copy_constructor() or ctor.is_move_constructor():
+        return False
+    f = ctor.location.file
+    if f is None or f.name == shim_path() or f.name.startswith(STUB_DIR):
+        return False
+    return any(k.kind == K.MEMBER_REF for k in ctor.get_children())
 
 
 def _is_callee_ref(c: ci.Cursor, name: str) -> bool:
