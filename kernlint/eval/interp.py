@@ -1040,6 +1040,12 @@ class Interpreter:
             for ch in e.children:
                 self.eval(ch)
             return Val(None, why=("unmodelled", f"an expression ({e.reason})"))
+        if isinstance(e, ir.SizeOf):
+            t = self.resolve(e.of)
+            if t.kind == "reference" and t.pointee is not None:
+                t = self.resolve(t.pointee)  # sizeof of a reference is that of the referenced type
+            n = (t.align or (t.size if t.kind in ("int", "float", "bool", "pointer") else 0)) if e.align else t.size
+            return const(n) if n > 0 else Val(None, why=self.type_why(t), uniform=True)
         return UNKNOWN
 
     def eval_ref(self, e: ir.Ref) -> Val:

@@ -236,6 +236,8 @@ class _Lowering:
             v = _evaluate(c)
             if kind == K.CXX_NULL_PTR_LITERAL_EXPR:
                 v = 0
+            if v is None and kind == K.CXX_UNARY_EXPR:
+                return self.size_of(c, span)
             if v is None:
                 return ir.Opaque(f"literal {kind.name}", self.ctype(c), span)
             return ir.Lit(v, self.ctype(c), span)
@@ -296,6 +298,17 @@ class _Lowering:
             return ir.Lit(v, self.ctype(c), span)
         kids = tuple(self.expr(k) for k in c.get_children() if k.kind.is_expression())
         return ir.Opaque(kind.name.lower(), self.ctype(c), span, kids)
+
+    def size_of(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
+        """`sizeof(T)`, `sizeof(v)` or `alignof(T)` that clang could not fold (a dependent type): an
+        ir.SizeOf of the operand's type, which the evaluator folds with the bound arguments."""
+        toks = [t.spelling for _, t in zip(range(2), c.get_tokens())]
+        kids = list(c.get_children())
+        op = toks[0] if toks else ""
+        if op not in ("sizeof", "alignof", "__alignof__", "_Alignof", "__alignof") or len(kids) != 1 \
+                or (len(toks) > 1 and toks[1] == "..."):
+            return ir.Opaque(f"literal {c.kind.name}", self.ctype(c), span)
+        return ir.SizeOf(self.types.convert(kids[0].type), op != "sizeof", self.ctype(c), span)
 
     def decl_ref(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         ref = c.referenced
@@ -464,6 +477,12 @@ class _Lowering:
                     toks = [t.spelling for t in inner.get_tokens()]
                     if name in toks and toks.index(name) + 1 < len(toks) and toks[toks.index(name) + 1] == "<":
                         template_args = _split_template_args(toks[toks.index(name) + 2:])
+                if not template_args and ref is not None and ref.kind == K.CXX_METHOD:
+                    # A static member of a class template specialization (`x128::zeros()`, x128 a typedef
+                    # of `Packed128<floatX>`): the class's arguments, for its dependent `sizeof(E)`.
+                    owner = ref.semantic_parent
+                    if owner is not None and owner.kind in (K.STRUCT_DECL, K.CLASS_DECL):
+                        template_args = _split_type_args(owner.type.get_canonical().spelling)
             elif inner.kind == K.OVERLOADED_DECL_REF:
                 name = inner.spelling
             else:
