@@ -74,5 +74,10 @@ def member_type(name: str, member_types: dict[str, tuple[tuple[str, ...], ir.CTy
     return None
 
 
-def _concrete(t: ir.CType) -> bool:
-    return t.kind not in ("template", "unknown") and (t.size > 0 or t.kind == "void")
+def _concrete(t: ir.CType, depth: int = 0) -> bool:
+    """A type with no dependent part (a `const U*` alias names the class's own `U`: not usable as is)."""
+    if t.kind in ("template", "unknown") or depth > 8:
+        return False
+    if t.kind in ("pointer", "reference", "array") and t.pointee is not None:
+        return _concrete(t.pointee, depth + 1)
+    return t.size > 0 or t.kind == "void"
