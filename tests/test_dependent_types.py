@@ -167,3 +167,16 @@ def test_define_accepts_a_struct_parameter_field(tmp_path: Path) -> None:
     assert "KL102" not in ok.output  # ld = 1: consecutive
     bad = runner.invoke(main, [str(f), "--no-cache", "--no-ptxas", "--define", "l..ld=1"])
     assert bad.exit_code == 2
+
+
+def test_unresolved_operator_on_a_dependent_operand_is_the_builtin_operator() -> None:
+    found = _metrics(FIXTURES / "KL102_dependent_operator.cu")
+    # strided<2>(threadIdx.x) + threadIdx.y: lanes 8 bytes apart, 8 sectors vs 4.
+    assert (found[14]["sectors"], found[14]["ideal_sectors"], found[14]["lane_stride_bytes"]) == (8, 4, 8)
+    assert set(found) == {14}  # strided<S - 1>: S - 1 folded with the caller's S = 2, consecutive
+    tu = parse_source((FIXTURES / "KL102_dependent_operator.cu").read_text(), "t.cu")
+    put = next(f for f in tu.functions.values() if f.name == "put")
+    names = [n.name for n in ir.walk(put.body) if isinstance(n, ir.Ref)]
+    assert "" not in names  # no unnamed reference to an overload set is left in the IR
+    ops = {n.op for n in ir.walk(put.body) if isinstance(n, (ir.Binary, ir.Unary))}
+    assert {"+", "-"} <= ops

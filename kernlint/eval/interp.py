@@ -340,6 +340,12 @@ class Interpreter:
         if text in self.bindings:
             return self.bindings[text]
         if "::" not in text:
+            if re.search(r"[-+*/%()<>]", text) and re.search(r"[A-Za-z_]", text):
+                # `strided<S - 1>(i)`: arithmetic over the caller's bound values, folded here (the
+                # callee's own `S` would shadow the caller's).
+                folded = fold_bound(text, self.bindings, {**self.tu.macros, **self.defines})
+                if folded is not None:
+                    return str(folded)
             return text
         t = self.resolve(ir.CType("template", 0, name=text))
         if t.kind == "template" or not t.name:
@@ -1379,6 +1385,13 @@ class Interpreter:
             base = self.eval(e.base)
             idx = self.eval(e.index)
             t = self.resolve(e.ctype)
+            if t.size <= 0 and t.kind == "template":
+                # `out[f<S>(i) + j]` in a template: the index is dependent, so clang types the whole
+                # subscript as dependent; the element is the (known) pointer's or array's.
+                bt = self.resolve(e.base.ctype)
+                if bt.kind in ("pointer", "array") and bt.pointee is not None \
+                        and self.resolve(bt.pointee).size > 0:
+                    t = self.resolve(bt.pointee)
             if base.root in self.shared_subtypes:
                 t = self.shared_subtypes[base.root].get(t, t)
             if base.space == "local" or (base.data is None and cov.is_local_storage(e.base, self.cov_shared)):

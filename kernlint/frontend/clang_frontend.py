@@ -38,6 +38,9 @@ _BINOPS = {
     14: ">=", 15: "==", 16: "!=", 17: "&", 18: "^", 19: "|", 20: "&&", 21: "||", 22: "=", 23: "*=",
     24: "/=", 25: "%=", 26: "+=", 27: "-=", 28: "<<=", 29: ">>=", 30: "&=", 31: "^=", 32: "|=", 33: ",",
 }
+_BINARY_SPELLINGS = frozenset(("*", "/", "%", "+", "-", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^",
+                               "|", "&&", "||", "=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=",
+                               "|="))
 _UNOPS = {1: "post++", 2: "post--", 3: "pre++", 4: "pre--", 5: "&", 6: "*", 7: "+", 8: "-", 9: "~", 10: "!"}
 
 _lib_ready = False
@@ -433,6 +436,10 @@ class _Lowering:
                            _split_type_args(rtype.name))
         if name.startswith("operator") and ref is not None and ref.kind in (K.CXX_METHOD, K.FUNCTION_DECL):
             return self.operator_call(c, name, kids, ctype, span)
+        if not name and ref is None:
+            dependent = self.dependent_operator(c, kids, ctype, span)
+            if dependent is not None:
+                return dependent
         receiver: ir.Expr | None = None
         callee_kids = kids[:1]
         arg_kids = kids[1:]
@@ -500,6 +507,35 @@ class _Lowering:
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
                                  template_args)
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
+
+    def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
+                           span: ir.Span) -> ir.Expr | None:
+        """`search<D>(k) + threadIdx.x` in a template: with an operand of dependent type and some
+        `operator+` overload visible, clang keeps an unresolved operator call (its callee an
+        overload set). It is the built-in operator on the operands once they are bound (an
+        overload for class types applies only to class operands, whose value is unknown either
+        way). None when `c` is not such a call."""
+        op_at = -1
+        op = ""
+        for i, k in enumerate(kids):
+            over = k if k.kind == K.OVERLOADED_DECL_REF else next(
+                (g for g in k.get_children() if g.kind == K.OVERLOADED_DECL_REF), None) \
+                if k.kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR) and not k.spelling else None
+            if over is not None and over.spelling.startswith("operator"):
+                op_at, op = i, over.spelling[len("operator"):].strip()
+                break
+        if op_at < 0:
+            return None
+        operands = [k for i, k in enumerate(kids) if i != op_at]
+        if len(operands) == 2 and op in _BINARY_SPELLINGS:
+            return ir.Binary(op, self.expr(operands[0]), self.expr(operands[1]), ctype, span)
+        if len(operands) == 1 and op in ("-", "+", "!", "~", "*", "&"):
+            return ir.Unary(op, self.expr(operands[0]), ctype, span)
+        if len(operands) == 1 and op in ("++", "--"):
+            first = next(iter(c.get_tokens()), None)
+            fix = "pre" if first is not None and first.spelling == op else "post"
+            return ir.Unary(fix + op, self.expr(operands[0]), ctype, span)
+        return None
 
     def converted(self, init: ci.Cursor, lowered: ir.Expr, to: ir.CType) -> ir.Expr:
         """`T* s = SharedMemory<T>();` in a template: clang leaves the conversion of the (dependent)
