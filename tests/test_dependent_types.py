@@ -180,3 +180,12 @@ def test_unresolved_operator_on_a_dependent_operand_is_the_builtin_operator() ->
     assert "" not in names  # no unnamed reference to an overload set is left in the IR
     ops = {n.op for n in ir.walk(put.body) if isinstance(n, (ir.Binary, ir.Unary))}
     assert {"+", "-"} <= ops
+
+
+def test_helper_binds_a_deduced_scalar_type_and_a_shared_reference_has_its_address() -> None:
+    path = FIXTURES / "KL201_helper_deduced_type.cu"
+    res = lint_source(path.read_text(), str(path), OPTS)
+    (cov,) = res.coverage
+    assert cov.status == "full", cov  # `atomicExch(&all_done, 0)` on the shared scalar is evaluated
+    (d,) = [d for d in res.diagnostics if d.code == "KL201"]
+    assert d.line == 9 and d.metrics["ways"] == 16  # unsigned short: 64 bytes apart, banks 0 and 16

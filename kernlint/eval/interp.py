@@ -1187,6 +1187,18 @@ class Interpreter:
             return self.eval_memory_read(e)
         if op == "&":
             target = _target_name(e.operand)
+            if target in self.frame.shared_refs and _strip_implicit(e.operand) is not None \
+                    and isinstance(_strip_implicit(e.operand), ir.Ref):
+                # `atomicExch(&flag, 0)` on a reference parameter bound to the caller's `__shared__`
+                # scalar: that scalar's address. Its value is unknown from here on (the write-back of
+                # the parameter's copy must not restore the old one).
+                shared = self.frame.shared_refs[target]  # type: ignore[index]
+                self.frame.env[target] = Val(None, why=("unmodelled", f"`{shared}`, a __shared__ variable "
+                                                                      "whose address is taken (an atomic?)"))
+                self.shared_scalars.forget([shared], ("unmodelled", f"`{shared}`, a __shared__ variable whose "
+                                                      "address is taken (an atomic?)"))
+                base = self.allocate_shared(shared, self.shared_scalars.types[shared])
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=shared)
             if target in self.shared_scalars and target not in self.frame.env:
                 # The address escapes (an atomic, a helper): the block's value is no longer known.
                 self.shared_scalars.forget([target], ("unmodelled", f"`{target}`, a __shared__ variable whose "
@@ -1920,6 +1932,17 @@ class Interpreter:
         self.recent_loads.forget()
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
 
+    def note_shared_ref(self, frame: Frame, param: str, arg: ir.Expr) -> None:
+        """Remember that reference parameter `param` of the callee's `frame` names the caller's
+        `__shared__` scalar `arg` (directly, or through the caller's own such parameter)."""
+        target = _strip_implicit(arg)
+        if not isinstance(target, ir.Ref):
+            return
+        if target.name in self.frame.shared_refs:
+            frame.shared_refs[param] = self.frame.shared_refs[target.name]
+        elif target.name in self.shared_scalars and target.name not in self.frame.env:
+            frame.shared_refs[param] = target.name
+
     def ref_target(self, arg: ir.Expr) -> ir.Expr | None:
         """The variable an argument names when a reference parameter can alias it (a local, a
         parameter, a `__shared__` scalar), else None."""
@@ -1959,9 +1982,12 @@ class Interpreter:
                     # A caller's variable (or a member of one) bound to a reference: copied in and, on
                     # return, out (the same as a reference: nothing else can name a local).
                     write_back.append((p.name, e.args[i]))
+                    self.note_shared_ref(frame, p.name, e.args[i])
                 elif i < len(e.args) and self.ref_target(e.args[i]) is not None:
                     # A `__shared__` scalar passed by reference: copied in and written back the same way.
-                    write_back.append((p.name, self.ref_target(e.args[i])))  # type: ignore[arg-type]
+                    target = self.ref_target(e.args[i])
+                    write_back.append((p.name, target))  # type: ignore[arg-type]
+                    self.note_shared_ref(frame, p.name, target)  # type: ignore[arg-type]
                 else:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
@@ -1978,8 +2004,11 @@ class Interpreter:
                     if pt.kind == "pointer" and pt.pointee is not None and pt.pointee.kind == "template" \
                             and at.kind == "pointer" and at.pointee is not None:
                         new_b[pt.pointee.name] = at.pointee.name
+                        # (by its type too: `unsigned short` is no name _builtin_type knows)
+                        self.known_types.setdefault(at.pointee.name, self.resolve(at.pointee))
                     elif pt.kind == "template" and at.kind in ("int", "float"):
                         new_b[pt.name] = at.name
+                        self.known_types.setdefault(at.name, at)
             for tp, targ in zip(callee.template_params, e.template_args):
                 # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
                 new_b[tp.name] = self.concrete_argument(targ)

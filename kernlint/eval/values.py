@@ -125,3 +125,6 @@ class Frame:
     ret_mask: np.ndarray | None = None
     ret_val: Val | None = None
     ctype_of: dict[str, ir.CType] = field(default_factory=dict)
+    # Reference parameters bound to a caller's `__shared__` scalar: parameter -> the scalar's name
+    # (`&flag` in the callee is that variable's address).
+    shared_refs: dict[str, str] = field(default_factory=dict)
