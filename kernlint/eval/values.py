@@ -88,6 +88,9 @@ def why_of(*vals: Val) -> tuple[str, str] | None:
 
 def const(value: int | float) -> Val:
     is_float = isinstance(value, float)
+    if not is_float and not -(1 << 63) <= value < (1 << 63):
+        # `0xFFFFFFFFFFFFFFFFull`: held as the 64-bit pattern (int64 arithmetic wraps the same way)
+        value = ((int(value) + (1 << 63)) % (1 << 64)) - (1 << 63)
     return Val(np.full((1, 1, 1), value, dtype=np.float64 if is_float else np.int64), is_float=is_float)
 
 

@@ -819,7 +819,12 @@ def _split_template_args(toks: list[str]) -> tuple[str, ...]:
 
 
 def _function_key(c: ci.Cursor) -> str:
-    return f"{c.spelling}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
+    name = c.spelling
+    if c.kind == K.CONSTRUCTOR:
+        # A class template's constructor is spelled `global_stack<T, N, THREADS>`, a specialization's
+        # (what a call in an instantiated kernel refers to) `global_stack`: one key for both.
+        name = name.split("<", 1)[0]
+    return f"{name}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
 
 
 def _is_kernel(c: ci.Cursor) -> bool:
