@@ -189,3 +189,15 @@ def test_helper_binds_a_deduced_scalar_type_and_a_shared_reference_has_its_addre
     assert cov.status == "full", cov  # `atomicExch(&all_done, 0)` on the shared scalar is evaluated
     (d,) = [d for d in res.diagnostics if d.code == "KL201"]
     assert d.line == 9 and d.metrics["ways"] == 16  # unsigned short: 64 bytes apart, banks 0 and 16
+
+
+def test_typedef_and_macro_template_arguments_bind_what_clang_resolved() -> None:
+    path = FIXTURES / "KL201_typedef_template_argument.cu"
+    tu = parse_source(path.read_text(), str(path))
+    (call,) = [n for n in ir.walk(tu.kernels[0].body) if isinstance(n, ir.Call) and n.name == "store"]
+    assert call.template_args == ("double", "64")
+    res = lint_source(path.read_text(), str(path), OPTS)
+    (cov,) = res.coverage
+    assert cov.status == "full"
+    (d,) = [d for d in res.diagnostics if d.code == "KL201"]
+    assert (d.line, d.metrics["ways"], d.metrics["wavefronts"]) == (12, 2, 4)

@@ -502,6 +502,10 @@ class _Lowering:
                 target = _function_key(defn)
             elif ref.kind == K.CXX_METHOD:
                 target = _function_key(ref)  # a class template's member: found by its place
+        if template_args and ref is not None and ref.kind == K.FUNCTION_DECL:
+            # `sumReduce<real, SUM_N>(...)` with `typedef float real`: the arguments as clang resolved
+            # them for this specialization (`float`, the macro's value), not as written.
+            template_args = _resolved_template_args(ref, template_args)
         if ref is not None and ref.kind == K.CXX_METHOD and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE \
                 and _is_device(ref):
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
@@ -1392,6 +1396,28 @@ def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[
             out.append(str(decl.get_template_argument_value(i)))
         else:
             return ()
+    return tuple(out)
+
+
+def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[str, ...]:
+    """The written template arguments of a call to a function template specialization, each type
+    replaced by its canonical spelling and each integer by its value where clang has them (a
+    typedef or macro name means nothing inside the callee); `written` when they do not line up."""
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings
+        return written
+    if n < len(written) or n <= 0:
+        return written
+    out = list(written)
+    for i in range(len(written)):
+        kind = decl.get_template_argument_kind(i)
+        if kind == ci.TemplateArgumentKind.TYPE:
+            spelling = decl.get_template_argument_type(i).get_canonical().spelling
+            if spelling and "type-parameter" not in spelling:
+                out[i] = spelling.replace("struct ", "").replace("class ", "")
+        elif kind == ci.TemplateArgumentKind.INTEGRAL:
+            out[i] = str(decl.get_template_argument_value(i))
     return tuple(out)
 
 
