@@ -201,3 +201,23 @@ def test_typedef_and_macro_template_arguments_bind_what_clang_resolved() -> None
     assert cov.status == "full"
     (d,) = [d for d in res.diagnostics if d.code == "KL201"]
     assert (d.line, d.metrics["ways"], d.metrics["wavefronts"]) == (12, 2, 4)
+
+
+def test_parameter_of_a_missing_header_type_is_unknown_and_names_the_type() -> None:
+    src = """\
+#include "missing_types.h"
+__global__ void k(Cplx* a, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = a[2 * i].x;
+}
+"""
+    tu = parse_source(src, "t.cu")
+    a = tu.kernels[0].params[0]
+    assert a.ctype.kind == "unknown" and a.ctype.name == "Cplx"  # not clang's recovery type, int*
+    res = lint_source(src, "t.cu", LintOptions(resources=False, block=(32, 1, 1)))
+    (cov,) = res.coverage
+    (gap,) = [g for g in cov.gaps if g.lines == (4,)]
+    assert (gap.kind, gap.detail) == ("missing_type", "Cplx")
+    (kl904,) = [d for d in res.diagnostics if d.code == "KL904"]
+    text = kl904.message + " ".join(kl904.notes)
+    assert "Cplx" in text and "-I DIR" in text and "--define Cplx" not in text

@@ -266,6 +266,9 @@ class Interpreter:
             return Val(None, fields=tuple(fields))
         if t.kind == "float":
             return Val(None, why=("unmodelled", f"the floating-point value of `{name}`"), uniform=True)
+        if t.kind == "unknown" and t.name and not prefix:
+            # Its type is a name from a header kernlint did not find (frontend `_unresolved_param`).
+            return Val(None, why=("missing_type", t.name), uniform=True)
         return Val(None, why=("param", name), uniform=True)
 
     def allocate_shared(self, name: str, ctype: ir.CType) -> int:
@@ -1863,6 +1866,11 @@ class Interpreter:
             for key in cov.sites_of(callee.body, self.tu, self.cov_shared, outer, len(self.frames) + 1):
                 self.cov.drop(key, ("depth", callee.name))
             return Val(None, why=("depth", callee.name))
+        missing = [p.ctype.name for p in self.fn.params if p.ctype.kind == "unknown" and p.ctype.name]
+        if missing and name.startswith("operator") and not e.target:
+            # An operator clang could not resolve, in a kernel whose parameter types are names from a
+            # missing header (`a[i]` on `cufftComplex *a`): those names are why.
+            return unknown(*args, why=("missing_type", missing[0]), uniform=False)
         return unknown(*args, why=("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:

@@ -1191,11 +1191,13 @@ def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
 def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
               parse_path: str) -> ir.Function:
     params = []
+    param_cursors: list[ci.Cursor] = []
     tparams = []
     body = None
     for k in c.get_children():
         if k.kind == K.PARM_DECL:
             params.append(ir.Param(k.spelling, low.ctype(k)))
+            param_cursors.append(k)
         elif k.kind == K.TEMPLATE_TYPE_PARAMETER:
             tparams.append(ir.TemplateParam(k.spelling, True))
         elif k.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
@@ -1209,6 +1211,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
                    if in_main and p.syntax and ext.start.line <= p.line <= ext.end.line)
     unresolved = tuple((p.line, p.column, p.message) for p in problems
                        if in_main and not p.syntax and ext.start.line <= p.line <= ext.end.line)
+    params = [_unresolved_param(p, param_cursors[i], unresolved) for i, p in enumerate(params)]
     lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
@@ -1219,6 +1222,21 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
         parse_errors=errors, unresolved=unresolved,
         annotation=_annotation_above(lines, ext.start.line) if in_main else "", key=_function_key(c),
     )
+
+
+def _unresolved_param(p: ir.Param, k: ci.Cursor, unresolved: tuple[tuple[int, int, str], ...]) -> ir.Param:
+    """A parameter whose declared type is a name clang did not know (`cufftComplex *a` without
+    cufft.h): clang recovers with `int`, a size that would be wrong; its type is unknown, named
+    after the missing name (the evaluator says so, with how to supply it)."""
+    if not unresolved:
+        return p
+    ext = k.extent
+    for line, col, msg in unresolved:
+        inside = (ext.start.line, ext.start.column) <= (line, col) <= (ext.end.line, ext.end.column)
+        m = re.match(r"unknown type name '([^']+)'", msg)
+        if inside and m:
+            return ir.Param(p.name, ir.CType("unknown", 0, name=m.group(1)))
+    return p
 
 
 _METHOD_KINDS = (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.CONSTRUCTOR)
