@@ -221,3 +221,26 @@ __global__ void k(Cplx* a, float* out) {
     (kl904,) = [d for d in res.diagnostics if d.code == "KL904"]
     text = kl904.message + " ".join(kl904.notes)
     assert "Cplx" in text and "-I DIR" in text and "--define Cplx" not in text
+
+
+def test_dereference_of_a_dependent_pointer_is_an_access_of_the_bound_element() -> None:
+    # No launch: Real is assumed float and the template itself is evaluated; clang types `*px` as
+    # dependent (and `*px * 2` as an unresolved operator call when any operator* is visible).
+    src = """\
+template <typename Real>
+__global__ void count(const Real* points, unsigned* out, unsigned n) {
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    const Real* px = points + tid;
+    unsigned inside = 0;
+    for (unsigned i = tid; i < n; i += 64, px += 64) {
+        Real x = *px * 2;
+        float y = x + *px;
+        inside += x < 1;
+    }
+    out[tid] = inside;
+}
+"""
+    res = lint_source(src, "t.cu", LintOptions(resources=False, block=(64, 1, 1)))
+    (cov,) = res.coverage
+    assert (cov.status, cov.accesses_seen, cov.accesses_evaluated) == ("full", 3, 3)
+    assert not [d for d in res.diagnostics if d.code in ("KL101", "KL102", "KL904")]  # consecutive floats

@@ -1428,6 +1428,12 @@ class Interpreter:
             t = self.resolve(e.ctype)
             if t.size <= 0 and isinstance(e.operand, ir.Call):
                 t = self.returned_element_type(e.operand) or t
+            if t.size <= 0 and t.kind == "template":
+                # `*pointx` on a `const Real *` in a template: clang types the dereference as dependent;
+                # the element is the (bound) pointee.
+                pt = self.resolve(e.operand.ctype)
+                if pt.kind == "pointer" and pt.pointee is not None and self.resolve(pt.pointee).size > 0:
+                    t = self.resolve(pt.pointee)
             return (p, t)
         if isinstance(e, ir.Member):
             t = self.resolve(e.ctype)
