@@ -91,6 +91,9 @@ class EvalResult:
     events: list[ev.Event] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
+    # Each uniform load's own site symbol -> the symbol it took (another site's, when it read words an
+    # earlier load read): what --confirm substitutes at that site (kernlint/confirm/seeding.py).
+    load_sites: dict[str, str] = field(default_factory=dict)
     truncated: bool = False
     out_of_time: bool = False  # truncated by the file's wall-clock budget, not the step budget
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
@@ -1695,6 +1698,7 @@ class Interpreter:
             if ptr is None:
                 return None
             pname, slot = ptr
+            self.result.load_sites[uniform_data.symbol(span, helper)] = pname
             return Val(np.full((1, 1, 1), POINTER_SPACING * slot, dtype=np.int64), frozenset([pname]),
                        space="global", root=pname)
         got = self.uniform_loads.value(uniform_data.symbol(span, helper), addr.root, first)
@@ -1702,6 +1706,7 @@ class Interpreter:
             return None
         name, vals = got
         self.result.assumed[name] = vals
+        self.result.load_sites[uniform_data.symbol(span, helper)] = name
         return Val(np.array(vals, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
 
     def lane_varying(self, v: Val) -> bool:
