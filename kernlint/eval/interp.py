@@ -981,6 +981,9 @@ class Interpreter:
 
     def _eval(self, e: ir.Expr) -> Val:
         self.tick()
+        handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (see below the class)
+        if handler is not None:
+            return handler(self, e)  # type: ignore[operator]
         if isinstance(e, ir.Lit):
             return const(e.value)
         if isinstance(e, ir.Cast):
@@ -1940,6 +1943,20 @@ class Interpreter:
                 return obj  # a constructor: the call's value is the object it built
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
+
+# `Interpreter._eval`'s dispatch: the IR expression classes are final (no subclasses), so a lookup of
+# type(e) picks the same handler as the isinstance chain it short-cuts (which still handles the rest).
+_EVAL_BY_TYPE: dict[type, object] = {
+    ir.Lit: lambda self, e: const(e.value),
+    ir.Cast: Interpreter.eval_cast,
+    ir.Ref: Interpreter.eval_ref,
+    ir.Binary: Interpreter.eval_binary,
+    ir.Unary: Interpreter.eval_unary,
+    ir.Index: Interpreter.eval_memory_read,
+    ir.Member: Interpreter.eval_memory_read,
+    ir.Cond: Interpreter.eval_cond,
+    ir.Call: Interpreter.eval_call,
+}
 
 # Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
 _PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from kernlint import deadline, ir
 from kernlint.includes import scan_includes
@@ -966,6 +966,30 @@ def _clang_arch_args(arch: str) -> list[str]:
     return out
 
 
+def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
+    """A function giving the name of the file a cursor is in (None: none, a builtin), with one ctypes call
+    per cursor: the name is looked up once per file handle of the translation unit (`cursor.location.file.name`
+    costs three calls and a string conversion, for each of the ~1,500 declarations of the shim)."""
+    names: dict[int | None, str] = {}
+    get = lib.clang_getInstantiationLocation
+
+    def file_of(c: ci.Cursor) -> str | None:
+        handle = ci.c_object_p()
+        get(c.location, ctypes.byref(handle), None, None, None)
+        if not handle:
+            return None
+        key = ctypes.cast(handle, ctypes.c_void_p).value
+        name = names.get(key)
+        if name is None:
+            f = c.location.file
+            if f is None:
+                return None
+            name = names[key] = f.name
+        return name
+
+    return file_of
+
+
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "") -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here)."""
@@ -984,6 +1008,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     shim = shim_path()
 
     lib = _lib()
+    file_of = _file_namer(lib)
     main_only = context is None  # macros and globals come from parse_path only: libclang's main file
 
     def visit(c: ci.Cursor, depth: int) -> None:
@@ -996,8 +1021,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 continue
             if kind == K.MACRO_DEFINITION and main_only and not lib.clang_Location_isFromMainFile(child.location):
                 continue
-            f = child.location.file
-            if f is None or f.name == shim or f.name.startswith(STUB_DIR):
+            fname = file_of(child)
+            if fname is None or fname == shim or fname.startswith(STUB_DIR):
                 continue
             if kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL) and depth < 6:
                 visit(child, depth + 1)
@@ -1011,11 +1036,11 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child):
                     fn = _function(low, child, lines, problems, parse_path)
                     functions[fn.key] = fn
-                    if fn.is_kernel and f.name == parse_path:
+                    if fn.is_kernel and fname == parse_path:
                         kernels.append(fn)
-                if f.name == parse_path and not _is_kernel(child):
+                if fname == parse_path and not _is_kernel(child):
                     launches.extend(_launches(child))
-            elif kind == K.VAR_DECL and (f.name == parse_path or f.name == context):
+            elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
                 if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
@@ -1025,7 +1050,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 under = types.convert(child.underlying_typedef_type)
                 if under.kind == "struct":
                     structs[child.spelling] = under
-            elif kind == K.MACRO_DEFINITION and (f.name == parse_path or f.name == context):
+            elif kind == K.MACRO_DEFINITION and (fname == parse_path or fname == context):
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
                     value = fold_tokens(toks[1:], macros)
@@ -1035,7 +1060,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child):
                     fn = _method(low, child, lines, problems, parse_path)
                     functions[fn.key] = fn
-                if kind == K.CXX_METHOD and f.name == parse_path:
+                if kind == K.CXX_METHOD and fname == parse_path:
                     launches.extend(_launches(child))
 
     visit(tu.cursor, 0)
