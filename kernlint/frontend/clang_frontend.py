@@ -942,7 +942,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path)
     else:
-        unit = _lower(tu, text, path, parse_path)
+        unit = _lower(tu, text, path, parse_path,
+                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths))
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -1011,9 +1012,43 @@ def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
     return file_of
 
 
-def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "") -> ir.TranslationUnit:
+def _chevrons_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str], parse_path: str,
+                      shadowed: set[str]) -> bool:
+    """Whether a `<<<` reaches the parse from elsewhere than the main file's code outside `#define`s: a
+    command-line define, a `#define` of the main file, or any file the parse read (a header, the shim).
+    When none does, a host function whose own text has no `<<<` launches nothing (see `_lower`)."""
+    if any("<<<" in d for d in defines):
+        return True
+    if "<<<" in text:
+        in_define = False
+        for line in text.split("\n"):
+            if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
+                if "<<<" in line:
+                    return True
+                in_define = line.rstrip("\r").endswith("\\")
+    for inc in tu.get_includes():
+        name = inc.include.name
+        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed or not os.path.isfile(name):
+            continue  # the main file, or read as an empty stub (never open a FIFO or a device)
+        try:
+            with open(name, "rb") as fh:
+                if b"<<<" in fh.read():
+                    return True
+        except OSError:
+            return True  # unreadable: assume it may
+    try:
+        with open(shim_path(), "rb") as fh:
+            return b"<<<" in fh.read()
+    except OSError:
+        return True
+
+
+def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
+           launch_text_only: bool = False) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
-    (its own errors are not this file's problems; its macros and globals are visible here)."""
+    (its own errors are not this file's problems; its macros and globals are visible here).
+    `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
+    `_chevrons_outside`), so host functions whose text has none are not searched for launches."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
@@ -1030,6 +1065,15 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     lib = _lib()
     file_of = _file_namer(lib)
+    data = text.encode("utf-8", "surrogateescape") if launch_text_only else b""
+
+    def may_launch(c: ci.Cursor) -> bool:
+        """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
+        if not launch_text_only:
+            return True
+        ext = c.extent
+        return b"<<<" in data[ext.start.offset:ext.end.offset + 3]
+
     main_only = context is None  # macros and globals come from parse_path only: libclang's main file
 
     def visit(c: ci.Cursor, depth: int) -> None:
@@ -1059,7 +1103,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     functions[fn.key] = fn
                     if fn.is_kernel and fname == parse_path:
                         kernels.append(fn)
-                if fname == parse_path and not _is_kernel(child):
+                if fname == parse_path and not _is_kernel(child) and may_launch(child):
                     launches.extend(_launches(child))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
@@ -1081,7 +1125,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child):
                     fn = _method(low, child, lines, problems, parse_path)
                     functions[fn.key] = fn
-                if kind == K.CXX_METHOD and fname == parse_path:
+                if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
                     launches.extend(_launches(child))
 
     visit(tu.cursor, 0)
