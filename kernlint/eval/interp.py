@@ -708,7 +708,9 @@ class Interpreter:
                 v = self.eval(other)
                 if v.data is None or v.deps:
                     continue
-                vals = np.unique(np.asarray(v.data))
+                # return_index: NumPy's sorting path, the same values, and numpy.ma is never imported
+                # (NumPy 2.3+'s default path asks np.ma.is_masked: ~10 ms of CPU per worker start-up)
+                vals = np.unique(np.asarray(v.data), return_index=True)[0]
                 if vals.size != 1:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
@@ -733,7 +735,7 @@ class Interpreter:
                 dim = self.block_component(e, side)
                 if dim is None or other.data is None or resample.block_names(other.deps):
                     continue
-                vals = np.unique(np.asarray(other.data))
+                vals = np.unique(np.asarray(other.data), return_index=True)[0]
                 if vals.size != 1:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
@@ -1686,7 +1688,8 @@ class Interpreter:
             c = self.eval(e.args[0])
             for builtin, dim, other in asserted_shape.pinned_sides(e.args[0]):
                 ov = self.eval(other)  # what the assert asks the launch for (eval/asserted_shape.py)
-                vals = np.unique(np.asarray(ov.data)) if ov.data is not None and not ov.deps else ()
+                vals = (np.unique(np.asarray(ov.data), return_index=True)[0]
+                        if ov.data is not None and not ov.deps else ())
                 if len(vals) == 1:
                     self.result.pins.setdefault((builtin, dim), (int(vals[0]), e.span.line))
             del self.result.events[n_events:]
