@@ -425,10 +425,16 @@ class Interpreter:
                 if t is not None:
                     self.frame.ctype_of[name] = t
 
+    _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
+
     def count_work(self, ops: int) -> None:
         """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
-        self.warp_work += self.mask.any(axis=-1) * ops
-        self.lane_work += self.mask.sum(axis=-1) * ops
+        if self.mask is not self._work_mask:  # masks are replaced, never written in place: count once per mask
+            self._work_mask = self.mask
+            self._work_warps = self.mask.any(axis=-1)
+            self._work_lanes = self.mask.sum(axis=-1)
+        self.warp_work += self._work_warps * ops
+        self.lane_work += self._work_lanes * ops
 
     def exec(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
@@ -449,7 +455,7 @@ class Interpreter:
             self.count_work(_own_ops(s))
             f32, f64 = statement_flops(s)
             if f32 or f64:
-                lanes = self.mask.sum(axis=-1)
+                lanes = self._work_lanes  # the active lanes count_work just counted
                 self.flop_lanes[0] += lanes * f32
                 self.flop_lanes[1] += lanes * f64
         if isinstance(s, ir.Block):
