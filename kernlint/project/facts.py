@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCAN_VERSION = 4  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 5  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +36,6 @@ class FileFacts:
     instantiations: tuple[tuple[str, tuple[str, ...], int], ...] = ()
     template_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # `name<args>(` outside launches
     cuda: bool = False  # defines kernels/device code or launches
+    # File-scope `typedef float T;` / `using T = float;`: NAME -> the type as written (a launch
+    # `k<T><<<...>>>` in such a file binds the kernel's parameter to the aliased type).
+    type_aliases: tuple[tuple[str, str], ...] = ()
