@@ -461,6 +461,12 @@ class _Lowering:
             dependent = self.dependent_operator(c, kids, ctype, span)
             if dependent is not None:
                 return dependent
+            if len(kids) == 1 and ctype.kind == "template" and kids[0].kind not in (
+                    K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF, K.MEMBER_REF_EXPR, K.UNEXPOSED_EXPR):
+                # `T(4.0)` with T a template type parameter (an unresolved construction): a cast.
+                first = next(iter(c.get_tokens()), None)
+                if first is not None and first.spelling == ctype.name.split("<")[0].strip():
+                    return ir.Cast(self.expr(kids[0]), ctype, True, span)
         receiver: ir.Expr | None = None
         callee_kids = kids[:1]
         arg_kids = kids[1:]
