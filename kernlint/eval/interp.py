@@ -481,10 +481,16 @@ class Interpreter:
                 if t is not None:
                     self.frame.ctype_of[name] = t
 
+    _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
+
     def count_work(self, ops: int) -> None:
         """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
-        self.warp_work += self.mask.any(axis=-1) * ops
-        self.lane_work += self.mask.sum(axis=-1) * ops
+        if self.mask is not self._work_mask:  # masks are replaced, never written in place: count once per mask
+            self._work_mask = self.mask
+            self._work_warps = self.mask.any(axis=-1)
+            self._work_lanes = self.mask.sum(axis=-1)
+        self.warp_work += self._work_warps * ops
+        self.lane_work += self._work_lanes * ops
 
     def exec(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
@@ -505,7 +511,7 @@ class Interpreter:
             self.count_work(_own_ops(s))
             f32, f64 = statement_flops(s)
             if f32 or f64:
-                lanes = self.mask.sum(axis=-1)
+                lanes = self._work_lanes  # the active lanes count_work just counted
                 self.flop_lanes[0] += lanes * f32
                 self.flop_lanes[1] += lanes * f64
         if isinstance(s, ir.Block):
@@ -851,7 +857,9 @@ class Interpreter:
                 v = self.eval(other)
                 if v.data is None or v.deps:
                     continue
-                vals = np.unique(np.asarray(v.data))
+                # return_index: NumPy's sorting path, the same values, and numpy.ma is never imported
+                # (NumPy 2.3+'s default path asks np.ma.is_masked: ~10 ms of CPU per worker start-up)
+                vals = np.unique(np.asarray(v.data), return_index=True)[0]
                 if vals.size != 1:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
@@ -936,7 +944,7 @@ class Interpreter:
                 dim = self.block_component(e, side)
                 if dim is None or other.data is None or resample.block_names(other.deps):
                     continue
-                vals = np.unique(np.asarray(other.data))
+                vals = np.unique(np.asarray(other.data), return_index=True)[0]
                 if vals.size != 1:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
@@ -1186,6 +1194,9 @@ class Interpreter:
 
     def _eval(self, e: ir.Expr) -> Val:
         self.tick()
+        handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (see below the class)
+        if handler is not None:
+            return handler(self, e)  # type: ignore[operator]
         if isinstance(e, ir.Lit):
             return const(e.value)
         if isinstance(e, ir.Cast):
@@ -1733,7 +1744,7 @@ class Interpreter:
                 if addr.data is None:
                     self.cov.drop(key, addr.why)
                     return
-                for offset, ft in _scalar_fields(t):
+                for offset, ft in _vector_chunks(t) or _scalar_fields(t):
                     shifted = Val(addr.data + offset, addr.deps, addr.space, addr.root)
                     self.access(e, shifted, ft, kind, span, text=".struct")
                 return
@@ -1954,7 +1965,8 @@ class Interpreter:
             c = self.eval(e.args[0])
             for builtin, dim, other in asserted_shape.pinned_sides(e.args[0]):
                 ov = self.eval(other)  # what the assert asks the launch for (eval/asserted_shape.py)
-                vals = np.unique(np.asarray(ov.data)) if ov.data is not None and not ov.deps else ()
+                vals = (np.unique(np.asarray(ov.data), return_index=True)[0]
+                        if ov.data is not None and not ov.deps else ())
                 if len(vals) == 1:
                     self.result.pins.setdefault((builtin, dim), (int(vals[0]), e.span.line))
             del self.result.events[n_events:]
@@ -2235,6 +2247,20 @@ class Interpreter:
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
 
+# `Interpreter._eval`'s dispatch: the IR expression classes are final (no subclasses), so a lookup of
+# type(e) picks the same handler as the isinstance chain it short-cuts (which still handles the rest).
+_EVAL_BY_TYPE: dict[type, object] = {
+    ir.Lit: lambda self, e: const(e.value),
+    ir.Cast: Interpreter.eval_cast,
+    ir.Ref: Interpreter.eval_ref,
+    ir.Binary: Interpreter.eval_binary,
+    ir.Unary: Interpreter.eval_unary,
+    ir.Index: Interpreter.eval_memory_read,
+    ir.Member: Interpreter.eval_memory_read,
+    ir.Cond: Interpreter.eval_cond,
+    ir.Call: Interpreter.eval_call,
+}
+
 # Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
 _PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"
                         r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
@@ -2338,6 +2364,33 @@ def _subtype_map(old: ir.CType, new: ir.CType) -> dict[ir.CType, ir.CType]:
         out[old] = new
         old, new = old.pointee, new.pointee
     return out
+
+
+def _vector_chunks(t: ir.CType) -> list[tuple[int, ir.CType]]:
+    """The 16-byte pieces a whole copy of a wide, 16-byte-aligned struct of one scalar type moves.
+
+    A struct over 16 bytes whose fields are one scalar type back to back (no padding) and whose
+    alignment is at least 16 (`double4`, `longlong4`, `struct __align__(16) { float v[8]; }`) is
+    copied in 16-byte vector instructions, not one per field: nvcc 13 for sm_80 emits two
+    `ld.global.nc.v4.u32` and two `st.global.v4.u32` for `o[i] = a[i]` on `double4*` (checked in
+    PTX). 16 bytes is the widest vector access before sm_100. Empty when the struct is not of that
+    shape (it is then copied field by field, as a struct aligned to 8 is)."""
+    if t.align < 16 or t.size <= 16 or t.size % 16:
+        return []
+    fields = _scalar_fields(t)
+    if not fields:
+        return []
+    size = fields[0][1].size
+    kind = fields[0][1].kind
+    if size <= 0 or 16 % size or any(ft.kind not in ("int", "float") or ft.kind != kind or ft.size != size
+                                     or off != k * size for k, (off, ft) in enumerate(fields)):
+        return []
+    if len(fields) * size != t.size:
+        return []
+    per = 16 // size
+    return [(base, ir.CType("struct", size=16, align=16, name=f"{t.name} (16-byte piece)",
+                            fields=tuple(ir.Field(f"[{k}]", k * size, fields[0][1]) for k in range(per))))
+            for base in range(0, t.size, 16)]
 
 
 def _scalar_fields(t: ir.CType, base: int = 0, depth: int = 0) -> list[tuple[int, ir.CType]]:
