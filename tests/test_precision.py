@@ -254,3 +254,57 @@ __global__ void stepped(float* data, int n, int rounds) {
     assert any("advances by a recurrence" in n and "`r`" in n for d in rng for n in d.notes)
     step = [d for d in diags if d.kernel == "stepped"]
     assert step and all(d.severity is Severity.WARNING for d in step), step
+
+
+def test_device_runtime_calls_are_read_from_the_kernel_text_without_comments_or_placement_new() -> None:
+    from kernlint.checks.device_runtime import runtime_calls
+    from kernlint.frontend.clang_frontend import parse_source
+
+    src = """__global__ void child(int* p) { p[0] = 1; }
+__global__ void k(int* p, void* buf) {
+    // cudaMalloc(&p, 4); in a comment
+    const char* s = "free(p)";
+    new (buf) int(3);
+    child<<<1, 32>>>(p);
+    int* q = new int[4];
+    free(q);
+}
+"""
+    tu = parse_source(src, "k.cu")
+    fn = next(f for f in tu.kernels if f.name == "k")
+    calls = [(c.line, c.name) for c in runtime_calls(fn, src.splitlines())]
+    assert calls == [(6, "a child launch of child"), (7, "new"), (8, "free")]
+
+
+def test_a_kernel_whose_threads_call_the_device_runtime_gets_its_warnings_as_info_with_the_reason() -> None:
+    diags = lint("KL102_device_runtime.cu")
+    store = next(d for d in diags if d.code == "KL102" and d.kernel == "per_thread_launches")
+    assert store.severity is Severity.INFO
+    assert store.metrics["device_runtime_call"] == {"line": 19, "call": "cudaMalloc"}
+    assert any("each thread of the kernel makes a device-runtime call (cudaMalloc at line 19)" in n for n in store.notes)
+    # One lane per warp launching: only its branch is info; the strided load beside it stays a warning.
+    leader = [d for d in diags if d.kernel == "leader_launches"]
+    assert {(d.code, d.severity) for d in leader if d.code in ("KL101", "KL301")} == {
+        ("KL101", Severity.WARNING), ("KL301", Severity.INFO)}
+    (branch,) = [d for d in leader if d.code == "KL301"]
+    assert "made by one lane" in " ".join(branch.notes)
+    (plain,) = [d for d in diags if d.kernel == "leader_without_runtime" and d.code == "KL301"]
+    assert plain.severity is Severity.WARNING
+
+
+def test_every_declarator_of_a_for_init_is_in_the_loop_scope() -> None:
+    # `for (int k = 0, i = row; ...)` after an earlier loop over `i`: the loop ran 0 times with the old
+    # `i` (the declarators were a block of their own), and the kernel was called fully analysed.
+    src = """__global__ void k(const float* A, float* out) {
+    float s = 0;
+    for (int i = threadIdx.x; i < 512; i += blockDim.x) s += 1;
+    for (int k = 0, i = blockIdx.x * 8; (k < 8) && (i < 512); k++, i++)
+        s += A[i * 512 + threadIdx.x];
+    out[threadIdx.x] = s;
+}
+"""
+    from kernlint.eval.events import Loop
+
+    res = lint_source(src, "k.cu").results[0]
+    loop = next(e for e in res.events if isinstance(e, Loop) and e.span.line == 4)
+    assert int(loop.trips.min()) == 8 and int(loop.trips.max()) == 8
