@@ -308,3 +308,32 @@ def test_every_declarator_of_a_for_init_is_in_the_loop_scope() -> None:
     res = lint_source(src, "k.cu").results[0]
     loop = next(e for e in res.events if isinstance(e, Loop) and e.span.line == 4)
     assert int(loop.trips.min()) == 8 and int(loop.trips.max()) == 8
+
+
+def test_kl301_advice_matches_the_pattern_pyramid_butterfly_tree() -> None:
+    diags = {d.kernel: d for d in lint("KL301_pyramid.cu") if d.code == "KL301"}
+    pyramid = next(n for n in diags["pyramid"].notes if n.startswith("fix:"))
+    # Not a reduction: no shuffles, no sequential addressing; the lanes are already packed.
+    assert "shfl" not in pyramid and "sequential addressing" not in pyramid
+    assert "already one contiguous run that moves by a constant step" in pyramid
+    butterfly = next(n for n in diags["butterfly"].notes if n.startswith("fix:"))
+    assert "one thread per pair" in butterfly
+    tree = """// kernlint: block=(256,1,1)
+__global__ void warp_tree(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int lane = tid & 31;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncwarp();
+    for (int i = 16; i > 0; i >>= 1) {
+        if (lane < i) {
+            float t = s[tid + i];
+            s[tid] = s[tid] + t * 0.5f + t * t;
+        }
+        __syncwarp();
+    }
+    if (lane == 0) out[blockIdx.x * 8 + tid / 32] = s[tid];
+}
+"""
+    (d,) = [d for d in lint_source(tree, "tree.cu").diagnostics if d.code == "KL301"]
+    assert "warp shuffles" in next(n for n in d.notes if n.startswith("fix:"))
