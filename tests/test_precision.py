@@ -337,3 +337,26 @@ __global__ void warp_tree(const float* in, float* out) {
 """
     (d,) = [d for d in lint_source(tree, "tree.cu").diagnostics if d.code == "KL301"]
     assert "warp shuffles" in next(n for n in d.notes if n.startswith("fix:"))
+
+
+def test_pointer_offsets_follow_locals_and_swaps_and_ignore_plain_pointers() -> None:
+    from kernlint.project.pointer_offsets import arg_offsets
+
+    host = """float *bufferIn = 0, *bufferOut = 0;
+    float *bufferSrc = bufferIn + padding;
+    float *bufferDst = bufferOut + padding;
+    float *tmp = bufferDst; bufferDst = bufferSrc; bufferSrc = tmp;"""
+    assert arg_offsets(["bufferDst", "bufferSrc", "n"], host) == (
+        "bufferDst = bufferOut + padding", "bufferSrc = bufferIn + padding", "")
+    assert arg_offsets(["(float*)(d + 4)", "&a[k]", "&a[0]", "p->q", "d"], "float* d = base;") == (
+        "d + 4", "&a[k]", "", "", "")
+    assert arg_offsets(["d_in", "d_out"], "cudaMalloc(&d_in, n); d_out = d_in;") == ()
+
+
+def test_kl103_on_a_pointer_the_launch_offsets_says_unless_and_names_the_launch() -> None:
+    diags = [d for d in lint("KL103_launch_offset.cu") if d.code == "KL103"]
+    padded = next(d for d in diags if d.kernel == "stencil_padded")
+    assert padded.message.startswith("misaligned global load unless the offset its launch adds to `input` realigns it")
+    assert padded.metrics["launch_offset"] == {"input": "src = bufferIn + padding at line 26"}
+    plain = next(d for d in diags if d.kernel == "stencil_plain")
+    assert plain.message.startswith("misaligned global load: ") and "launch_offset" not in plain.metrics
