@@ -360,3 +360,31 @@ def test_kl103_on_a_pointer_the_launch_offsets_says_unless_and_names_the_launch(
     assert padded.metrics["launch_offset"] == {"input": "src = bufferIn + padding at line 26"}
     plain = next(d for d in diags if d.kernel == "stencil_plain")
     assert plain.message.startswith("misaligned global load: ") and "launch_offset" not in plain.metrics
+
+
+def test_a_data_branch_whose_region_groups_its_lanes_is_divergent_by_design() -> None:
+    diags = {d.kernel: d for d in lint("KL305_divergent_entry.cu") if d.code == "KL305"}
+    helper = diags["bucket_max"]
+    assert helper.severity is Severity.INFO
+    assert any("(`coalesced_threads()` in aggregated_max())" in n for n in helper.notes)
+    part = diags["odd_even_sums"]
+    assert part.severity is Severity.INFO and any("the group `part` from `binary_partition()`" in n for n in part.notes)
+    assert diags["bucket_max_plain"].severity is Severity.WARNING
+
+
+def test_group_in_region_ignores_comments_and_unrelated_groups() -> None:
+    from kernlint.checks.divergent_entry import group_in_region
+    from kernlint.frontend.clang_frontend import parse_source
+
+    src = """__global__ void k(const int* a, int* out) {
+    int x = a[threadIdx.x];
+    if (x > 3) {
+        // coalesced_threads() would be nice here
+        out[threadIdx.x] = x;
+    }
+}
+"""
+    tu = parse_source(src, "k.cu")
+    fn = tu.kernels[0]
+    node = next(n for n in fn.body.body if type(n).__name__ == "If")
+    assert group_in_region(fn, tu, src.splitlines(), node.span) == ""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernlint.checks.base import Rule
+from kernlint.checks.divergent_entry import group_in_region
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
@@ -161,6 +162,12 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
         reason = ("it refines in place the elements whose neighbours in the same array disagree (adaptive "
                   "refinement): which elements need it is only known from the previous pass's results, and they "
                   "lie along edges, so most warps take it with all or none of their lanes")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    grouped = group_in_region(result.kernel, result.unit, result.source_lines, first.span)
+    if grouped:
+        reason = (f"the code under it forms a group of the lanes that reached it ({grouped}): it is written for "
+                  f"divergent entry (warp-aggregated atomics, per-key reductions, a warp partitioned by the same "
+                  f"condition), so the divergence is by design and sorting the items is not the remedy")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and first.search:
         reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
