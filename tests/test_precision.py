@@ -277,7 +277,7 @@ __global__ void k(int* p, void* buf) {
 
 
 def test_a_kernel_whose_threads_call_the_device_runtime_gets_its_warnings_as_info_with_the_reason() -> None:
-    diags = lint("KL102_device_runtime.cu")
+    diags = lint("device_runtime.cu")
     store = next(d for d in diags if d.code == "KL102" and d.kernel == "per_thread_launches")
     assert store.severity is Severity.INFO
     assert store.metrics["device_runtime_call"] == {"line": 19, "call": "cudaMalloc"}
