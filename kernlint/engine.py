@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernlint import deadline, ir
-from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, parse_problems, tiny_launch
+from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
@@ -21,7 +21,7 @@ from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
-from kernlint.launch import all_launches, launch_shapes
+from kernlint.launch import launch_shapes
 from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.options import LintOptions  # noqa: F401 - defined apart so the CLI need not import the engine
 
@@ -116,20 +116,6 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines))
     main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
-
-
-def _kernel_launches(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions,
-                     unit: "Unit | None") -> list[ir.Launch]:
-    """Every launch of `fn` kernlint found (this file and, with a project index, the project)."""
-    plaunches: tuple[ir.Launch, ...] = ()
-    if options.project is not None and fn.is_kernel:
-        from kernlint.project.units import project_launches
-
-        try:
-            plaunches = project_launches(options.project, fn, tu.path)  # type: ignore[arg-type]
-        except Exception:  # noqa: BLE001 - as in analyse_kernel: the index only adds launches
-            plaunches = ()
-    return all_launches(fn, tu, plaunches)
 
 
 def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchShape", defines: dict[str, int],
@@ -392,8 +378,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
         skipped: set[str] = set()
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
-            found = device_runtime.weigh(grouping.group(combine(results, rules, skipped)), results)
-            diags.extend(tiny_launch.weigh(found, results, _kernel_launches(tu, fn, options, unit)))
+            diags.extend(device_runtime.weigh(grouping.group(combine(results, rules, skipped)), results))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             records.append(evcov.failed(fn, tu.path, f"{type(exc).__name__}: {exc}"))

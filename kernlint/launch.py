@@ -175,23 +175,14 @@ def pointer_offsets(fn: ir.Function, tu: ir.TranslationUnit,
                     project_launches: tuple[ir.Launch, ...] = ()) -> tuple[tuple[str, str], ...]:
     """(pointer parameter, "what the launch passes at where") for every launch of `fn` that passes one
     of its pointer parameters offset into the allocation (project/pointer_offsets.py)."""
+    launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
+    launches += list(project_launches)
     out: dict[str, str] = {}
-    for ln in all_launches(fn, tu, project_launches):
+    for ln in launches:
         for p, off in zip(fn.params, ln.arg_offsets):
             if off and p.ctype.kind == "pointer" and p.name not in out:
                 out[p.name] = f"{off} at {where(ln)}"
     return tuple(out.items())
-
-
-def all_launches(fn: ir.Function, tu: ir.TranslationUnit,
-                 project_launches: tuple[ir.Launch, ...] = ()) -> list[ir.Launch]:
-    """The launches of `fn` in this file and elsewhere in the project (the project's replace this
-    file's at the same line, as in `launch_shapes`)."""
-    launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
-    if project_launches:
-        here = {ln.span.line for ln in project_launches if not ln.site}
-        launches = [ln for ln in launches if ln.span.line not in here] + list(project_launches)
-    return launches
 
 
 def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[int, int, int] | None = None,

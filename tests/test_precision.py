@@ -388,25 +388,3 @@ def test_group_in_region_ignores_comments_and_unrelated_groups() -> None:
     fn = tu.kernels[0]
     node = next(n for n in fn.body.body if type(n).__name__ == "If")
     assert group_in_region(fn, tu, src.splitlines(), node.span) == ""
-
-
-def test_a_kernel_whose_every_launch_is_tiny_has_its_warnings_as_info() -> None:
-    diags = {d.kernel: d for d in lint("KL301_tiny_launch.cu") if d.code == "KL301"}
-    once = diags["demo_once"]
-    assert once.severity is Severity.INFO
-    assert 0 < once.metrics["launch_warp_instructions"] < 10_000
-    assert any("every launch of the kernel is tiny (the largest, at line 38, runs 1 block" in n for n in once.notes)
-    assert diags["demo_many"].severity is Severity.WARNING
-
-
-def test_launch_work_needs_every_grid_folded_and_an_exact_count() -> None:
-    from kernlint import ir
-    from kernlint.checks.tiny_launch import launch_work
-
-    path = FIXTURES / "KL301_tiny_launch.cu"
-    results = [r for r in lint_source(path.read_text(), str(path)).results if r.kernel.name == "demo_once"]
-    one = ir.Launch("demo_once", (), (1, 1, 1), (256, 1, 1), 0, ir.Span(38, 1))
-    unknown = ir.Launch("demo_once", (), None, (256, 1, 1), 0, ir.Span(40, 1))
-    assert launch_work(results, [one])[0] == 1
-    assert launch_work(results, [one, unknown]) is None
-    assert launch_work(results, []) is None
