@@ -5,9 +5,12 @@
 
 Each batch is one kernlint process (default `-j`, i.e. isolated workers, one per core) over a
 temporary directory; recorded per run, from wait4 of that process: exit status or signal, wall
-time, peak RSS (the largest of kernlint and its worker processes), tracebacks and internal errors
+time, CPU time (kernlint and its workers), the load average at its start, peak RSS (the
+largest of kernlint and its worker processes), tracebacks and internal errors
 (deduplicated by their message), and whether the good file was reported. Every `--det-every`-th
-batch is run again with `-j 1` and another hash seed, and the outputs must be byte-identical.
+batch is run again with `-j 1`, no cache and another hash seed, and once more on the warm cache the
+first run filled (each batch has an empty cache directory of its own), and the outputs must be
+byte-identical.
 Hostile batches: each generator of tests/fuzzgen.hostile alone with the good file, and the special
 inputs (a FIFO and a device on the command line, `#include` of a FIFO, stdin from /dev/zero, a file
 name with a newline, a non-UTF-8 file name, a file name that is too long, an empty argument).
@@ -41,7 +44,10 @@ RSS_LIMIT_KIB = 1 << 20
 
 def run_kernlint(args: list[str], cwd: str, timeout: float, env: dict[str, str],
                  stdin: int | None = None) -> dict[str, object]:
-    """One kernlint process: rc (negative: the signal), wall, peak RSS of it and its workers, output."""
+    """One kernlint process: rc (negative: the signal), wall, CPU (user + system, of it and the workers
+    it reaped: wait4 reports a child's usage with its waited-for children), peak RSS of it and its
+    workers, the 1-minute load average at its start, output."""
+    load = os.getloadavg()[0]
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", "kernlint", "--no-ptxas", "--format", "concise", *args],
@@ -64,8 +70,8 @@ def run_kernlint(args: list[str], cwd: str, timeout: float, env: dict[str, str],
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
-    return {"rc": proc.returncode, "hung": hung, "wall": wall, "rss_kib": usage.ru_maxrss,
-            "stdout": stdout, "stderr": stderr}
+    return {"rc": proc.returncode, "hung": hung, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_kib": usage.ru_maxrss, "load": load, "stdout": stdout, "stderr": stderr}
 
 
 def judge(r: dict[str, object], good_name: str) -> list[str]:
@@ -89,6 +95,16 @@ def judge(r: dict[str, object], good_name: str) -> list[str]:
     if f"{good_name}:1:" not in str(r["stdout"]):
         bad.append("good file not reported")
     return bad
+
+
+def _spread(xs: list[float]) -> dict[str, float]:
+    """min / median / 95th percentile / max / total of a list of figures."""
+    if not xs:
+        return {}
+    ys = sorted(xs)
+    return {"min": round(ys[0], 2), "median": round(ys[len(ys) // 2], 2),
+            "p95": round(ys[min(len(ys) - 1, int(0.95 * len(ys)))], 2), "max": round(ys[-1], 2),
+            "total": round(sum(ys), 1)}
 
 
 def special_batches() -> list[tuple[str, list[str], dict[str, bytes], str | None]]:
@@ -128,14 +144,24 @@ def main() -> int:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     failures: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
-    worst = {"wall": 0.0, "rss_kib": 0, "wall_label": "", "rss_label": ""}
+    worst = {"wall": 0.0, "rss_kib": 0, "cpu": 0.0, "wall_label": "", "rss_label": "", "cpu_label": ""}
+    walls: list[float] = []
+    cpus: list[float] = []
+    loads: list[float] = []
+    over_wall: list[str] = []  # runs over the wall-clock limit, with their CPU time and the load
     runs = det_checks = files = 0
     t_start = time.monotonic()
 
     def record(label: str, r: dict[str, object], bad: list[str]) -> None:
         nonlocal runs
         runs += 1
-        for key in ("wall", "rss_kib"):
+        walls.append(float(r["wall"]))  # type: ignore[arg-type]
+        cpus.append(float(r["cpu"]))  # type: ignore[arg-type]
+        loads.append(float(r["load"]))  # type: ignore[arg-type]
+        if float(r["wall"]) > WALL_LIMIT_S:  # type: ignore[arg-type]
+            over_wall.append(f"{label}: {float(r['wall']):.1f} s wall, {float(r['cpu']):.1f} s CPU, "  # type: ignore[arg-type]
+                             f"load {float(r['load']):.1f}")  # type: ignore[arg-type]
+        for key in ("wall", "rss_kib", "cpu"):
             if r[key] > worst[key]:  # type: ignore[operator]
                 worst[key], worst[key.split("_")[0] + "_label"] = r[key], label  # type: ignore[assignment]
         for b in bad:
@@ -144,13 +170,18 @@ def main() -> int:
             outcomes[m] += 1
         outcomes["KL904 time budget"] += str(r["stdout"]).count("time budget")
         if bad or runs % 20 == 0 or a.verbose:
-            print(f"{label:40s} rc={r['rc']} {float(r['wall']):6.1f}s {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
+            print(f"{label:40s} rc={r['rc']} {float(r['wall']):6.1f}s wall {float(r['cpu']):5.1f}s cpu "  # type: ignore[arg-type]
+                  f"load {float(r['load']):4.1f} {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
                   f"{'; '.join(bad) or 'ok'}", flush=True)
 
     def batch(label: str, named: dict[str, bytes], args: list[str] | None = None, stdin: str | None = None,
               check_det: bool = False, fifo: bool = False) -> None:
         nonlocal det_checks, files
-        with tempfile.TemporaryDirectory(prefix="kl-fuzz-") as d:
+        # Each batch has a cache directory of its own, empty at the start: the first run is cold, and
+        # the determinism checks compare it with a run that lints again (--no-cache, -j 1, another
+        # hash seed) and with a warm run that reads what the first one cached.
+        with tempfile.TemporaryDirectory(prefix="kl-fuzz-") as d, \
+                tempfile.TemporaryDirectory(prefix="kl-fuzz-cache-") as cache:
             if fifo:
                 os.mkfifo(Path(d, "pipe.cu"))
             for name, data in named.items():
@@ -158,27 +189,30 @@ def main() -> int:
             Path(d, "zz_good.cu").write_text(GOOD)
             files += len(named) + 1
             targets = [x.replace("@DIR@", d) for x in (args or [])] + [d]
-            fd = os.open(stdin, os.O_RDONLY) if stdin else None
-            try:
-                r = run_kernlint(targets, d, a.run_timeout, env, stdin=fd)
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            benv = {**env, "KERNLINT_CACHE_DIR": cache}
+
+            def once(extra: list[str], run_env: dict[str, str]) -> dict[str, object]:
+                fd = os.open(stdin, os.O_RDONLY) if stdin else None
+                try:
+                    return run_kernlint([*extra, *targets], d, a.run_timeout, run_env, stdin=fd)
+                finally:
+                    if fd is not None:
+                        os.close(fd)
+
+            r = once([], benv)
             record(label, r, judge(r, "zz_good.cu"))
             # A run the time budget or the timeout cut short depends on the machine's load: not compared.
             timed = "time budget" in str(r["stdout"]) or "gave up on this file: no result within" in str(r["stdout"])
             if check_det and not r["hung"] and not timed:
                 det_checks += 1
-                fd = os.open(stdin, os.O_RDONLY) if stdin else None
-                try:
-                    again = run_kernlint(["-j", "1", *targets], d, a.run_timeout,
-                                         {**env, "PYTHONHASHSEED": "12345"}, stdin=fd)
-                finally:
-                    if fd is not None:
-                        os.close(fd)
-                if (again["stdout"], again["stderr"], again["rc"]) != (r["stdout"], r["stderr"], r["rc"]):
-                    failures["nondeterministic output (-j 1, another hash seed)"] += 1
-                    print(f"{label:40s} NONDETERMINISTIC", flush=True)
+                for why, extra, run_env in (
+                        ("-j 1, no cache, another hash seed", ["-j", "1", "--no-cache"],
+                         {**benv, "PYTHONHASHSEED": "12345"}),
+                        ("warm cache", [], benv)):
+                    again = once(extra, run_env)
+                    if (again["stdout"], again["stderr"], again["rc"]) != (r["stdout"], r["stderr"], r["rc"]):
+                        failures[f"nondeterministic output ({why})"] += 1
+                        print(f"{label:40s} NONDETERMINISTIC ({why})", flush=True)
 
     if not a.no_hostile:
         for name, data in hostile(a.scale).items():
@@ -202,7 +236,11 @@ def main() -> int:
         "runs": runs, "files": files, "mutants": a.inputs, "determinism_checks": det_checks,
         "elapsed_s": round(elapsed, 1), "slowest_run_s": round(float(worst["wall"]), 1),
         "slowest_run": worst["wall_label"], "peak_rss_mib": int(worst["rss_kib"]) // 1024,
-        "peak_rss_run": worst["rss_label"], "failures": dict(failures.most_common()),
+        "peak_rss_run": worst["rss_label"], "slowest_cpu_s": round(float(worst["cpu"]), 1),
+        "slowest_cpu_run": worst["cpu_label"], "batch": a.batch,
+        "wall_s": _spread(walls), "cpu_s": _spread(cpus), "load_1min": _spread(loads),
+        "runs_over_30s_cpu": sum(c > WALL_LIMIT_S for c in cpus), "runs_over_30s_wall": over_wall,
+        "failures": dict(failures.most_common()),
         "isolation_outcomes": dict(outcomes.most_common()),
     }
     print(json.dumps(summary, indent=2))

@@ -550,14 +550,9 @@ def _skipped_checks(settings: Any, no_ptxas: bool, active: set[str]) -> list[str
 
 
 def _default_cache_root() -> Path:
-    from kernlint.project.cache import cache_dir
+    from kernlint.project.cache import cache_location
 
-    root = cache_dir()
-    if root is None:  # KERNLINT_NO_CACHE set: still clear the directory it would use
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = Path(os.environ.get("KERNLINT_CACHE_DIR") or (Path(xdg) / "kernlint" if xdg else
-                                                             Path.home() / ".cache" / "kernlint"))
-    return root
+    return cache_location()  # with KERNLINT_NO_CACHE set too: --clear-cache still clears the directory it would use
 
 
 _NOTED: set[str] = set()

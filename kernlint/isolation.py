@@ -142,10 +142,16 @@ class _Worker:
 
     def stop(self, kill: bool = False) -> None:
         if kill and self.proc.is_alive():
+            # What the worker started (nvcc in its own session, and nvcc's cicc/ptxas) dies with it: found
+            # before the worker is gone (then they are reparented and no longer its descendants).
+            from kernlint.leftovers import process_tree
+
+            tree = process_tree(self.proc.pid) if self.proc.pid else []
             try:
                 self.proc.kill()
             except OSError:
                 pass
+            _kill_all(tree)
         elif self.proc.is_alive():
             try:
                 self.conn.send(None)
@@ -159,6 +165,29 @@ class _Worker:
         if self.proc.is_alive():
             self.proc.kill()
             self.proc.join()
+        if kill or self.proc.exitcode:
+            # Killed, or dead of a signal or an error: no `finally` of its ran. Its temporary files go.
+            from kernlint.leftovers import remove_for
+
+            remove_for(self.proc.pid)
+
+
+def _kill_all(pids: list[int]) -> None:
+    """SIGKILL each of `pids` and, for one that leads a process group of its own (nvcc started with a
+    new session), that whole group; never this process's own group."""
+    own = os.getpgrp()
+    for pid in pids:
+        try:
+            group = os.getpgid(pid)
+        except OSError:
+            group = None
+        try:
+            if group is not None and group == pid and group != own:
+                os.killpg(group, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _context() -> Any:

@@ -8,7 +8,8 @@ note saying why; the evaluator then falls back to an estimate from the IR, label
 (:func:`estimate_registers` is the small heuristic it uses).  This module never raises for a
 missing or failing compiler: exact numbers are an improvement, not a requirement.
 
-Results are cached on disk under ``$XDG_CACHE_HOME/kernlint`` (default ``~/.cache/kernlint``),
+Results are cached on disk in kernlint's cache directory (``--cache-dir``, ``$KERNLINT_CACHE_DIR``,
+``$XDG_CACHE_HOME/kernlint`` or ``~/.cache/kernlint``: :func:`cache_dir`),
 keyed by the sha256 of the file text, arch, flags and ``nvcc --version``, so a second run of an
 unchanged file costs nothing.  Headers the file includes are not part of the key: editing a header
 without touching the ``.cu`` needs ``KERNLINT_NO_CACHE=1`` (or a cache clear) to be seen.
@@ -31,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kernlint import leftovers
 from kernlint.includes import scan_includes
 
 COMPILE_TIMEOUT_S = 60.0
@@ -417,9 +419,19 @@ def demangle_kernels(names: Sequence[str]) -> dict[str, tuple[str, str, str]]:
 
 
 def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/kernlint``, else ``~/.cache/kernlint``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kernlint"
+    """Where ptxas figures are cached: the directory every kernlint cache uses
+    (`kernlint.project.cache.cache_location`: ``--cache-dir``, ``$KERNLINT_CACHE_DIR``,
+    ``$XDG_CACHE_HOME/kernlint``, ``~/.cache/kernlint``)."""
+    from kernlint.project.cache import cache_location
+
+    return cache_location()
+
+
+def _caching() -> bool:
+    """Whether caches are read and written (``--no-cache`` / ``KERNLINT_NO_CACHE``: not), as every cache decides."""
+    from kernlint.project.cache import cache_dir as enabled
+
+    return enabled() is not None
 
 
 # The fields of a cached ptxas record and what each must hold; an entry that breaks this is ignored
@@ -454,7 +466,7 @@ def _read_cache(key: str) -> dict[str, Any] | None:
     """The entry for `key`, or None when there is none or it is not a valid one: only a regular
     file is read (a FIFO or a link to /dev/zero in its place must not hang or fill memory), at most
     CACHE_ENTRY_MAX_BYTES of it."""
-    if os.environ.get("KERNLINT_NO_CACHE"):
+    if not _caching():
         return None
     from kernlint.inputs import ReadProblem, read_regular
 
@@ -467,13 +479,13 @@ def _read_cache(key: str) -> dict[str, Any] | None:
 
 def _write_cache(key: str, data: dict[str, Any]) -> None:
     """Store a result; any failure (read-only dir, full disk) just means no cache."""
-    if os.environ.get("KERNLINT_NO_CACHE"):
+    if not _caching():
         return
     try:
         directory = cache_dir()
         directory.mkdir(parents=True, exist_ok=True)
         # Write then rename, so a concurrent run never reads half a file.
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=leftovers.temp_file_prefix(), suffix=".tmp")
     except OSError as exc:
         from kernlint import cachenotes
 
@@ -529,10 +541,11 @@ def _normalize_arch(arch: str) -> str:
     return text
 
 
-def _run(argv: list[str], cwd: str, timeout: float) -> tuple[int, str]:
-    """Run a command in its own process group; on timeout kill that group (nvcc's children too)."""
+def _run(argv: list[str], cwd: str, timeout: float, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run a command in its own process group (with `env` added to the environment); on timeout kill
+    that group (nvcc's children too)."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env={**os.environ, **env} if env else None)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -638,7 +651,12 @@ def exact_resources(
     stubbed: set[str] = set()
     deadline = time.monotonic() + timeout
     try:
-        with tempfile.TemporaryDirectory(prefix="kernlint-nvcc-") as tmp:
+        # Named by this process, so that if it is killed mid-compile its parent removes the directory.
+        with tempfile.TemporaryDirectory(prefix=leftovers.nvcc_dir_prefix()) as tmp:
+            # nvcc's own temporary files (tmpxft_*) go in here too, not in /tmp, where nvcc killed at
+            # the timeout would leave them: nvcc puts them in $TMPDIR.
+            nvcc_tmp = Path(tmp) / "tmp"
+            nvcc_tmp.mkdir()
             source = Path(tmp) / (name if name.endswith(".cu") else name + ".cu")
             # Nested, so that stubs for `../x.h` (up to four levels up) still land inside `stubs`.
             stub_dir = Path(tmp) / "stubs" / "s" / "s" / "s" / "s"
@@ -656,7 +674,7 @@ def exact_resources(
                     left = deadline - time.monotonic()
                     if left <= 0:
                         raise subprocess.TimeoutExpired(argv, timeout)
-                    code, out = _run(argv[:1] + extra + argv[1:], tmp, left)
+                    code, out = _run(argv[:1] + extra + argv[1:], tmp, left, {"TMPDIR": str(nvcc_tmp)})
                     if code == 0:
                         break
                     pending = set(_missing_headers(out)) - stubbed

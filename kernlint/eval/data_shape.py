@@ -158,34 +158,72 @@ def _base_name(e: object) -> str:
     return e.name if isinstance(e, ir.Ref) else ""
 
 
+class _BodyScan:
+    """What recurrence_in_address needs of one kernel body, found in one walk and then reused for
+    each access asked about (a kernel with 20,000 accesses must not be walked 20,000 times): the
+    first Index node at each span, the loops in walk order, and per loop (when first asked) the
+    Index nodes of its body and the names it carries."""
+
+    def __init__(self, body: object) -> None:
+        self.body = body
+        self.first: dict[object, object] = {}
+        self.loops: list[object] = []
+        for n in ir.walk(body):
+            if isinstance(n, ir.Index):
+                self.first.setdefault(getattr(n, "span", None), n)
+            elif isinstance(n, (ir.For, ir.While)):
+                self.loops.append(n)
+        self._inside: dict[int, set[int]] = {}
+        self._carried: dict[int, set[str]] = {}
+        self._self: dict[tuple[int, str], bool] = {}
+
+    def inside(self, k: int) -> set[int]:
+        """ids of the Index nodes in the body of loop `k`."""
+        if k not in self._inside:
+            self._inside[k] = {id(n) for n in ir.walk(self.loops[k].body) if isinstance(n, ir.Index)}  # type: ignore[attr-defined]
+        return self._inside[k]
+
+    def carried(self, k: int) -> set[str]:
+        """The names loop `k` assigns other than by a constant step (`x++`, `x += k`) and does not
+        declare in its body: candidates for a value carried from one iteration to the next."""
+        if k not in self._carried:
+            loop = self.loops[k]
+            written, stepped = assignments(loop.body)  # type: ignore[attr-defined]
+            if isinstance(loop, ir.For) and loop.step is not None:
+                w, st = assignments(loop.step)
+                written |= w
+                stepped |= st
+            self._carried[k] = written - stepped
+        return self._carried[k]
+
+    def self_update(self, k: int, name: str) -> bool:
+        if (k, name) not in self._self:
+            self._self[k, name] = _self_update(self.loops[k].body, name)  # type: ignore[attr-defined]
+        return self._self[k, name]
+
+
+_last_scan: list[_BodyScan] = []  # the body asked about last (the rules ask about one kernel at a time)
+
+
 def recurrence_in_address(body: object, span: object) -> str:
     """The variable, if any, through which the address of the access at `span` follows a recurrence
     that its loop advances other than by a constant step (`psRand ^= psRand << 13`, `h = h * 31 + c`):
     the addresses of the evaluated iteration say nothing about the next ones (a pseudo-random or
     hashed sequence). '' when there is none."""
-    target = None
-    for n in ir.walk(body):
-        if isinstance(n, ir.Index) and getattr(n, "span", None) == span:
-            target = n
-            break
+    if not (_last_scan and _last_scan[0].body is body):
+        _last_scan[:] = [_BodyScan(body)]
+    scan = _last_scan[0]
+    target = scan.first.get(span)
     if target is None:
         return ""
-    names = _names(target.index)
-    for loop in ir.walk(body):
-        if not isinstance(loop, (ir.For, ir.While)):
+    names = _names(target.index)  # type: ignore[attr-defined]
+    for k in range(len(scan.loops)):
+        if id(target) not in scan.inside(k):
             continue
-        if not any(n is target for n in ir.walk(loop.body)):
-            continue
-        written, stepped = assignments(loop.body)
-        if isinstance(loop, ir.For) and loop.step is not None:
-            w, st = assignments(loop.step)
-            written |= w
-            stepped |= st
-        carried = written - stepped
         # Only names that carry their own previous value (x ^= x << 13, h = h * 31 + c): a value
         # recomputed from scratch each iteration (int idx = tid - r) is not a recurrence.
-        for name in sorted(names & carried):
-            if _self_update(loop.body, name):
+        for name in sorted(names & scan.carried(k)):
+            if scan.self_update(k, name):
                 return name
     return ""
 

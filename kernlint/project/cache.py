@@ -18,14 +18,22 @@ from typing import Any
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
 
 
-def cache_dir() -> Path | None:
-    if os.environ.get("KERNLINT_NO_CACHE", "") not in ("", "0"):
-        return None
+def cache_location() -> Path:
+    """The directory of every kernlint cache (results, project index, ptxas figures), one resolution
+    for all: `$KERNLINT_CACHE_DIR` (the CLI sets it from `--cache-dir`), else `$XDG_CACHE_HOME/kernlint`,
+    else `~/.cache/kernlint`. Whether caching is on is `cache_dir`'s question."""
     explicit = os.environ.get("KERNLINT_CACHE_DIR")
     if explicit:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "kernlint" if xdg else Path.home() / ".cache" / "kernlint"
+    return Path(xdg) / "kernlint" if xdg else Path(os.path.expanduser("~")) / ".cache" / "kernlint"
+
+
+def cache_dir() -> Path | None:
+    """`cache_location()`, or None when caching is off (`KERNLINT_NO_CACHE` set to anything but 0)."""
+    if os.environ.get("KERNLINT_NO_CACHE", "") not in ("", "0"):
+        return None
+    return cache_location()
 
 
 def content_hash(data: bytes) -> str:
@@ -114,7 +122,9 @@ def atomic_write(path: Path, data: bytes) -> bool:
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".tmp")
+        from kernlint.leftovers import temp_file_prefix
+
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(), suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

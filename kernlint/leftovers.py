@@ -1,0 +1,84 @@
+"""Temporary files named by the process that makes them, and their removal after that process is killed.
+
+A worker killed at its timeout (kernlint/isolation.py) runs no `finally`: a `TemporaryDirectory` it was
+compiling in, or the temporary file of a cache write it was making, would stay behind. So each such name
+carries the maker's pid (`kernlint-nvcc-<pid>-…` in the temporary directory, `.tmp-<pid>-…` next to a cache
+entry), and the parent removes what a worker it killed left (`remove_for`). nvcc's own temporary files go
+inside kernlint's directory (TMPDIR), so they go with it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+NVCC_DIR = "kernlint-nvcc-"
+
+
+def nvcc_dir_prefix() -> str:
+    """The prefix of this process's nvcc working directories (in the temporary directory)."""
+    return f"{NVCC_DIR}{os.getpid()}-"
+
+
+def temp_file_prefix() -> str:
+    """The prefix of this process's temporary files beside a cache entry (renamed into place when complete)."""
+    return f".tmp-{os.getpid()}-"
+
+
+def remove_for(pid: int) -> list[str]:
+    """Remove what process `pid` (dead) left: its nvcc directories and its cache-write temporary files
+    (in the cache directory and the directories one level below it). What was removed."""
+    removed: list[str] = []
+    try:
+        tmp = Path(tempfile.gettempdir())
+        for p in tmp.glob(f"{NVCC_DIR}{pid}-*"):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+                removed.append(str(p))
+    except OSError:
+        pass
+    from kernlint.project.cache import cache_dir
+
+    root = cache_dir()
+    if root is None:
+        return removed
+    pattern = f".tmp-{pid}-*"
+    try:
+        candidates = [*root.glob(pattern), *root.glob(f"*/{pattern}")]
+    except OSError:
+        return removed
+    for p in candidates:
+        try:
+            if p.is_file() and not p.is_symlink():
+                p.unlink()
+                removed.append(str(p))
+        except OSError:
+            pass
+    return removed
+
+
+def process_tree(pid: int) -> list[int]:
+    """The descendants of `pid` (children first), from /proc; [] where there is none."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as fh:
+                data = fh.read()
+            ppid = int(data[data.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(e))
+    out: list[int] = []
+    todo = list(children.get(pid, ()))
+    while todo:
+        c = todo.pop(0)
+        out.append(c)
+        todo.extend(children.get(c, ()))
+    return out
