@@ -388,3 +388,21 @@ def test_group_in_region_ignores_comments_and_unrelated_groups() -> None:
     fn = tu.kernels[0]
     node = next(n for n in fn.body.body if type(n).__name__ == "If")
     assert group_in_region(fn, tu, src.splitlines(), node.span) == ""
+
+
+def test_a_partial_padding_is_not_offered_to_the_access_it_does_not_help() -> None:
+    # A 16x16 transpose through [16][17] (padded for 16 banks): on 32 banks both the row store and
+    # the column load are 2-way; [16][18] fixes the load only, so the store is told so.
+    src = """// kernlint: block=(16,16)
+__global__ void tr(const float* in, float* out, int w) {
+    __shared__ float block[16][17];
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    block[threadIdx.y][threadIdx.x] = in[y * w + x];
+    __syncthreads();
+    int tx = blockIdx.y * 16 + threadIdx.x, ty = blockIdx.x * 16 + threadIdx.y;
+    out[ty * w + tx] = block[threadIdx.x][threadIdx.y];
+}
+"""
+    diags = {d.line: d for d in lint_source(src, "tr.cu").diagnostics if d.code == "KL201"}
+    assert diags[5].message.endswith("declare block[16][18] to reduce block's other conflicts (this access stays 2-way)")
+    assert diags[8].message.endswith("declare block[16][18] to reduce it")
