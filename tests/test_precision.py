@@ -406,3 +406,25 @@ __global__ void tr(const float* in, float* out, int w) {
     diags = {d.line: d for d in lint_source(src, "tr.cu").diagnostics if d.code == "KL201"}
     assert diags[5].message.endswith("declare block[16][18] to reduce block's other conflicts (this access stays 2-way)")
     assert diags[8].message.endswith("declare block[16][18] to reduce it")
+
+
+def test_a_parallel_search_bracket_test_is_an_election_by_data() -> None:
+    from kernlint.checks.search_hit import is_bracket_test
+    from kernlint.frontend.clang_frontend import parse_source
+
+    diags = {d.kernel: d for d in lint("KL305_search_hit.cu") if d.code == "KL305"}
+    assert diags["find_slot"].severity is Severity.INFO
+    assert any("bracket test of a parallel search" in n for n in diags["find_slot"].notes)
+    assert diags["below_key"].severity is Severity.WARNING
+    src = """__global__ void k(const int* a, const int* keys, int* out) {
+  int t = threadIdx.x;
+  if (keys[0] >= a[t] && keys[0] < a[t + 1]) out[0] = 3;
+  if (a[t] <= keys[t] && a[t + 1] > keys[t]) out[t] = 1;
+  if (a[t] <= keys[0] && a[t + 2] > keys[0]) out[t] = 2;
+  if (a[t] <= keys[0] && b[t + 1] > keys[0]) out[t] = 2;
+}"""
+    tu = parse_source(src, "b.cu")
+    from kernlint import ir
+
+    verdicts = [is_bracket_test(n.cond) for n in ir.walk(tu.kernels[0].body) if isinstance(n, ir.If)]
+    assert sorted(verdicts) == [False, False, False, True]

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernlint.checks.base import Rule
+from kernlint import ir
 from kernlint.checks.divergent_entry import group_in_region
+from kernlint.checks.search_hit import is_bracket_test
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
@@ -169,6 +171,11 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"divergent entry (warp-aggregated atomics, per-key reductions, a warp partitioned by the same "
                   f"condition), so the divergence is by design and sorting the items is not the remedy")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if first.kind == "if" and not loop and _bracket(result, first):
+        reason = ("it is the bracket test of a parallel search (`a[i] <= key && key < a[i + 1]` with one key for "
+                  "the warp): the lanes' intervals do not overlap, so at most one lane takes it, the one that found "
+                  "the key; like a single-lane election without a loop, it costs that lane's short region")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and first.search:
         reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
                   "exit reads what the loop itself computes or advances through), so it is only known by running "
@@ -199,6 +206,16 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"request{'s' if mem != 1 else ''}; heavy from {HEAVY_OPS} operations with memory traffic, or "
                   f"a loop): the compiler will likely predicate it")
     return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+
+
+def _bracket(result: KernelResult, e: DataBranch) -> bool:
+    """Whether the `if` at `e` is a parallel search's bracket test (checks/search_hit.py)."""
+    if result.kernel.body is None:
+        return False
+    for n in ir.walk(result.kernel.body):
+        if isinstance(n, ir.If) and (n.span.line, n.span.column) == (e.span.line, e.span.column):
+            return is_bracket_test(n.cond)
+    return False
 
 
 def _exited_loop(e: DataBranch, result: KernelResult) -> Loop | None:
