@@ -153,9 +153,9 @@ def _linear(fn, make, small: int) -> None:  # type: ignore[no-untyped-def]
         best = float("inf")
         for _ in range(3):
             arg = make(n)
-            t0 = time.perf_counter()
+            t0 = time.process_time()  # CPU time: a loaded machine does not make the scan look quadratic
             fn(arg)
-            best = min(best, time.perf_counter() - t0)
+            best = min(best, time.process_time() - t0)
         return best
     small_t, big_t = timed(small), timed(10 * small)
     assert big_t < 40 * max(small_t, 1e-4), (small_t, big_t)
@@ -170,9 +170,9 @@ def test_include_and_instantiation_scans_are_linear_in_blank_lines() -> None:
     assert _text_instantiations(make(10)) == (("k", ("128",)),)
     _linear(lambda t: INCLUDE_RE.findall(t), make, 20_000)
     _linear(_text_instantiations, make, 20_000)
-    t0 = time.monotonic()
+    t0 = time.process_time()
     INCLUDE_RE.findall(make(200_000)), _text_instantiations(make(200_000))
-    assert time.monotonic() - t0 < 10
+    assert time.process_time() - t0 < 10
 
 
 def test_suppression_parsing_is_linear() -> None:

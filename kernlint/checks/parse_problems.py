@@ -155,6 +155,35 @@ def _mentions_kernel(text: str) -> bool:
     return "__global__" in text and "__global__" in _COMMENT_RE.sub("", text)
 
 
+_LAUNCH_BOUNDS_RE = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
+_KERNEL_DECL_RE = re.compile(r"\b__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\(")
+_IF0_RE = re.compile(r"^[ \t]*#[ \t]*if[ \t]+0\b.*?^[ \t]*#[ \t]*endif\b", re.S | re.M)
+
+
+def _blank(m: re.Match[str]) -> str:
+    """The match with everything but its line breaks blanked (line numbers are kept)."""
+    return re.sub(r"[^\n]", " ", m.group(0))
+
+
+def _declared_kernels(text: str) -> list[tuple[int, str]]:
+    """(line, name) of each `__global__` function the text declares outside comments, `#if 0` blocks
+    and `__launch_bounds__(...)`: what clang should have found, to tell a kernel it lost."""
+    t = _COMMENT_RE.sub(_blank, text)
+    t = _IF0_RE.sub(_blank, t)
+    t = _LAUNCH_BOUNDS_RE.sub(_blank, t)
+    return [(t.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in _KERNEL_DECL_RE.finditer(t)]
+
+
+def _lost_kernels(tu: ir.TranslationUnit, text: str, after_line: int) -> list[tuple[int, str]]:
+    """Kernels the text declares at or after `after_line` that clang did not parse (an error before them
+    swallowed the declaration: `/ comment` on the line before `__global__ void k(...)`)."""
+    if "__global__" not in text:
+        return []
+    parsed = {f.name.split("::")[-1] for f in tu.kernels}
+    parsed |= {key.split("@")[0].split("::")[-1] for key in tu.functions}
+    return [(line, name) for line, name in _declared_kernels(text) if line >= after_line and name not in parsed]
+
+
 def _stub_note(tu: ir.TranslationUnit) -> tuple[str, ...]:
     if not tu.stubbed:
         return ()
@@ -220,6 +249,18 @@ def check_parse(tu: ir.TranslationUnit, text: str = "") -> Iterator[Diagnostic]:
         yield Diagnostic(
             path=tu.path, line=p.line, column=p.column, code=KL900.code, name=KL900.name,
             severity=KL900.severity, message=f"syntax error: {p.message}; no kernel could be analysed",
+            notes=_stub_note(tu),
+        )
+    elif tu.kernels and (lost := _lost_kernels(tu, text, min(q.line for q in outside))):
+        # A kernel declared after the error is not among those clang parsed: the error swallowed it.
+        line, name = lost[0]
+        q = max((q for q in outside if q.line <= line), key=lambda q: (q.line, q.column))
+        others = f" (and {len(lost) - 1} more kernel{'s' if len(lost) > 2 else ''})" if len(lost) > 1 else ""
+        yield Diagnostic(
+            path=tu.path, line=q.line, column=q.column, code=KL900.code, name=KL900.name,
+            severity=KL900.severity,
+            message=f"syntax error: {q.message}; kernel '{name}' (line {line}) after it was lost and not "
+                    f"analysed{others}",
             notes=_stub_note(tu),
         )
     elif tu.kernels:
