@@ -190,7 +190,7 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     out = []
     for v in values:
         name, sep, num = v.partition("=")
-        if not sep or not name.strip().isidentifier():
+        if not sep or not all(part.isidentifier() for part in name.strip().split(".")):  # `p.field` too
             raise click.BadParameter(f"expected NAME=VALUE, got {v!r}", param_hint="--define")
         try:
             out.append((name.strip(), int(num.strip(), 0)))

@@ -36,7 +36,9 @@ FORMATS = ("text", "concise", "json", "sarif", "github")  # kept equal to kernli
 _CODE = re.compile(r"^KL\d{3}$", re.IGNORECASE)
 _PREFIX = re.compile(r"^(KL\d{0,2})X*$", re.IGNORECASE)
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+# A define names a parameter, a template parameter or macro, or a field of a struct parameter
+# (`data.deviceRank`: the evaluator samples each scalar field of a struct passed by value).
+_IDENT = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 _ARCH = re.compile(r"^(?:sm_|compute_)?(\d{2,3})([af]?)$", re.IGNORECASE)
 
 

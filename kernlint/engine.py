@@ -92,7 +92,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                 evcov.SiteStatus(st.key, False, why) for st in res.coverage))
         out.append(KernelResult(
             path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
-            assumed=tuple(sorted(res.assumed.items())), defines=tuple(sorted(defines.items())),
+            assumed=tuple(sorted(res.assumed.items())), load_sites=tuple(sorted(res.load_sites.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
@@ -106,7 +106,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()
             out.append(KernelResult(
                 path=tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
-                assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+                assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())), defines=tuple(sorted(defines.items())),
                 notes=(), source_lines=source_lines,
                 shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
                 regions=tuple(res.dead_regions), resampled=resample.describe(res.dead_regions, res.assumed, overrides, res.block_targets),
@@ -155,7 +155,7 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
             f"(what those loops write is unknown after them)")
     return [KernelResult(
         path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
-        assumed=tuple(sorted(again.assumed.items())), defines=tuple(sorted(defines.items())),
+        assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())), defines=tuple(sorted(defines.items())),
         notes=(), source_lines=source_lines,
         shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
         regions=tuple((0, 0, ln, ln) for ln in lines), resampled=said, coverage=again.coverage,
@@ -191,7 +191,7 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
         still = {k: v for k, v in still.items() if k not in reached}
         out.append(KernelResult(
             path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(run.events),  # type: ignore[arg-type]
-            assumed=tuple(sorted(run.assumed.items())), defines=tuple(sorted(defines.items())),
+            assumed=tuple(sorted(run.assumed.items())), load_sites=tuple(sorted(run.load_sites.items())), defines=tuple(sorted(defines.items())),
             notes=(), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in run.shared_layout.items()), unit=run_tu,
             regions=tuple(reached), resampled=resample.describe_other(reached, overrides, why),

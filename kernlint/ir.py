@@ -168,7 +168,18 @@ class Opaque:
     children: tuple["Expr", ...] = ()
 
 
-Expr = Union[Lit, Ref, Member, Index, Unary, Binary, Cond, Cast, Call, InitList, Opaque]
+@dataclass(frozen=True, slots=True)
+class SizeOf:
+    """`sizeof(T)` / `alignof(T)` of a dependent type (`sizeof(E)` in a class template's method): clang
+    cannot fold it; the evaluator does once the template arguments are bound."""
+
+    of: CType
+    align: bool  # alignof rather than sizeof
+    ctype: CType
+    span: Span
+
+
+Expr = Union[Lit, Ref, Member, Index, Unary, Binary, Cond, Cast, Call, InitList, Opaque, SizeOf]
 
 
 # --- statements --------------------------------------------------------------------------------
@@ -371,6 +382,10 @@ class TranslationUnit:
     macros: dict[str, int] = field(hash=False, compare=False, default_factory=dict)  # integer object-like macros
     structs: dict[str, CType] = field(hash=False, compare=False, default_factory=dict)  # by name, for T = MyStruct
     stubbed: tuple[str, ...] = ()  # includes that were not found and were read as empty files
+    # Member types of structs and class templates (`vec4<float>::Type`, `Traits::Acc`), by qualified
+    # name: (the class template's parameter names, () for a concrete class; the aliased type). The
+    # evaluator resolves `typename vec4<T>::Type` with T bound through it.
+    member_types: dict[str, tuple[tuple[str, ...], CType]] = field(hash=False, compare=False, default_factory=dict)
 
 
 def is_pure(e: Expr) -> bool:
@@ -382,6 +397,6 @@ def is_pure(e: Expr) -> bool:
             return False
         if isinstance(n, Binary) and (n.op == "," or n.op.endswith("=") and n.op not in ("==", "!=", "<=", ">=")):
             return False
-        if not isinstance(n, (Lit, Ref, Member, Unary, Binary, Cast)):
+        if not isinstance(n, (Lit, Ref, Member, Unary, Binary, Cast, SizeOf)):
             return False
     return True

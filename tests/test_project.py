@@ -332,3 +332,40 @@ def test_the_includer_leaving_the_fewest_problems_is_the_context(tmp_path: Path)
     assert not r.diagnostics
     assert any("parsed through its includer runner.cu" in n for n in r.notes)
     assert r.coverage and all(c.status == "full" for c in r.coverage)
+
+
+def test_scan_records_file_scope_type_aliases_only() -> None:
+    facts = scan_text("""#define TYPE double
+typedef TYPE T;
+using U = unsigned int;
+typedef struct { int a; } S;
+typedef void (*fp)(int);
+typedef float arr[4];
+namespace n { typedef short H; }
+struct X { typedef int Inner; };
+void f() { typedef int Local; }
+typedef interval_gpu<float> I;
+""")
+    assert facts.type_aliases == (("T", "TYPE"), ("U", "unsigned int"), ("H", "short"), ("I", "interval_gpu<float>"))
+
+
+def test_scan_of_a_long_typedef_is_fast() -> None:
+    import time
+
+    t0 = time.perf_counter()
+    scan_text("typedef " + " ".join(["a<b>"] * 5000) + " x;\n" + "typedef " + "a " * 200 + "(;\n")
+    assert time.perf_counter() - t0 < 2.0  # no backtracking blow-up (a nested-quantifier regex took minutes)
+
+
+def test_launch_template_argument_naming_a_typedef_binds_the_aliased_type(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", {"k.cuh": KERNEL, "types.h": "#define TYPE double\ntypedef TYPE T;\n",
+                                 "run.cu": """#include "types.h"
+#include "k.cuh"
+void go(const T* a, T* c) { tile<64, 8, T><<<4, 64>>>(a, c); }
+template __global__ void tile<32, 4, T>(const T*, T*);
+"""})
+    idx = ProjectIndex.build(root)
+    [pl] = idx.launches_of("tile", str(root / "k.cuh"))
+    assert pl.template_args == ("64", "8", "double")
+    [(args, _p, _l)] = idx.instantiations_of("tile", str(root / "k.cuh"))
+    assert args == ("32", "4", "double")

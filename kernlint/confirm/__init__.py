@@ -44,12 +44,21 @@ import numpy as np
 from kernlint import ir
 from kernlint.confirm import instrument as instrument_module
 from kernlint.confirm.instrument import SHARED_FLAG, Instrumented, Site, walk
+from kernlint.confirm import seeding
 from kernlint.confirm.instrument import instrument as instrument_source
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import events as ev
 from kernlint.eval.result import KernelResult
 
-MAXSEQ = 64  # records per (site, warp); the evaluator itself stops at 48 events per site
+MAXSEQ = 64  # records per (site, warp) at least; the evaluator itself stops at 48 events per site
+MAXSEQ_MAX = 256  # at most: an unrolled loop of 136 requests is then recorded whole (totals comparable with ncu)
+TRACE_BUDGET = 256 << 20  # bytes of trace arrays per launch that decide how many records fit
+
+
+def _maxseq(nsites: int, wpb: int) -> int:
+    """Records per (site, warp) for a kernel: as many as the trace budget allows, between the bounds."""
+    per_record = max(1, nsites) * 2 * max(1, wpb) * (32 * 8 + 8)
+    return int(max(MAXSEQ, min(MAXSEQ_MAX, TRACE_BUDGET // per_record // 64 * 64)))
 GUARD_BYTES = 1 << 16  # zeroed bytes before and after every synthesized buffer
 MAX_BUFFER_BYTES = 1 << 30
 CHILD_TIMEOUT_S = float(os.environ.get("KERNLINT_CONFIRM_TIMEOUT", "120"))  # per kernel, compile included
@@ -75,7 +84,8 @@ NOT_RUN_REASONS = {
     "arguments": "a kernel or template argument could not be synthesized",
     "size": "the synthesized buffers would exceed the size cap",
     "fault": "the kernel faulted or hung under the synthesized values",
-    "not-traced": "no probe could be placed at the site, or it never ran in the traced blocks",
+    "not-traced": "no probe could be placed at the site, it never ran in the traced blocks, or its trace was cut "
+                  "short without showing the pattern",
     "no-launch": "the kernel was not analysed or has no launch shape",
 }
 
@@ -109,8 +119,10 @@ class KernelRun:
     category: str = ""  # for a run that did not happen: one of NOT_RUN_REASONS
     refit: str = ""  # how the sampled sizes were made smaller to fit the buffers ("" when they were not)
     data_dependent: str = ""  # why some addresses depend on loaded data (then only some findings are judged)
-    truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than MAXSEQ times
+    truncated_spans: set[tuple[int, int]] = field(default_factory=set)  # sites reached more than maxseq times
     hung: bool = False  # the kernel hung: the trace holds what it recorded until then
+    seeded: bool = False  # every sampled load and global of the evaluation got its value (confirm/seeding.py)
+    unseeded: str = ""  # what could not be seeded, when not
 
 
 @dataclass
@@ -130,6 +142,7 @@ class FilePlan:
     guards: tuple[ir.Span, ...] = ()
     entries: tuple[ir.Span, ...] = ()
     includer: tuple[str, str] | None = None  # (path, text up to the #include) when the file is a fragment
+    seeds: tuple[Site, ...] = ()  # load sites whose sampled values the GPU run returns (confirm/seeding.py)
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -368,7 +381,8 @@ def _refit(kr: KernelResult, ladder: tuple[tuple[int, int], ...] = ((1024, 1536)
             res = Interpreter(kr.unit, kr.kernel, kr.shape, dict(kr.defines), sample_overrides=over).run()
         except Exception:  # noqa: BLE001 (the first evaluation worked; a failure here only means no refit)
             return None
-        new = dataclasses.replace(kr, events=tuple(res.events), assumed=tuple(sorted(res.assumed.items())))
+        new = dataclasses.replace(kr, events=tuple(res.events), assumed=tuple(sorted(res.assumed.items())),
+                                  load_sites=tuple(sorted(res.load_sites.items())))
         args, _why, _values = _launch_args(new)
         if args is not None:
             before = dict(kr.assumed)
@@ -595,6 +609,37 @@ def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict
     return out
 
 
+DYNAMIC_SHARED_MIN = 16384
+SHARED_NO_OPT_IN = 48 * 1024  # a block's shared memory without cudaFuncSetAttribute (CUDA C++ Programming Guide)
+
+
+def _dynamic_shared(kr: KernelResult) -> int:
+    """Dynamic shared memory for a launch whose size kernlint could not fold: what the evaluated accesses
+    of the `extern __shared__` array reach (a sampled pitch of 5888 bytes needs 29 KB), at least 16 KiB,
+    within the 48 KiB a block gets without opting in. Too little would send the last rows' accesses to
+    the guard's scratch buffer, which Nsight Compute then counts as global traffic."""
+    ext = [base for _name, base, t in kr.shared_layout if t.size == 0]
+    fixed = sum(t.size for _name, _base, t in kr.shared_layout if t.size > 0)
+    if not ext:
+        return DYNAMIC_SHARED_MIN
+    end = 0
+    for e in kr.events:
+        if isinstance(e, ev.MemoryAccess) and e.space == "shared" and e.mask.any():
+            end = max(end, int(np.broadcast_to(e.address + e.width, e.mask.shape)[e.mask].max()))
+    need = -(-(end - min(ext)) // 1024) * 1024
+    return int(max(DYNAMIC_SHARED_MIN, min(need, SHARED_NO_OPT_IN - fixed)))
+
+
+def _declared_here(f: ir.Function, src_lines: list[str]) -> bool:
+    """Whether `f` is declared in this file: its name on one of its lines up to its body's `{` (a function
+    from an included header carries that header's line numbers). The declaration may start lines before
+    the name: `template <uint dir>` / `__global__ void` on lines of their own."""
+    last = f.body.span.line if f.body is not None else f.span.line
+    if not 0 < f.span.line <= last <= len(src_lines) or last - f.span.line > 20:
+        return False
+    return any(f.name in src_lines[k - 1] for k in range(f.span.line, last + 1))
+
+
 def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function], src_lines: list[str],
                         traced: set[tuple[int, int]]) -> tuple[tuple[ir.Span, ...], tuple[ir.Span, ...]]:
     """Spans of every other memory access in this file's device functions (to guard), and the bodies
@@ -604,7 +649,7 @@ def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function
     seen: set[tuple[int, int]] = set(traced)
     unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
     for f in unique.values():
-        if f.body is None or not (0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]):
+        if f.body is None or not _declared_here(f, src_lines):
             continue  # from a header: its lines are not this file's
         if f.is_kernel:
             entries.append(f.body.span)
@@ -652,7 +697,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             continue
         # Functions from included headers carry their header's line numbers: only a function whose
         # name is on its line in this file protects those lines from host-code removal.
-        if 0 < f.span.line <= len(src_lines) and f.name in src_lines[f.span.line - 1]:
+        if _declared_here(f, src_lines):
             keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
         for n in walk(f.body):
             if isinstance(n, ir.If):
@@ -695,8 +740,10 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                     sites.append(site_of_span[key])
     sites = _sites_in_helpers(sites, tu, functions)
     guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
+    seeds = seeding.seed_sites(krs)
     inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
-                                           include_dirs=_include_dirs(options), guards=guards, entries=entries),
+                                           include_dirs=_include_dirs(options), guards=guards, entries=entries,
+                                           seeds=seeds),
                          path, options, includer)
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
@@ -706,15 +753,18 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
                     kernel_fns=tuple(tu.kernels), lint_options=options, guards=guards, entries=entries,
-                    includer=includer)
+                    includer=includer, seeds=seeds)
     per_kernel: dict[str, int] = defaultdict(int)
     for kr in krs:
         fn = kr.template or kr.kernel  # launch the real template with its arguments
         if kr.shape.guess and not kr.events:
             continue  # a guessed shape the kernel itself rules out (an assert on blockDim): never launched
-        if per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
+        # The cap is on launch shapes; the extra evaluations of a shape (an odd additive offset, regions
+        # re-evaluated with small samples) each predict findings no other run does, so each gets its run.
+        extra = kr.odd_offset is not None or bool(kr.regions)
+        if not extra and per_kernel[fn.name] >= MAX_SHAPES_PER_KERNEL:
             continue
-        per_kernel[fn.name] += 1
+        per_kernel[fn.name] += not extra
         run = KernelRun(len(plan.runs), kr, _name_expr(fn, kr.shape) or fn.name)
         plan.runs.append(run)
         if fn.body is None or fn.parse_errors:
@@ -749,7 +799,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         threads = kr.shape.threads
         shared = kr.shape.dynamic_shared
         if shared is None:
-            shared = 16384 if "extern" in text and "__shared__" in text else 0
+            shared = _dynamic_shared(kr) if "extern" in text and "__shared__" in text else 0
         from kernlint.eval.interp import GRID_SAMPLE
 
         # Only the two sampled blocks run (the others return at once) unless blocks wait for each other.
@@ -760,14 +810,20 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         # sampled value of each size (n = 6144 where block 0 had 4096; iteration counts 3 and 5). When
         # they differ, block 1 is traced in a second launch with those values.
         args2, _why2, values2 = _launch_args(kr, 1)
-        if args2 == args:
+        seed0 = seeding.launch_seeds(kr, inst.seeded, 0)
+        seed1 = seeding.launch_seeds(kr, inst.seeded, 1)
+        run.seeded, run.unseeded = seed0.complete, seed0.why
+        if args2 == args and seed1.spec == seed0.spec:
             args2 = None
+        elif args2 is None:
+            args2, values2 = args, values  # the same arguments, other sampled loads
         run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
                     "griddim": list(kr.shape.grid or GRID_SAMPLE), "only_sampled": only_sampled,
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
-                    "maxseq": MAXSEQ, "args": args, "shared": shared, "values": values}
+                    "maxseq": _maxseq(len(sites), (threads + 31) // 32), "args": args, "shared": shared, "values": values}
+        run.spec["seed"] = seed0.spec
         if args2 is not None:
-            run.spec["args2"], run.spec["values2"] = args2, values2
+            run.spec["args2"], run.spec["values2"], run.spec["seed2"] = args2, values2, seed1.spec
     textured = {r.result.kernel.name for r in plan.runs if r.category == "compiler"}
     if textured and any(r.spec is not None for r in plan.runs):
         # The other kernels compile in a module without the bodies NVRTC would reject.
@@ -861,7 +917,7 @@ def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
     return _with_headers(instrument_source("".join(chars), plan.sites, plan.keep_lines,
                                            filename=os.path.abspath(plan.path),
                                            include_dirs=_include_dirs(plan.lint_options),
-                                           guards=plan.guards, entries=plan.entries),
+                                           guards=plan.guards, entries=plan.entries, seeds=plan.seeds),
                          plan.path, plan.lint_options, plan.includer)
 
 
@@ -1036,6 +1092,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     kr = run.result
     assert run.spec is not None
     s0, s1 = run.spec["samples"]
+    maxseq = int(run.spec.get("maxseq", MAXSEQ))
     if s0 == s1 and "args2" not in run.spec:  # one block sampled twice: only row 0 recorded
         addr[:, 1], mask[:, 1], ballot[:, 1], count[:, 1] = addr[:, 0], mask[:, 0], ballot[:, 0], count[:, 0]
     static_access: dict[tuple[int, int], list[ev.MemoryAccess]] = defaultdict(list)
@@ -1053,7 +1110,9 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         elif not isinstance(e, (ev.MemoryAccess, ev.Branch, ev.Loop)):
             measured.append(e)
     for e in kr.events:
-        if isinstance(e, ev.MemoryAccess):
+        if isinstance(e, ev.MemoryAccess) and e.space in ("global", "shared"):
+            # (only what the probe records: a `__constant__` struct's pointer field loaded at the same
+            # column, `d_unique[b].rows[i]`, is not the access the trace measured, nor its width)
             static_access[(e.span.line, e.span.column)].append(e)
         elif isinstance(e, ev.Branch) and e.kind in ("if", "switch"):
             static_branch[(e.span.line, e.span.column)].append(e)
@@ -1067,8 +1126,8 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
         c = count[site.id]  # (2, W)
         if kind == "collective":
             c = arrive[site.id].max(axis=-1).astype(np.int64)  # per-lane arrival counts (mapped memory)
-        n = int(min(c.max(initial=0), MAXSEQ))
-        if c.max(initial=0) > MAXSEQ:
+        n = int(min(c.max(initial=0), maxseq))
+        if c.max(initial=0) > maxseq:
             run.truncated_spans.add((line, col))
         if n == 0:
             continue  # never executed in the sampled blocks: nothing measured, so not traced
@@ -1112,7 +1171,7 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
                 continue  # a helper called from several places: its records would mix the calls
             traced.add((line, col))
             arrivals = arrive[site.id].astype(np.int64)  # (2, W, 32): per-lane arrival counts
-            for q in range(int(min(arrivals.max(initial=0), MAXSEQ))):
+            for q in range(int(min(arrivals.max(initial=0), maxseq))):
                 m = arrivals > q
                 if not m.any():
                     continue
@@ -1333,6 +1392,11 @@ def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results:
                 key = (plan.path, md.line, md.column, md.code)
                 if key in static_all or key in added or (md.line, md.column) not in run.traced_spans:
                     continue
+                if (md.line, md.column, md.code) in run.static_keys:
+                    continue  # the static rules predict it for this very evaluation (the engine left it out)
+                if run.result.odd_offset is not None or run.result.regions:
+                    continue  # a partial re-evaluation (an odd offset, re-sampled regions): run to judge the
+                    # findings it adds, its other measurements are not comparable with what the engine reports
                 if any(s.covers(md) for s in sup) or not _agrees_across_guesses(plan, run, md):
                     continue
                 if run.data_dependent or run.refit or run.hung:
@@ -1404,20 +1468,30 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
-    if any("data-dependent branch" in a or _LOADED.search(a) for a in d.assumptions):
-        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by loaded data,
-        # an address computed from a value or a pointer loaded from memory.) Whether or not the kernel
-        # ran, zeroed inputs cannot reproduce what the finding assumes.
+    lane_data = any("data-dependent branch" in a for a in d.assumptions)
+    loaded = any(_LOADED.search(a) for a in d.assumptions)
+    if lane_data or (loaded and not all(r.seeded for r in runs)):
+        # (the phrases of result.assumptions and eval/uniform_data.py: a branch decided by lane-varying
+        # loaded data, an address computed from a value or a pointer loaded from memory.) A uniform
+        # load is reproduced when the run seeded it (confirm/seeding.py); lane-varying data never is.
+        why = next((r.unseeded for r in runs if r.unseeded), "") if not lane_data else ""
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
                      "not judged on a GPU: it depends on values loaded from memory (a branch or a stride), and "
-                     "the synthesized inputs are zeros")
+                     "the synthesized inputs are zeros" + (f" ({why[:200]})" if why else ""))
     ok = [r for r in runs if r.status == "ok" and r.measured is not None]
     if not ok:
         failed = next((r for r in runs if r.reason), runs[0])
         return _mark(d, "not-run", {"confirm_not_run": _run_category(failed)},
                      f"not run on a GPU: {(failed.reason or 'not run')[:300]}")
     key = (d.line, d.column, d.code)
-    relevant = [r for r in ok if key in r.static_keys] or ok
+    relevant = [r for r in ok if key in r.static_keys]
+    if not relevant and not any(r.refit for r in ok) and any((d.line, d.column) in r.traced_spans for r in ok):
+        # No run was made under the shape and samples that predict it (a run at other values would
+        # judge another pattern: an odd offset's misalignment against an aligned launch).
+        return _mark(d, "not-run", {"confirm_not_run": "no-launch"},
+                     "not run on a GPU: no launch ran with the shape and sampled values this finding was "
+                     "predicted under")
+    relevant = relevant or ok
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
     # A run at refit sizes judges a finding only where the static analysis at those sizes predicts it
     # too (a stride of 4096 floats and one of 64 are different patterns).
@@ -1474,6 +1548,13 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     measured["measured_trace_complete"] = (d.line, d.column) not in run.truncated_spans
     measured["confirm_run"] = run.id
     status = "confirmed" if all(verdicts) else "refuted"
+    if status == "refuted" and any((d.line, d.column) in r.truncated_spans for r in traced):
+        # The trace holds a warp's first requests at this site only (a loop whose early iterations are
+        # aligned, `data[i * M + j2]` from j2 = j1): silence in a prefix is no evidence against it.
+        return _mark(d, "not-run", {"confirm_not_run": "not-traced"},
+                     f"not judged on a GPU: the trace kept only the first {run.spec.get('maxseq', MAXSEQ) if run.spec else MAXSEQ} "
+                     "requests per warp at this site, and they do not show the pattern; the later ones were not "
+                     "recorded")
     shown = ", ".join(f"{k.removeprefix('measured_')} {v}" for k, v in measured.items()
                       if k in _SHOWN)
     # The reporters list every measured_* number; this note says where and how it was measured.

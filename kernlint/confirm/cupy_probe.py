@@ -120,7 +120,9 @@ MAXR = 64  # instrument.GUARD_PRELUDE's __KL_MAXR
 
 def set_guard(cupy: Any, np: Any, module: Any, k: dict[str, Any], keep: list[Any], scratch: Any,
               redirected: Any, only_sampled: bool) -> None:
-    """Fill the `__constant__ __kl_guard_t __kl_g` of `module` for launch `k` (see instrument.GUARD_PRELUDE)."""
+    """Fill the `__constant__ __kl_guard_t __kl_g` of `module` for launch `k` (see instrument.GUARD_PRELUDE),
+    and its seeds (`__kl_s` and sampled globals, confirm/seeding.py) before the guard's ranges are taken."""
+    set_seeds(cupy, np, module, k.get("seed"), keep)
     ranges = np.zeros(2 * MAXR, dtype=np.uint64)
     pairs = _guard_ranges(np, keep)[: 2 * MAXR]
     ranges[: len(pairs)] = pairs
@@ -131,6 +133,31 @@ def set_guard(cupy: Any, np: Any, module: Any, k: dict[str, Any], keep: list[Any
     host = np.frombuffer(blob, dtype=np.uint8).copy()
     ptr = module.get_global("__kl_g")
     ptr.copy_from_host(host.ctypes.data, host.nbytes)
+
+
+def set_seeds(cupy: Any, np: Any, module: Any, seed: dict[str, Any] | None, keep: list[Any]) -> None:
+    """Write `__kl_s` (zeros when the launch seeds nothing: a module's kernels share it) and the sampled
+    globals; loaded pointers get zeroed memory of their own, inside the guard's ranges."""
+    try:
+        ptr = module.get_global("__kl_s")
+    except Exception:  # noqa: BLE001 (a build without the seeding prelude)
+        return
+    if not seed:
+        return  # (the parent sends a seed, zeros included, with every launch of an instrumented build)
+    host = np.frombuffer(bytes.fromhex(seed["hex"]), dtype=np.uint8).copy()
+    if int(seed.get("nptr", 0)):
+        mem = cupy.zeros(int(seed["nptr"]) * int(seed["pstride"]), dtype=cupy.uint8)
+        keep.append(mem)
+        at = int(seed["pbase_offset"])
+        host[at:at + 8] = np.frombuffer(np.uint64(mem.data.ptr).tobytes(), dtype=np.uint8)
+    ptr.copy_from_host(host.ctypes.data, host.nbytes)
+    for g in seed.get("globals", ()):
+        try:
+            gptr = module.get_global(g["name"])
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(f"cannot set the sampled global {g['name']}: {exc}") from exc
+        value = np.array(int(g["value"])).astype(g["dtype"])
+        (gptr + int(g["offset"])).copy_from_host(value.ctypes.data, value.nbytes)
 
 
 def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any]) -> list[Any]:
@@ -154,7 +181,9 @@ def _make_args(cupy: Any, np: Any, specs: list[dict[str, Any]], keep: list[Any])
                     view = _pointer_arg(cupy, f["ptr"], keep)
                     values.append(view.data.ptr)
                 else:
-                    values.append(f.get("value", 0))
+                    # (a sampled value in a narrow field, `uchar4 c` with c.x = 3328, wraps as C converts it)
+                    v = f.get("value", 0)
+                    values.append(np.array(v).astype(f["dtype"])[()] if not isinstance(v, float) else v)
             dt = np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": int(spec["size"])})
             rec = np.zeros(1, dtype=dt)
             for name, v in zip(names, values):
@@ -202,7 +231,7 @@ def _launches(k: dict[str, Any]) -> list[tuple[dict[str, Any], list[int], list[i
     if not k.get("args2"):
         return [(k, s0, s1, k["args"])]
     return [(dict(k, samples=[s0, NO_BLOCK]), s0, NO_BLOCK, k["args"]),
-            (dict(k, samples=[NO_BLOCK, s1]), NO_BLOCK, s1, k["args2"])]
+            (dict(k, samples=[NO_BLOCK, s1], seed=k.get("seed2", k.get("seed"))), NO_BLOCK, s1, k["args2"])]
 
 
 def _trace_buffer(cupy: Any, np: Any, n: int, dtype: Any, held: list[int]) -> tuple[Any, Any]:

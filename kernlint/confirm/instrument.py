@@ -96,6 +96,34 @@ __device__ __forceinline__ T* __kl_guard(T* p) {
 }
 """
 
+# Seeded loads (kernlint/confirm/seeding.py): a warp-uniform load the static evaluation sampled
+# (`start = d_Limits[blockIdx.x]` taken as 4352) returns that value on the GPU too, and a loaded
+# pointer the start of an allocation of its own, so the run measures what the analysis assumed. The
+# load itself still executes (and is traced); only the value it yields is replaced. The host sets
+# `__kl_s` before each launch; a site whose bit is clear returns what it loaded.
+SEED_PRELUDE = r"""#define __KL_MAXV 128
+#define __KL_MAXP 128
+#define __KL_PSTRIDE (1ull << 20)
+struct __kl_seed_t {
+    long long vals[__KL_MAXV];            // the value seeded load site k returns
+    unsigned long long pbase;             // loaded-pointer allocations: pbase + slot * __KL_PSTRIDE
+    unsigned int have[__KL_MAXV / 32];    // bit k: value site k is seeded in this launch
+    unsigned int phave[__KL_MAXP / 32];   // bit k: pointer site k is seeded in this launch
+    unsigned int pslot[__KL_MAXP];        // the allocation pointer site k returns
+};
+__constant__ __kl_seed_t __kl_s;
+template <typename T>
+__device__ __forceinline__ T __kl_ldv(unsigned int k, T v) {
+    return ((__kl_s.have[k >> 5] >> (k & 31)) & 1u) ? (T)__kl_s.vals[k] : v;
+}
+template <typename T>
+__device__ __forceinline__ T __kl_ldp(unsigned int k, T v) {
+    return ((__kl_s.phave[k >> 5] >> (k & 31)) & 1u)
+        ? (T)(__kl_s.pbase + (unsigned long long)__kl_s.pslot[k] * __KL_PSTRIDE) : v;
+}
+"""
+SEED_KINDS = ("loadval", "loadptr")
+
 GRID_MACRO = r"""// The kernel sees the gridDim the static evaluation assumed (grid-stride loops, `gridDim.x - 1`).
 #define gridDim (__kl_griddim())
 """
@@ -247,6 +275,7 @@ class Instrumented:
     # The plain build Nsight Compute profiles: every access guarded like in `code`, the same gridDim
     # and the same two blocks running, and nothing recorded (so its counters are the user's accesses).
     profiled: str = ""
+    seeded: tuple[Site, ...] = ()  # the seeded load sites that were rewritten (kinds SEED_KINDS)
 
 
 # --- lexing ------------------------------------------------------------------------------------
@@ -642,7 +671,8 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
 
 def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozenset(),
                filename: str = "kernel.cu", include_dirs: tuple[str, ...] = (),
-               guards: tuple[ir.Span, ...] = (), entries: tuple[ir.Span, ...] = ()) -> Instrumented:
+               guards: tuple[ir.Span, ...] = (), entries: tuple[ir.Span, ...] = (),
+               seeds: tuple[Site, ...] = ()) -> Instrumented:
     """Rewrite `sites` of `text` and strip host code; see the module docstring for the scheme.
 
     `guards` are the spans of the other memory accesses of the file's device functions: they are
@@ -652,6 +682,7 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
     """
     first_guard = max((s.id for s in sites), default=-1) + 1
     sites = list(sites) + [Site(first_guard + k, "guard", sp) for k, sp in enumerate(guards)]
+    sites += list(seeds)  # kinds SEED_KINDS, ids are their slots (confirm/seeding.py)
     device, removed = device_only(text, keep_lines, include_dirs=include_dirs)
     mask = _code_mask(device)
     line_offsets = _line_offsets(text)
@@ -696,22 +727,25 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
             # `__ldg(p)` / `__stcs(p, v)`: the access is through the first argument, a pointer.
             a, b = pointer_arg
             site = Site(site.id, "pointer" if site.kind == "access" else "guard-pointer", site.span)
-        why = _check_site_text(site.kind, text[a:b], macros)
+        why = _check_site_text("access" if site.kind in SEED_KINDS else site.kind, text[a:b], macros)
         if why:
             skipped.append((site, why))
             continue
         placed.append((a, b, site))
     # Nest properly: drop a site that partly overlaps an earlier one (containment is fine).
-    placed.sort(key=lambda t: (t[0], -t[1]))
+    # (A seeded load wraps the access at the same range: it goes outside, so it sorts first.)
+    placed.sort(key=lambda t: (t[0], -t[1], t[2].kind not in SEED_KINDS))
     accepted: list[tuple[int, int, Site]] = []
     for a, b, site in placed:
         clash = next((x for x in accepted if x[0] < b and a < x[1] and not (x[0] <= a and b <= x[1])
                       and not (a <= x[0] and x[1] <= b)), None)
-        if clash is not None or any(x[0] == a and x[1] == b for x in accepted):
+        if clash is not None or any(x[0] == a and x[1] == b and (x[2].kind in SEED_KINDS) == (site.kind in SEED_KINDS)
+                                    for x in accepted):
             skipped.append((site, "overlaps another traced site"))
             continue
         accepted.append((a, b, site))
-    skipped = [(site, why) for site, why in skipped if site.kind != "guard"]
+    skipped = [(site, why) for site, why in skipped if site.kind != "guard" and site.kind not in SEED_KINDS]
+    seeded = tuple(s for _a, _b, s in accepted if s.kind in SEED_KINDS)
     filters = []
     for sp in entries:
         at = offset_of(text, line_offsets, sp.line, sp.column)
@@ -720,12 +754,14 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
     code = _render(device, accepted + filters, 0, len(device))
     profiled = _render(device, [(a, b, Site(s.id, "guard" if s.kind in ("access", "guard") else
                                          ("guard-pointer" if s.kind == "pointer" else s.kind), s.span))
-                                for a, b, s in accepted if s.kind in ("access", "guard", "pointer")] + filters,
+                                for a, b, s in accepted if s.kind in ("access", "guard", "pointer")]
+                       + [x for x in accepted if x[2].kind in SEED_KINDS] + filters,
                        0, len(device))
-    header = PRELUDE + f'#line 1 "{_escape(filename)}"\n'
-    plain_header = GUARD_PRELUDE + GRID_MACRO + PRELUDE_END + "\n" + f'#line 1 "{_escape(filename)}"\n'
-    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted if s.kind != "guard"),
-                        tuple(skipped), tuple(removed), plain_header + profiled)
+    header = PRELUDE.replace(GRID_MACRO, SEED_PRELUDE + GRID_MACRO, 1) + f'#line 1 "{_escape(filename)}"\n'
+    plain_header = GUARD_PRELUDE + SEED_PRELUDE + GRID_MACRO + PRELUDE_END + "\n" + f'#line 1 "{_escape(filename)}"\n'
+    return Instrumented(header + code, device, tuple(s for _a, _b, s in accepted
+                                                     if s.kind != "guard" and s.kind not in SEED_KINDS),
+                        tuple(skipped), tuple(removed), plain_header + profiled, seeded)
 
 
 # Intrinsics the evaluator models as a memory access through their first (pointer) argument.
@@ -826,7 +862,7 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
     pos = start
     i = 0
     inside = [s for s in sites if start <= s[0] and s[1] <= end]
-    inside.sort(key=lambda t: (t[0], -t[1]))
+    inside.sort(key=lambda t: (t[0], -t[1], t[2].kind not in SEED_KINDS))
     while i < len(inside):
         a, b, site = inside[i]
         nested = [s for s in inside[i + 1:] if a <= s[0] and s[1] <= b]
@@ -836,6 +872,10 @@ def _render(text: str, sites: list[tuple[int, int, Site]], start: int, end: int)
             out.append(" if (__kl_skip_block()) return; ")
         elif site.kind == "guard":
             out.append(f"(*__kl_guard(&({body})))")
+        elif site.kind == "loadval":
+            out.append(f"__kl_ldv({site.id}u, ({body}))")
+        elif site.kind == "loadptr":
+            out.append(f"__kl_ldp({site.id}u, ({body}))")
         elif site.kind == "guard-pointer":
             out.append(f"__kl_guard(({body}))")
         elif site.kind == "access":

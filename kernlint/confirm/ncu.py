@@ -122,6 +122,7 @@ def parse_source_tables(text: str) -> list[SourceTable]:
     space_col = op_col = -1
     cols: dict[int, str] = {}
     current_line = -1
+    seen_addresses: dict[tuple[int, str, int], set[str]] = {}
     for row in csv.reader(io.StringIO(text)):
         if not row:
             continue
@@ -161,6 +162,12 @@ def parse_source_tables(text: str) -> list[SourceTable]:
             continue
         if current_line >= 0 and 0 <= sass_col < len(row) and 0 <= addr_col < len(row) \
                 and row[addr_col].strip() not in ("", "-"):
+            # ncu lists an instruction under its line once per inlining context it maps to (a user line
+            # through the instrumentation's inlined guard, say): one address is one instruction.
+            seen = seen_addresses.setdefault((id(cur), path, current_line), set())
+            if row[addr_col].strip() in seen:
+                continue
+            seen.add(row[addr_col].strip())
             space = row[space_col].strip().lower() if 0 <= space_col < len(row) else ""
             op = row[op_col].strip().lower() if 0 <= op_col < len(row) else ""
             cur.sass[(path, current_line)].append((sass_opcode(row[sass_col]), counters,
@@ -363,7 +370,7 @@ def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
                 if complete:
                     metrics[f"ncu_{kind}_equals_trace"] = bool(equal)
                 else:
-                    text += " (the trace stopped recording after 64 requests per warp: not comparable)"
+                    text += " (the trace stopped recording before the last requests of a warp: not comparable)"
             notes_.append(text)
     else:
         c = table.lines.get((os.path.realpath(d.path), d.line))

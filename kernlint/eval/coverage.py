@@ -36,6 +36,9 @@ REASONS: dict[str, tuple[str, str, str]] = {
                    "uses `{d}`, a name kernlint could not resolve (a missing header?)",
                    "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR), "
                    "or a value with --define {d}=VALUE"),
+    "missing_type": ("uses the type `{d}`, which kernlint could not resolve (a missing header?)",
+                     "uses the type `{d}`, which kernlint could not resolve (a missing header?)",
+                     "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
     "param": ("the value of `{d}` is unknown where the address needs it",
               "the value of `{d}` is unknown where the condition needs it",
               "pass it with --define {d}=VALUE"),

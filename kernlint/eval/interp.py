@@ -27,7 +27,7 @@ from kernlint.eval.flops import statement_flops
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
-from kernlint.eval import uniform_data
+from kernlint.eval import dependent_types, uniform_data
 from kernlint.eval.values import UNINIT, UNKNOWN, Frame, Val, c_div, c_mod, const, unknown, why_of, wrap_int
 from kernlint.launch import LaunchShape, fold_bound
 
@@ -91,6 +91,9 @@ class EvalResult:
     events: list[ev.Event] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     assumed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # symbol -> sampled values
+    # Each uniform load's own site symbol -> the symbol it took (another site's, when it read words an
+    # earlier load read): what --confirm substitutes at that site (kernlint/confirm/seeding.py).
+    load_sites: dict[str, str] = field(default_factory=dict)
     truncated: bool = False
     out_of_time: bool = False  # truncated by the file's wall-clock budget, not the step budget
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
@@ -125,6 +128,7 @@ class Interpreter:
         self.budget = budget
         self.result = EvalResult()
         self.bindings = dict(shape.bindings)
+        self.known_types: dict[str, ir.CType] = {}  # concrete types bound by name (concrete_argument)
         bx, by, bz = shape.block
         threads = bx * by * bz
         self.W = max(1, (threads + WARP - 1) // WARP)
@@ -265,6 +269,9 @@ class Interpreter:
             return Val(None, fields=tuple(fields))
         if t.kind == "float":
             return Val(None, why=("unmodelled", f"the floating-point value of `{name}`"), uniform=True)
+        if t.kind == "unknown" and t.name and not prefix:
+            # Its type is a name from a header kernlint did not find (frontend `_unresolved_param`).
+            return Val(None, why=("missing_type", t.name), uniform=True)
         return Val(None, why=("param", name), uniform=True)
 
     def allocate_shared(self, name: str, ctype: ir.CType) -> int:
@@ -303,7 +310,10 @@ class Interpreter:
         if t.kind == "template":
             arg = self.bindings.get(_template_param_name(t.name, self.fn))
             if arg is not None:
-                return _builtin_type(arg) or self.tu.structs.get(" ".join(arg.replace("const", "").split())) or t
+                return _builtin_type(arg) or self.tu.structs.get(" ".join(arg.replace("const", "").split())) \
+                    or self.known_types.get(arg) or t
+            if "::" in t.name:  # `typename vec4<T>::Type` with T bound (eval/dependent_types.py)
+                return dependent_types.member_type(t.name, self.tu.member_types, self.bound_argument) or t
             return t
         if t.kind in ("pointer", "array") and t.pointee is not None and t.pointee.kind == "template":
             inner = self.resolve(t.pointee)
@@ -311,6 +321,43 @@ class Interpreter:
                 size = t.size if t.kind == "pointer" else inner.size * t.count
                 return ir.CType(t.kind, size, t.signed, inner, t.count, t.name, t.fields, t.align, t.const)
         return t
+
+    def bound_argument(self, text: str) -> ir.CType | str | None:
+        """A template argument as bound here: its concrete type, the text of its integer value, or None."""
+        text = " ".join(text.split())
+        if re.fullmatch(r"-?\d+", text):
+            return text
+        if text in ("true", "false"):
+            return text
+        t = self.resolve(ir.CType("template", 0, name=text))
+        if t.kind != "template" and t.size > 0:
+            return t
+        arg = self.bindings.get(text)
+        if arg is not None:
+            v = fold_bound(arg, {}, self.tu.macros)
+            if v is not None:
+                return str(v)
+        return None
+
+    def concrete_argument(self, text: str) -> str:
+        """`text` (a template argument written in the caller) as a name that stays meaningful in a
+        callee whose own parameters shadow the caller's (`SharedMemory<typename vec4<T>::Type>` ->
+        `float4`); `text` itself when it names nothing the caller binds."""
+        if text in self.bindings:
+            return self.bindings[text]
+        if "::" not in text:
+            if re.search(r"[-+*/%()<>]", text) and re.search(r"[A-Za-z_]", text):
+                # `strided<S - 1>(i)`: arithmetic over the caller's bound values, folded here (the
+                # callee's own `S` would shadow the caller's).
+                folded = fold_bound(text, self.bindings, {**self.tu.macros, **self.defines})
+                if folded is not None:
+                    return str(folded)
+            return text
+        t = self.resolve(ir.CType("template", 0, name=text))
+        if t.kind == "template" or not t.name:
+            return text
+        self.known_types.setdefault(t.name, t)
+        return t.name
 
     def sized_array(self, t: ir.CType) -> ir.CType:
         """Size a dependent array type (`T tile[TILE][TILE + 1]` in a template) from the bound arguments."""
@@ -1011,6 +1058,12 @@ class Interpreter:
             for ch in e.children:
                 self.eval(ch)
             return Val(None, why=("unmodelled", f"an expression ({e.reason})"))
+        if isinstance(e, ir.SizeOf):
+            t = self.resolve(e.of)
+            if t.kind == "reference" and t.pointee is not None:
+                t = self.resolve(t.pointee)  # sizeof of a reference is that of the referenced type
+            n = (t.align or (t.size if t.kind in ("int", "float", "bool", "pointer") else 0)) if e.align else t.size
+            return const(n) if n > 0 else Val(None, why=self.type_why(t), uniform=True)
         return UNKNOWN
 
     def eval_ref(self, e: ir.Ref) -> Val:
@@ -1146,6 +1199,18 @@ class Interpreter:
             return self.eval_memory_read(e)
         if op == "&":
             target = _target_name(e.operand)
+            if target in self.frame.shared_refs and _strip_implicit(e.operand) is not None \
+                    and isinstance(_strip_implicit(e.operand), ir.Ref):
+                # `atomicExch(&flag, 0)` on a reference parameter bound to the caller's `__shared__`
+                # scalar: that scalar's address. Its value is unknown from here on (the write-back of
+                # the parameter's copy must not restore the old one).
+                shared = self.frame.shared_refs[target]  # type: ignore[index]
+                self.frame.env[target] = Val(None, why=("unmodelled", f"`{shared}`, a __shared__ variable "
+                                                                      "whose address is taken (an atomic?)"))
+                self.shared_scalars.forget([shared], ("unmodelled", f"`{shared}`, a __shared__ variable whose "
+                                                      "address is taken (an atomic?)"))
+                base = self.allocate_shared(shared, self.shared_scalars.types[shared])
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=shared)
             if target in self.shared_scalars and target not in self.frame.env:
                 # The address escapes (an atomic, a helper): the block's value is no longer known.
                 self.shared_scalars.forget([target], ("unmodelled", f"`{target}`, a __shared__ variable whose "
@@ -1344,6 +1409,13 @@ class Interpreter:
             base = self.eval(e.base)
             idx = self.eval(e.index)
             t = self.resolve(e.ctype)
+            if t.size <= 0 and t.kind == "template":
+                # `out[f<S>(i) + j]` in a template: the index is dependent, so clang types the whole
+                # subscript as dependent; the element is the (known) pointer's or array's.
+                bt = self.resolve(e.base.ctype)
+                if bt.kind in ("pointer", "array") and bt.pointee is not None \
+                        and self.resolve(bt.pointee).size > 0:
+                    t = self.resolve(bt.pointee)
             if base.root in self.shared_subtypes:
                 t = self.shared_subtypes[base.root].get(t, t)
             if base.space == "local" or (base.data is None and cov.is_local_storage(e.base, self.cov_shared)):
@@ -1365,6 +1437,12 @@ class Interpreter:
             t = self.resolve(e.ctype)
             if t.size <= 0 and isinstance(e.operand, ir.Call):
                 t = self.returned_element_type(e.operand) or t
+            if t.size <= 0 and t.kind == "template":
+                # `*pointx` on a `const Real *` in a template: clang types the dereference as dependent;
+                # the element is the (bound) pointee.
+                pt = self.resolve(e.operand.ctype)
+                if pt.kind == "pointer" and pt.pointee is not None and self.resolve(pt.pointee).size > 0:
+                    t = self.resolve(pt.pointee)
             return (p, t)
         if isinstance(e, ir.Member):
             t = self.resolve(e.ctype)
@@ -1454,6 +1532,12 @@ class Interpreter:
             decl = self.tu.globals.get(inner.name)
             if decl is not None and not decl.shared:
                 return self.global_value(inner.name, self.resolve(inner.ctype))
+        if isinstance(inner, ir.Member) and not inner.arrow:
+            # A struct held in a field of a struct value (`data.deviceRank` in a method, `data` a
+            # member of `this` bound to a struct parameter): the field's own value, when it has fields.
+            outer = self.eval_struct_value(inner.base)
+            sub = outer.field(inner.field) if outer is not None else None
+            return sub if sub is not None and sub.fields else None
         return None
 
     def global_value(self, name: str, t: ir.CType) -> Val | None:
@@ -1552,15 +1636,15 @@ class Interpreter:
             self.assign_var(inner.name, v)
             return
         if isinstance(inner, ir.Member) and not inner.arrow:
-            base = inner.base
-            while isinstance(base, ir.Cast) and not base.explicit:
-                base = base.operand
+            path = [inner.field]  # `a.b.c = v`: the fields from the variable down, ["b", "c"]
+            base = _strip_implicit(inner.base)
+            while isinstance(base, ir.Member) and not base.arrow:
+                path.insert(0, base.field)
+                base = _strip_implicit(base.base)
             if isinstance(base, ir.Ref) and base.kind in ("local", "param"):
                 old = self.frame.env.get(base.name)
                 if old is not None and old.space == "":
-                    fields = dict(old.fields)
-                    fields[inner.field] = v
-                    self.frame.env[base.name] = Val(None, old.deps, fields=tuple(fields.items()))
+                    self.frame.env[base.name] = _with_field(old, path, v)
                     return
         lv = self.lvalue(inner)
         if lv is None:
@@ -1620,6 +1704,7 @@ class Interpreter:
             if ptr is None:
                 return None
             pname, slot = ptr
+            self.result.load_sites[uniform_data.symbol(span, helper)] = pname
             return Val(np.full((1, 1, 1), POINTER_SPACING * slot, dtype=np.int64), frozenset([pname]),
                        space="global", root=pname)
         got = self.uniform_loads.value(uniform_data.symbol(span, helper), addr.root, first)
@@ -1627,6 +1712,7 @@ class Interpreter:
             return None
         name, vals = got
         self.result.assumed[name] = vals
+        self.result.load_sites[uniform_data.symbol(span, helper)] = name
         return Val(np.array(vals, dtype=np.int64).reshape(self.S, 1, 1), frozenset([name]))
 
     def lane_varying(self, v: Val) -> bool:
@@ -1666,6 +1752,18 @@ class Interpreter:
             role=role))
 
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
+        if old is new:
+            return new
+        if old.fields and new.fields and old.data is None and new.data is None:
+            # A struct value (an object a method wrote back in a loop, `peer_group`): field by field;
+            # a field only one side knows is unknown after the merge (left out).
+            names = dict.fromkeys([k for k, _ in old.fields] + [k for k, _ in new.fields])
+            merged = []
+            for k in names:
+                a, b = old.field(k), new.field(k)
+                if a is not None and b is not None:
+                    merged.append((k, self.merge(a, b, mask)))
+            return Val(None, old.deps | new.deps, fields=tuple(merged))
         if old.data is None or new.data is None:
             if old.uninit and new.data is not None:
                 # `int x; if (c) x = a; else x = b;`: lanes outside `mask` have no value yet, and
@@ -1785,6 +1883,11 @@ class Interpreter:
             for key in cov.sites_of(callee.body, self.tu, self.cov_shared, outer, len(self.frames) + 1):
                 self.cov.drop(key, ("depth", callee.name))
             return Val(None, why=("depth", callee.name))
+        missing = [p.ctype.name for p in self.fn.params if p.ctype.kind == "unknown" and p.ctype.name]
+        if missing and name.startswith("operator") and not e.target:
+            # An operator clang could not resolve, in a kernel whose parameter types are names from a
+            # missing header (`a[i]` on `cufftComplex *a`): those names are why.
+            return unknown(*args, why=("missing_type", missing[0]), uniform=False)
         return unknown(*args, why=("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:
@@ -1838,7 +1941,8 @@ class Interpreter:
         if "<" not in name:
             return None
         base, _, rest = name.partition("<")
-        args = [" ".join(self.bindings.get(a.strip(), a.strip()).split()) for a in rest.rstrip(">").split(",")]
+        args = [" ".join(self.concrete_argument(a.strip()).split())
+                for a in dependent_types.split_args(rest[:rest.rfind(">")] if ">" in rest else rest)]
         for owner in (f"{base}<{', '.join(args)}>", base):
             matches = [f for f in self.tu.functions.values() if f.name == f"{owner}::{e.name}"
                        and len(f.params) == len(e.args) and f.body is not None]
@@ -1852,6 +1956,17 @@ class Interpreter:
         iters, _ = self.loop_context()
         self.recent_loads.forget()
         self.emit(ev.Barrier(e.span, name, scope, self.mask.copy(), live.copy(), member, deps, iters))
+
+    def note_shared_ref(self, frame: Frame, param: str, arg: ir.Expr) -> None:
+        """Remember that reference parameter `param` of the callee's `frame` names the caller's
+        `__shared__` scalar `arg` (directly, or through the caller's own such parameter)."""
+        target = _strip_implicit(arg)
+        if not isinstance(target, ir.Ref):
+            return
+        if target.name in self.frame.shared_refs:
+            frame.shared_refs[param] = self.frame.shared_refs[target.name]
+        elif target.name in self.shared_scalars and target.name not in self.frame.env:
+            frame.shared_refs[param] = target.name
 
     def ref_target(self, arg: ir.Expr) -> ir.Expr | None:
         """The variable an argument names when a reference parameter can alias it (a local, a
@@ -1892,9 +2007,12 @@ class Interpreter:
                     # A caller's variable (or a member of one) bound to a reference: copied in and, on
                     # return, out (the same as a reference: nothing else can name a local).
                     write_back.append((p.name, e.args[i]))
+                    self.note_shared_ref(frame, p.name, e.args[i])
                 elif i < len(e.args) and self.ref_target(e.args[i]) is not None:
                     # A `__shared__` scalar passed by reference: copied in and written back the same way.
-                    write_back.append((p.name, self.ref_target(e.args[i])))  # type: ignore[arg-type]
+                    target = self.ref_target(e.args[i])
+                    write_back.append((p.name, target))  # type: ignore[arg-type]
+                    self.note_shared_ref(frame, p.name, target)  # type: ignore[arg-type]
                 else:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
@@ -1911,11 +2029,14 @@ class Interpreter:
                     if pt.kind == "pointer" and pt.pointee is not None and pt.pointee.kind == "template" \
                             and at.kind == "pointer" and at.pointee is not None:
                         new_b[pt.pointee.name] = at.pointee.name
+                        # (by its type too: `unsigned short` is no name _builtin_type knows)
+                        self.known_types.setdefault(at.pointee.name, self.resolve(at.pointee))
                     elif pt.kind == "template" and at.kind in ("int", "float"):
                         new_b[pt.name] = at.name
+                        self.known_types.setdefault(at.name, at)
             for tp, targ in zip(callee.template_params, e.template_args):
                 # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
-                new_b[tp.name] = self.bindings.get(targ, targ)
+                new_b[tp.name] = self.concrete_argument(targ)
             self.bindings = new_b
         entry = self.mask.copy()
         saved_loops = self.loop_stack
@@ -1992,6 +2113,18 @@ def _local_lvalue(e: ir.Expr) -> tuple[str, str] | None:
         if isinstance(base, ir.Ref) and base.kind in ("local", "param") and base.ctype.kind == "struct":
             return base.name, e.field
     return None
+
+
+def _with_field(old: Val, path: list[str], v: Val) -> Val:
+    """The struct value `old` with the field at `path` (`["b", "c"]` for `.b.c`) set to `v`; a struct
+    field along the path that held no known fields gets only this one (its others stay unknown)."""
+    fields = dict(old.fields)
+    if len(path) == 1:
+        fields[path[0]] = v
+    else:
+        sub = fields.get(path[0])
+        fields[path[0]] = _with_field(sub if sub is not None and sub.space == "" else Val(None), path[1:], v)
+    return Val(None, old.deps, fields=tuple(fields.items()))
 
 
 def _template_param_name(name: str, fn: ir.Function) -> str:

@@ -36,6 +36,8 @@ class KernelResult:
     # The template kernel that `kernel` instantiates (engine: textual instantiation), None otherwise;
     # confirmation launches `template<args>` from the real source, so it needs the template's parameters.
     template: ir.Function | None = field(default=None, compare=False, repr=False)
+    # Each uniform load's site symbol -> the sampled symbol it took (EvalResult.load_sites).
+    load_sites: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""

@@ -188,7 +188,7 @@ def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
             run = Interpreter(r.unit, r.kernel, r.shape, defines).run()
             if run.truncated:
                 continue
-            out.append(dataclasses.replace(r, events=tuple(run.events), assumed=tuple(sorted(run.assumed.items())),
+            out.append(dataclasses.replace(r, events=tuple(run.events), assumed=tuple(sorted(run.assumed.items())), load_sites=tuple(sorted(run.load_sites.items())),
                                            defines=tuple(sorted(defines.items())), notes=(), odd_offset=(p, ODD_OFFSET)))
     return out
 

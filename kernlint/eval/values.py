@@ -49,8 +49,8 @@ UNINIT = Val(None, uninit=True)
 
 # Which cause to name when an unknown value has several: the most actionable first (a template
 # argument or a header the user can supply), loaded data (inherent to the code) after them.
-WHY_RANK = {"local": 0, "template": 1, "unresolved": 2, "param": 3, "type": 4, "global": 5, "loaded": 6,
-            "loop": 7, "depth": 8, "call": 9, "unmodelled": 10}
+WHY_RANK = {"local": 0, "template": 1, "unresolved": 2, "missing_type": 2, "param": 3, "type": 4, "global": 5,
+            "loaded": 6, "loop": 7, "depth": 8, "call": 9, "unmodelled": 10}
 
 
 def best_why(*whys: tuple[str, str] | None) -> tuple[str, str] | None:
@@ -88,6 +88,9 @@ def why_of(*vals: Val) -> tuple[str, str] | None:
 
 def const(value: int | float) -> Val:
     is_float = isinstance(value, float)
+    if not is_float and not -(1 << 63) <= value < (1 << 63):
+        # `0xFFFFFFFFFFFFFFFFull`: held as the 64-bit pattern (int64 arithmetic wraps the same way)
+        value = ((int(value) + (1 << 63)) % (1 << 64)) - (1 << 63)
     return Val(np.full((1, 1, 1), value, dtype=np.float64 if is_float else np.int64), is_float=is_float)
 
 
@@ -125,3 +128,6 @@ class Frame:
     ret_mask: np.ndarray | None = None
     ret_val: Val | None = None
     ctype_of: dict[str, ir.CType] = field(default_factory=dict)
+    # Reference parameters bound to a caller's `__shared__` scalar: parameter -> the scalar's name
+    # (`&flag` in the callee is that variable's address).
+    shared_refs: dict[str, str] = field(default_factory=dict)

@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Iterable
 
 from kernlint import deadline, ir
+from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.project.pointer_offsets import arg_offsets
@@ -38,6 +39,9 @@ _BINOPS = {
     14: ">=", 15: "==", 16: "!=", 17: "&", 18: "^", 19: "|", 20: "&&", 21: "||", 22: "=", 23: "*=",
     24: "/=", 25: "%=", 26: "+=", 27: "-=", 28: "<<=", 29: ">>=", 30: "&=", 31: "^=", 32: "|=", 33: ",",
 }
+_BINARY_SPELLINGS = frozenset(("*", "/", "%", "+", "-", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^",
+                               "|", "&&", "||", "=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=",
+                               "|="))
 _UNOPS = {1: "post++", 2: "post--", 3: "pre++", 4: "pre--", 5: "&", 6: "*", 7: "+", 8: "-", 9: "~", 10: "!"}
 
 _lib_ready = False
@@ -132,7 +136,12 @@ class _TypeConverter:
         self.cache: dict[str, ir.CType] = {}
 
     def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
+        # The written spelling alone is not a key: `typename vec4<T>::Type` is dependent in a function
+        # template and `float4` in the same file's instantiated kernel (where `T` is an alias), and
+        # whichever came first would be reused for the other. The canonical spelling tells them apart.
         key = t.spelling
+        if "<" in key or not key.replace(" ", "").replace("_", "").isalnum():
+            key = f"{key}\x00{t.get_canonical().spelling}"
         hit = self.cache.get(key)
         if hit is not None:
             return hit
@@ -231,6 +240,8 @@ class _Lowering:
             v = _evaluate(c)
             if kind == K.CXX_NULL_PTR_LITERAL_EXPR:
                 v = 0
+            if v is None and kind == K.CXX_UNARY_EXPR:
+                return self.size_of(c, span)
             if v is None:
                 return ir.Opaque(f"literal {kind.name}", self.ctype(c), span)
             return ir.Lit(v, self.ctype(c), span)
@@ -291,6 +302,17 @@ class _Lowering:
             return ir.Lit(v, self.ctype(c), span)
         kids = tuple(self.expr(k) for k in c.get_children() if k.kind.is_expression())
         return ir.Opaque(kind.name.lower(), self.ctype(c), span, kids)
+
+    def size_of(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
+        """`sizeof(T)`, `sizeof(v)` or `alignof(T)` that clang could not fold (a dependent type): an
+        ir.SizeOf of the operand's type, which the evaluator folds with the bound arguments."""
+        toks = [t.spelling for _, t in zip(range(2), c.get_tokens())]
+        kids = list(c.get_children())
+        op = toks[0] if toks else ""
+        if op not in ("sizeof", "alignof", "__alignof__", "_Alignof", "__alignof") or len(kids) != 1 \
+                or (len(toks) > 1 and toks[1] == "..."):
+            return ir.Opaque(f"literal {c.kind.name}", self.ctype(c), span)
+        return ir.SizeOf(self.types.convert(kids[0].type), op != "sizeof", self.ctype(c), span)
 
     def decl_ref(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         ref = c.referenced
@@ -392,11 +414,13 @@ class _Lowering:
         name = c.spelling
         if ref is not None and ref.kind == K.CONSTRUCTOR:
             args = kids
-            if len(args) == 1 and name == ctype.name.split("<")[0].split("::")[-1] or (len(args) == 1 and ctype.kind == "struct"):
+            defn = ref.get_definition()
+            if len(args) == 1 and (name == ctype.name.split("<")[0].split("::")[-1] or ctype.kind == "struct") \
+                    and not _initializes_members(defn, self.ctx.path):
                 # A copy/converting construction `T v = expr`: the value is the argument's.
                 return ir.Cast(self.expr(args[0]), ctype, False, span)
-            # A constructor with a body kernlint can run (`Acc a(0.f)`): the call's value is the object.
-            defn = ref.get_definition()
+            # A constructor with a body kernlint can run (`Acc a(0.f)`, `View v(layout)` whose
+            # `: lay(l)` keeps the argument in a member): the call's value is the object.
             target = _function_key(defn if defn is not None else ref) if _is_device(defn or ref) else ""
             return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target,
                            _split_type_args(ctype.name))
@@ -413,6 +437,10 @@ class _Lowering:
                            _split_type_args(rtype.name))
         if name.startswith("operator") and ref is not None and ref.kind in (K.CXX_METHOD, K.FUNCTION_DECL):
             return self.operator_call(c, name, kids, ctype, span)
+        if not name and ref is None:
+            dependent = self.dependent_operator(c, kids, ctype, span)
+            if dependent is not None:
+                return dependent
         receiver: ir.Expr | None = None
         callee_kids = kids[:1]
         arg_kids = kids[1:]
@@ -457,6 +485,12 @@ class _Lowering:
                     toks = [t.spelling for t in inner.get_tokens()]
                     if name in toks and toks.index(name) + 1 < len(toks) and toks[toks.index(name) + 1] == "<":
                         template_args = _split_template_args(toks[toks.index(name) + 2:])
+                if not template_args and ref is not None and ref.kind == K.CXX_METHOD:
+                    # A static member of a class template specialization (`x128::zeros()`, x128 a typedef
+                    # of `Packed128<floatX>`): the class's arguments, for its dependent `sizeof(E)`.
+                    owner = ref.semantic_parent
+                    if owner is not None and owner.kind in (K.STRUCT_DECL, K.CLASS_DECL):
+                        template_args = _split_type_args(owner.type.get_canonical().spelling)
             elif inner.kind == K.OVERLOADED_DECL_REF:
                 name = inner.spelling
             else:
@@ -469,11 +503,44 @@ class _Lowering:
                 target = _function_key(defn)
             elif ref.kind == K.CXX_METHOD:
                 target = _function_key(ref)  # a class template's member: found by its place
+        if template_args and ref is not None and ref.kind == K.FUNCTION_DECL:
+            # `sumReduce<real, SUM_N>(...)` with `typedef float real`: the arguments as clang resolved
+            # them for this specialization (`float`, the macro's value), not as written.
+            template_args = _resolved_template_args(ref, template_args)
         if ref is not None and ref.kind == K.CXX_METHOD and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE \
                 and _is_device(ref):
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
                                  template_args)
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
+
+    def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
+                           span: ir.Span) -> ir.Expr | None:
+        """`search<D>(k) + threadIdx.x` in a template: with an operand of dependent type and some
+        `operator+` overload visible, clang keeps an unresolved operator call (its callee an
+        overload set). It is the built-in operator on the operands once they are bound (an
+        overload for class types applies only to class operands, whose value is unknown either
+        way). None when `c` is not such a call."""
+        op_at = -1
+        op = ""
+        for i, k in enumerate(kids):
+            over = k if k.kind == K.OVERLOADED_DECL_REF else next(
+                (g for g in k.get_children() if g.kind == K.OVERLOADED_DECL_REF), None) \
+                if k.kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR) and not k.spelling else None
+            if over is not None and over.spelling.startswith("operator"):
+                op_at, op = i, over.spelling[len("operator"):].strip()
+                break
+        if op_at < 0:
+            return None
+        operands = [k for i, k in enumerate(kids) if i != op_at]
+        if len(operands) == 2 and op in _BINARY_SPELLINGS:
+            return ir.Binary(op, self.expr(operands[0]), self.expr(operands[1]), ctype, span)
+        if len(operands) == 1 and op in ("-", "+", "!", "~", "*", "&"):
+            return ir.Unary(op, self.expr(operands[0]), ctype, span)
+        if len(operands) == 1 and op in ("++", "--"):
+            first = next(iter(c.get_tokens()), None)
+            fix = "pre" if first is not None and first.spelling == op else "post"
+            return ir.Unary(fix + op, self.expr(operands[0]), ctype, span)
+        return None
 
     def converted(self, init: ci.Cursor, lowered: ir.Expr, to: ir.CType) -> ir.Expr:
         """`T* s = SharedMemory<T>();` in a template: clang leaves the conversion of the (dependent)
@@ -663,6 +730,19 @@ def _static_init(ref: ci.Cursor) -> ci.Cursor | None:
     return inits[-1] if inits else None
 
 
+def _initializes_members(ctor: ci.Cursor | None, parse_path: str) -> bool:
+    """Whether `ctor` is a user's device constructor (not a copy or move constructor) with member
+    initializers (`View(const Layout &l) : lay(l) {}`): the object it builds is not its argument."""
+    if ctor is None or ctor.kind != K.CONSTRUCTOR or not ctor.is_definition() or not _is_device(ctor):
+        return False
+    if ctor.is_copy_constructor() or ctor.is_move_constructor():
+        return False
+    f = ctor.location.file
+    if f is None or f.name == shim_path() or f.name.startswith(STUB_DIR):
+        return False
+    return any(k.kind == K.MEMBER_REF for k in ctor.get_children())
+
+
 def _is_callee_ref(c: ci.Cursor, name: str) -> bool:
     inner = c
     while inner.kind == K.UNEXPOSED_EXPR:
@@ -744,7 +824,12 @@ def _split_template_args(toks: list[str]) -> tuple[str, ...]:
 
 
 def _function_key(c: ci.Cursor) -> str:
-    return f"{c.spelling}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
+    name = c.spelling
+    if c.kind == K.CONSTRUCTOR:
+        # A class template's constructor is spelled `global_stack<T, N, THREADS>`, a specialization's
+        # (what a call in an instantiated kernel refers to) `global_stack`: one key for both.
+        name = name.split("<", 1)[0]
+    return f"{name}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
 
 
 def _is_kernel(c: ci.Cursor) -> bool:
@@ -982,6 +1067,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     globals_: dict[str, ir.VarDecl] = {}
     macros: dict[str, int] = {}
     structs: dict[str, ir.CType] = {}
+    member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
     shim = shim_path()
 
     lib = _lib()
@@ -1022,10 +1108,16 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
                     structs[child.spelling] = types.convert(child.type)
                 visit(child, depth + 1)
-            elif kind == K.TYPEDEF_DECL and child.spelling:
+            elif kind == K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION and child.spelling:
+                # (its members are not matched: a dependent member type of this class stays unknown)
+                member_types[child.spelling + PARTIAL_SPECIALIZATION] = ((), ir.UNKNOWN_TYPE)
+            elif kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL) and child.spelling:
                 under = types.convert(child.underlying_typedef_type)
-                if under.kind == "struct":
+                if kind == K.TYPEDEF_DECL and under.kind == "struct":
                     structs[child.spelling] = under
+                owner = _member_type_owner(c)
+                if owner is not None:
+                    member_types.setdefault(f"{owner[0]}::{child.spelling}", (owner[1], under))
             elif kind == K.MACRO_DEFINITION and (f.name == parse_path or f.name == context):
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
@@ -1046,7 +1138,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     return ir.TranslationUnit(path=path, kernels=tuple(kernels), functions=functions, globals=globals_,
                               launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
                               instantiations=tuple(instantiations) + _text_instantiations(text),
-                              macros=macros, structs=structs)
+                              macros=macros, structs=structs, member_types=member_types)
 
 
 _INSTANTIATION_RE = re.compile(
@@ -1100,11 +1192,13 @@ def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
 def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
               parse_path: str) -> ir.Function:
     params = []
+    param_cursors: list[ci.Cursor] = []
     tparams = []
     body = None
     for k in c.get_children():
         if k.kind == K.PARM_DECL:
             params.append(ir.Param(k.spelling, low.ctype(k)))
+            param_cursors.append(k)
         elif k.kind == K.TEMPLATE_TYPE_PARAMETER:
             tparams.append(ir.TemplateParam(k.spelling, True))
         elif k.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
@@ -1118,6 +1212,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
                    if in_main and p.syntax and ext.start.line <= p.line <= ext.end.line)
     unresolved = tuple((p.line, p.column, p.message) for p in problems
                        if in_main and not p.syntax and ext.start.line <= p.line <= ext.end.line)
+    params = [_unresolved_param(p, param_cursors[i], unresolved) for i, p in enumerate(params)]
     lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
@@ -1130,11 +1225,41 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     )
 
 
+def _unresolved_param(p: ir.Param, k: ci.Cursor, unresolved: tuple[tuple[int, int, str], ...]) -> ir.Param:
+    """A parameter whose declared type is a name clang did not know (`cufftComplex *a` without
+    cufft.h): clang recovers with `int`, a size that would be wrong; its type is unknown, named
+    after the missing name (the evaluator says so, with how to supply it)."""
+    if not unresolved:
+        return p
+    ext = k.extent
+    for line, col, msg in unresolved:
+        inside = (ext.start.line, ext.start.column) <= (line, col) <= (ext.end.line, ext.end.column)
+        m = re.match(r"unknown type name '([^']+)'", msg)
+        if inside and m:
+            return ir.Param(p.name, ir.CType("unknown", 0, name=m.group(1)))
+    return p
+
+
 _METHOD_KINDS = (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.CONSTRUCTOR)
 _LOWERED_KINDS = frozenset((K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL, K.FUNCTION_DECL, K.FUNCTION_TEMPLATE,
                             K.VAR_DECL, K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.TYPEDEF_DECL,
-                            K.MACRO_DEFINITION) + _METHOD_KINDS)
+                            K.TYPE_ALIAS_DECL, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION, K.MACRO_DEFINITION)
+                           + _METHOD_KINDS)
 """The cursor kinds `_lower`'s walk acts on (at any depth); every other cursor is skipped unread."""
+
+
+def _member_type_owner(c: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
+    """For a member type declared in `c`: the class's name as a dependent type names it (`vec4` for the
+    primary template, `vec4<float>` for an explicit specialization, unqualified) and the primary
+    template's parameter names (() for a concrete class); None when `c` is no class."""
+    if c.kind == K.CLASS_TEMPLATE:
+        params = tuple(k.spelling for k in c.get_children()
+                       if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+        return (c.spelling, params) if c.spelling else None
+    if c.kind in (K.STRUCT_DECL, K.CLASS_DECL) and c.spelling:
+        canon = c.type.get_canonical().spelling
+        return (c.spelling + (canon[canon.index("<"):] if "<" in canon else ""), ())
+    return None
 
 
 def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
@@ -1304,6 +1429,28 @@ def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[
             out.append(str(decl.get_template_argument_value(i)))
         else:
             return ()
+    return tuple(out)
+
+
+def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[str, ...]:
+    """The written template arguments of a call to a function template specialization, each type
+    replaced by its canonical spelling and each integer by its value where clang has them (a
+    typedef or macro name means nothing inside the callee); `written` when they do not line up."""
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings
+        return written
+    if n < len(written) or n <= 0:
+        return written
+    out = list(written)
+    for i in range(len(written)):
+        kind = decl.get_template_argument_kind(i)
+        if kind == ci.TemplateArgumentKind.TYPE:
+            spelling = decl.get_template_argument_type(i).get_canonical().spelling
+            if spelling and "type-parameter" not in spelling:
+                out[i] = spelling.replace("struct ", "").replace("class ", "")
+        elif kind == ci.TemplateArgumentKind.INTEGRAL:
+            out[i] = str(decl.get_template_argument_value(i))
     return tuple(out)
 
 

@@ -50,7 +50,7 @@ def facts_from_json(d: dict[str, Any]) -> FileFacts:
         kernels=tuple(KernelDef(k["name"], k["line"], _tuples(k["template_params"])) for k in d["kernels"]),
         launches=tuple(RawLaunch(**{k: _tuples(v) for k, v in ln.items()}) for ln in d["launches"]),
         instantiations=_tuples(d["instantiations"]), template_calls=_tuples(d["template_calls"]),
-        cuda=bool(d["cuda"]),
+        cuda=bool(d["cuda"]), type_aliases=_tuples(d.get("type_aliases", [])),
     )
 
 

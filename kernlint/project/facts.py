@@ -37,3 +37,6 @@ class FileFacts:
     instantiations: tuple[tuple[str, tuple[str, ...], int], ...] = ()
     template_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # `name<args>(` outside launches
     cuda: bool = False  # defines kernels/device code or launches
+    # File-scope `typedef float T;` / `using T = float;`: NAME -> the type as written (a launch
+    # `k<T><<<...>>>` in such a file binds the kernel's parameter to the aliased type).
+    type_aliases: tuple[tuple[str, str], ...] = ()

@@ -269,6 +269,29 @@ class ProjectIndex:
         self._env_memo[path] = env
         return env
 
+    def type_aliases(self, path: str) -> dict[str, str]:
+        """File-scope `typedef`/`using` type aliases visible in `path`: its own and its includes'."""
+        out: dict[str, str] = {}
+        for q in reversed(self.closure(path)):
+            f = self.facts.get(q)
+            if f is not None:
+                out.update(f.type_aliases)
+        return out
+
+    def dealias(self, text: str, path: str, env: dict[str, str | int]) -> str:
+        """A template argument naming a type alias (`T` after `typedef TYPE T;` and `#define TYPE
+        double`) as the type it stands for (`double`); anything else unchanged."""
+        aliases = self.type_aliases(path)
+        t = text.strip()
+        for _ in range(6):
+            if t in aliases:
+                t = aliases[t]
+            elif t in env and isinstance(env[t], str) and re.fullmatch(r"[A-Za-z_][\w :<>,*]*", str(env[t])):
+                t = " ".join(str(env[t]).split())
+            else:
+                break
+        return t if t != text.strip() else text
+
     def visible(self, launch_file: str, kernel: str, defined_in: str) -> bool:
         """Whether a launch of `kernel` in `launch_file` can refer to the one defined in `defined_in`."""
         if launch_file == defined_in or defined_in in self.closure(launch_file):
@@ -297,7 +320,7 @@ class ProjectIndex:
             for name, args, line in facts.instantiations:
                 if name == kernel and self.visible(p, kernel, defined_in):
                     env = self.env(p)
-                    folded = tuple(_fold_arg(a, env) for a in args)
+                    folded = tuple(self.dealias(_fold_arg(a, env), p, env) for a in args)
                     out.append((folded, p, line))
         return out
 
@@ -361,6 +384,7 @@ class ProjectIndex:
             e.update(binding)
             unbound = host_names - set(binding)
             targs = tuple(_subst_arg(a, binding, unbound, e) for a in ln.template_args)
+            targs = tuple(self.dealias(a, path, e) if a is not None else None for a in targs)
             grid = _fold_dim3(ln.config[0], e, unbound) if ln.config else None
             block = _fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None
             shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None

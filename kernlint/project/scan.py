@@ -21,6 +21,9 @@ _CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:uns
 _LOCAL = re.compile(r"\b(?:(?:static|const|constexpr)\s+)*(?:unsigned\s+)?(?:int|long|size_t|unsigned|"
                     r"u?int\d+_t|auto|dim3)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+)|\(([^;{}]*)\)|\{([^;{}]*)\})\s*;")
 _GLOBAL_KW = re.compile(r"\b__global__\b")
+_TYPEDEF = re.compile(r"typedef ([^;{}()\[\]]+) ([A-Za-z_]\w*) ?;")  # on whitespace-normalised text
+_USING = re.compile(r"using ([A-Za-z_]\w*) ?= ?([^;{}()\[\]]+?) ?;")
+_MAX_ALIAS_TEXT = 300
 _STRUCTURE = re.compile(r"<<<|[{};]")
 _TEMPLATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*<")
 _INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<", re.M)
@@ -209,6 +212,7 @@ def scan_text(text: str) -> FileFacts:
     launches: list[RawLaunch] = []
     kernels: list[KernelDef] = []
     constants: list[tuple[str, str]] = []
+    aliases: list[tuple[str, str]] = []
     boundary = 0
     func_locals: dict[int, list[tuple[str, str]]] = {}
     inside = 0  # open blocks that are functions or other non-scope blocks
@@ -219,6 +223,8 @@ def scan_text(text: str) -> FileFacts:
             head = code[boundary:i]
             blk = _classify_header(head) if not inside else _Block("other")
             blk.start = i
+            if blk.kind == "scope" and re.search(r"\b(struct|class|union)\b", head):
+                blk.name = "class"  # (a class's member typedefs are not file-scope aliases)
             if blk.kind == "function" and _GLOBAL_KW.search(head):
                 kernels.append(KernelDef(blk.name, _line_of(starts, boundary + len(head) - len(head.lstrip())),
                                          blk.tparams))
@@ -234,6 +240,10 @@ def scan_text(text: str) -> FileFacts:
             if not inside and "=" in code[boundary:i]:
                 for c in _CONST.finditer(code[boundary:i + 1]):
                     constants.append((c.group(1), " ".join(c.group(2).split())))
+            if not inside and not any(b.kind != "scope" or b.name == "class" for b in stack):
+                alias = _type_alias(code[boundary:i + 1])
+                if alias is not None:
+                    aliases.append(alias)
             boundary = i + 1
         else:  # <<<
             fn = next((b for b in stack if b.kind == "function"), None)
@@ -266,7 +276,24 @@ def scan_text(text: str) -> FileFacts:
             continue
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, m.start())))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
-                     tuple(instantiations), tuple(calls), cuda)
+                     tuple(instantiations), tuple(calls), cuda, tuple(aliases))
+
+
+def _type_alias(stmt: str) -> tuple[str, str] | None:
+    """(NAME, type) of a `typedef TYPE NAME;` or `using NAME = TYPE;` statement, else None (function
+    pointer and array typedefs, `using namespace`, anything else)."""
+    text = " ".join(stmt.split())
+    if len(text) > _MAX_ALIAS_TEXT or not text.startswith(("typedef ", "using ")):
+        return None
+    m = _USING.fullmatch(text)
+    if m is not None and m.group(1) != "namespace" and not text.startswith("using namespace"):
+        return m.group(1), " ".join(m.group(2).split())
+    m = _TYPEDEF.fullmatch(text)
+    if m is not None and m.group(1).strip() not in ("struct", "class", "union", "enum"):
+        target = " ".join(m.group(1).split())
+        if not re.match(r"(struct|class|union|enum)\s*$", target):
+            return m.group(2), target
+    return None
 
 
 def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
