@@ -428,3 +428,12 @@ def test_a_parallel_search_bracket_test_is_an_election_by_data() -> None:
 
     verdicts = [is_bracket_test(n.cond) for n in ir.walk(tu.kernels[0].body) if isinstance(n, ir.If)]
     assert sorted(verdicts) == [False, False, False, True]
+
+
+def test_a_heavy_data_branch_in_a_kernel_already_below_24_lanes_must_cost_a_lane_itself() -> None:
+    diags = {d.kernel: d for d in lint("KL305_low_average.cu") if d.code == "KL305"}
+    low = diags["few_lanes_then_filter"]
+    assert low.severity is Severity.INFO
+    assert low.metrics["avg_active_lanes"] - low.metrics["avg_active_lanes_worst"] < 1.0
+    assert any("the low average comes from elsewhere" in n for n in low.notes)
+    assert diags["filter_only"].severity is Severity.WARNING

@@ -39,6 +39,10 @@ WARP = 32
 HEAVY_OPS = 8
 # Nsight Compute's ThreadDivergence rule fires below this many active threads per warp instruction.
 NCU_ACTIVE_LANES = 24.0
+# A heavy branch is a warning only when its worst case takes at least this many active lanes per
+# instruction off the kernel's average: a kernel already below 24 for other reasons (a single-warp
+# phase, other divergence) would otherwise make every branch in it a warning.
+MIN_LANE_IMPACT = 1.0
 
 _KIND_WORDS = {"if": "branch", "loop": "loop trip count", "switch": "switch"}
 _EXIT_WORDS = {"return": "early return", "break": "early loop exit", "continue": "early continue"}
@@ -195,8 +199,16 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"side in the few warps that hold one ({avg_worst:.1f} active lanes per instruction if every "
                   "warp held exactly one)")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
-    if heavy and avg_worst < NCU_ACTIVE_LANES:
+    if heavy and avg_worst < NCU_ACTIVE_LANES and avg_now - avg_worst >= MIN_LANE_IMPACT:
         return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
+    if heavy and avg_worst < NCU_ACTIVE_LANES:
+        # The kernel is below the threshold whatever this branch does (other divergence, a single-warp
+        # phase): what it takes away is under one lane per instruction.
+        reason = (f"the code under it is {_pct(share)} of the kernel's operations: the kernel averages "
+                  f"{avg_now:.1f} active lanes per instruction with every lane taking it and {avg_worst:.1f} with one "
+                  f"lane per warp, so this branch costs under {MIN_LANE_IMPACT:.0f} lane of that (the low average "
+                  f"comes from elsewhere)")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if heavy:
         reason = (f"the code under it is {_pct(share)} of the kernel's operations: even with one active lane per "
                   f"warp there, the kernel would average {avg_worst:.1f} active lanes per instruction (Nsight "
