@@ -6,7 +6,8 @@ Every node carries a `Span` so a finding can point at the source.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+import operator
+from typing import Callable, Iterator, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,18 +270,44 @@ TOO_DEEP = "too deeply nested to analyse"
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]
 
 
+_CHILDREN: dict[type, "Callable[[object], tuple[object, ...]]"] = {}
+"""Per node class: its fields' values in slot order (one attrgetter call instead of a getattr per slot)."""
+
+
+def _children_of(cls: type) -> "Callable[[object], tuple[object, ...]]":
+    slots = tuple(getattr(cls, "__slots__", ()))
+    if not slots:
+        get: Callable[[object], tuple[object, ...]] = lambda n: ()  # noqa: E731
+    elif len(slots) == 1:
+        one = slots[0]
+        get = lambda n: (getattr(n, one, None),)  # noqa: E731
+    else:
+        many = operator.attrgetter(*slots)
+
+        def get(n: object) -> tuple[object, ...]:
+            try:
+                return many(n)  # type: ignore[no-any-return]
+            except AttributeError:  # an unset slot: None, as getattr(n, s, None) gives
+                return tuple(getattr(n, s, None) for s in slots)
+    _CHILDREN[cls] = get
+    return get
+
+
 def walk(node: object) -> "Iterator[object]":
     """Every IR node under `node` (statements and expressions), `node` first; types and spans are leaves."""
     stack: list[object] = [node]
+    leaves = (str, int, float, bool, CType, Span)
+    children = _CHILDREN
     while stack:
         n = stack.pop()
-        if n is None or isinstance(n, (str, int, float, bool, CType, Span)):
+        if n is None or isinstance(n, leaves):
             continue
         if isinstance(n, (tuple, list)):
             stack.extend(n)
             continue
         yield n
-        stack.extend(getattr(n, s, None) for s in getattr(n, "__slots__", ()))
+        get = children.get(type(n))
+        stack.extend((get or _children_of(type(n)))(n))
 
 
 def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":

@@ -145,10 +145,24 @@ def _scan(text: str) -> tuple[list[_Comment], dict[int, tuple[int, int]]]:
                     mark(k)
             i = end
         else:
-            if not ch.isspace():
-                mark(i)
-            i += 1
+            run = _PLAIN_RUN.match(text, i)
+            if run is None:  # a lone `/`, or a quote that is a digit separator
+                if not ch.isspace():
+                    mark(i)
+                i += 1
+                continue
+            # A run of plain code on this line: only its first and last non-blank columns count.
+            chunk = run.group()
+            lead = len(chunk) - len(chunk.lstrip())
+            if lead < len(chunk):
+                mark(i + lead)
+                mark(i + len(chunk.rstrip()) - 1)
+            i = run.end()
     return comments, code
+
+
+_PLAIN_RUN = re.compile(r"[^\n\"'/]+")
+"""Characters `_scan` treats one by one as code (not a line end, a quote or a comment opener)."""
 
 
 def _position(comment: _Comment, offset: int) -> tuple[int, int]:

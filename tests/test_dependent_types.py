@@ -244,3 +244,23 @@ __global__ void count(const Real* points, unsigned* out, unsigned n) {
     (cov,) = res.coverage
     assert (cov.status, cov.accesses_seen, cov.accesses_evaluated) == ("full", 3, 3)
     assert not [d for d in res.diagnostics if d.code in ("KL101", "KL102", "KL904")]  # consecutive floats
+
+
+def test_construction_of_a_template_type_parameter_is_a_cast() -> None:
+    src = """\
+template <class T>
+__device__ int pick(T x) { if (x > T(4.0)) return 1; return 0; }
+template <class T>
+__global__ void k(int* out, T* in) {
+    T v = T(threadIdx.x) * T(2);
+    out[(int)v] = pick(v);
+}
+template __global__ void k<float>(int*, float*);
+"""
+    res = lint_source(src, "t.cu", LintOptions(resources=False, block=(32, 1, 1)))
+    (cov,) = res.coverage
+    assert cov.status == "full", cov  # `x > T(4.0)` is known per lane (was an unnamed call)
+    found = {d.code: d for d in res.diagnostics}
+    # v = 2 * tid: int stores 8 bytes apart, 8 sectors vs 4; lanes 0-2 (v <= 4) skip the branch.
+    assert (found["KL102"].metrics["sectors"], found["KL102"].metrics["ideal_sectors"]) == (8, 4)
+    assert "29 of 32 active lanes take it" in found["KL301"].message

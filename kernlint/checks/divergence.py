@@ -80,7 +80,7 @@ def arm_split(arms: np.ndarray, mask: np.ndarray) -> WarpSplit:
     active = mask.sum(axis=-1)
     split = (active > 0) & (lo != hi)
     # Lanes in the most common arm of each warp.
-    values = np.unique(a[mask]) if mask.any() else np.zeros(0, dtype=np.int64)
+    values = np.unique(a[mask], return_index=True)[0] if mask.any() else np.zeros(0, dtype=np.int64)
     largest = np.zeros(active.shape, dtype=np.int64)
     for v in values:
         largest = np.maximum(largest, (mask & (a == v)).sum(axis=-1))
@@ -316,7 +316,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
             sweep = e.arms is None and not e.else_has_loop and (
                 e.else_work is None or not np.any(np.where(sp.split, e.else_work, 0))) and e.else_cost == 0 \
                 and bool(e.loop_vars) and _contiguous_end(np.broadcast_to(e.cond, e.mask.shape), e.mask, sp.split)
-            sweep_counts.update(int(x) for x in np.unique(sp.taken[sp.split]))
+            sweep_counts.update(int(x) for x in np.unique(sp.taken[sp.split], return_index=True)[0])
         tw = e.then_work if e.then_work is not None else np.full(sp.active.shape, e.then_cost)
         ew = e.else_work if e.else_work is not None else np.full(sp.active.shape, e.else_cost)
         for name, v in e.loop_vars:

@@ -117,9 +117,9 @@ def _reuse(loads: list[MemoryAccess]) -> tuple[float, int, int] | None:
                 (addr[:, None] + np.arange(e.width, dtype=np.int64)).ravel())
         if len(per_site) < 2:
             continue
-        sites = [np.unique(np.concatenate(parts)) for parts in per_site.values()]
+        sites = [np.unique(np.concatenate(parts), return_index=True)[0] for parts in per_site.values()]
         requested = int(sum(x.size for x in sites))
-        distinct = int(np.unique(np.concatenate(sites)).size)
+        distinct = int(np.unique(np.concatenate(sites), return_index=True)[0].size)
         ratio = requested / distinct
         if best is None or ratio < best[0]:  # the least reuse over samples: true for every sample
             best = (ratio, requested, distinct)

@@ -648,9 +648,9 @@ def _lane_words(site: SiteBanks, base: int) -> tuple[str, int | None, str]:
     # one lane per distinct word (lanes reading the same word are a broadcast, not a conflict).
     per_phase = 32 // shared_phases(site.width)
     best: list[int] = []
-    for phase in np.unique(lanes // per_phase):
+    for phase in np.unique(lanes // per_phase, return_index=True)[0]:
         in_phase = np.flatnonzero(lanes // per_phase == phase)
-        for bank in np.unique(banks[in_phase]):
+        for bank in np.unique(banks[in_phase], return_index=True)[0]:
             idx = in_phase[banks[in_phase] == bank]
             _w, first = np.unique(words[idx], return_index=True)
             if len(first) > len(best):

@@ -1,6 +1,7 @@
 """Pure CUDA math functions and integer intrinsics folded per lane when their arguments are known."""
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -75,6 +76,7 @@ _INT_BITS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def _float_name(name: str) -> str | None:
     """`powf`/`pow` -> "pow"; None when `name` is not a float function folded here."""
     name = _FAST.get(name, name)
@@ -86,12 +88,14 @@ def _float_name(name: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the name, asked at every call the evaluator meets
 def is_pure(name: str) -> bool:
     """Whether `name` is a math function this module folds (its call has no side effects)."""
     return (_float_name(name) is not None or name in _ARITH2 or name in _INT_BITS
             or _conversion(name) is not None or name in ("fmaf", "fma", "__fmaf_rn", "__fma_rn", "__saturatef"))
 
 
+@functools.lru_cache(maxsize=4096)
 def _conversion(name: str) -> tuple[str, str] | None:
     """`__float2int_rn` -> ("int", "rn"); `__int2float_rn` -> ("float", "rn")."""
     for src in ("float", "double"):

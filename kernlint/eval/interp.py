@@ -472,10 +472,16 @@ class Interpreter:
                 if t is not None:
                     self.frame.ctype_of[name] = t
 
+    _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
+
     def count_work(self, ops: int) -> None:
         """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
-        self.warp_work += self.mask.any(axis=-1) * ops
-        self.lane_work += self.mask.sum(axis=-1) * ops
+        if self.mask is not self._work_mask:  # masks are replaced, never written in place: count once per mask
+            self._work_mask = self.mask
+            self._work_warps = self.mask.any(axis=-1)
+            self._work_lanes = self.mask.sum(axis=-1)
+        self.warp_work += self._work_warps * ops
+        self.lane_work += self._work_lanes * ops
 
     def exec(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
@@ -496,7 +502,7 @@ class Interpreter:
             self.count_work(_own_ops(s))
             f32, f64 = statement_flops(s)
             if f32 or f64:
-                lanes = self.mask.sum(axis=-1)
+                lanes = self._work_lanes  # the active lanes count_work just counted
                 self.flop_lanes[0] += lanes * f32
                 self.flop_lanes[1] += lanes * f64
         if isinstance(s, ir.Block):
@@ -761,7 +767,9 @@ class Interpreter:
                 v = self.eval(other)
                 if v.data is None or v.deps:
                     continue
-                vals = np.unique(np.asarray(v.data))
+                # return_index: NumPy's sorting path, the same values, and numpy.ma is never imported
+                # (NumPy 2.3+'s default path asks np.ma.is_masked: ~10 ms of CPU per worker start-up)
+                vals = np.unique(np.asarray(v.data), return_index=True)[0]
                 if vals.size != 1:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
@@ -786,7 +794,7 @@ class Interpreter:
                 dim = self.block_component(e, side)
                 if dim is None or other.data is None or resample.block_names(other.deps):
                     continue
-                vals = np.unique(np.asarray(other.data))
+                vals = np.unique(np.asarray(other.data), return_index=True)[0]
                 if vals.size != 1:
                     continue
                 t = resample.block_target(n.op, int(vals[0]), swapped)
@@ -1034,6 +1042,9 @@ class Interpreter:
 
     def _eval(self, e: ir.Expr) -> Val:
         self.tick()
+        handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (see below the class)
+        if handler is not None:
+            return handler(self, e)  # type: ignore[operator]
         if isinstance(e, ir.Lit):
             return const(e.value)
         if isinstance(e, ir.Cast):
@@ -1787,7 +1798,8 @@ class Interpreter:
             c = self.eval(e.args[0])
             for builtin, dim, other in asserted_shape.pinned_sides(e.args[0]):
                 ov = self.eval(other)  # what the assert asks the launch for (eval/asserted_shape.py)
-                vals = np.unique(np.asarray(ov.data)) if ov.data is not None and not ov.deps else ()
+                vals = (np.unique(np.asarray(ov.data), return_index=True)[0]
+                        if ov.data is not None and not ov.deps else ())
                 if len(vals) == 1:
                     self.result.pins.setdefault((builtin, dim), (int(vals[0]), e.span.line))
             del self.result.events[n_events:]
@@ -2067,6 +2079,20 @@ class Interpreter:
                 return obj  # a constructor: the call's value is the object it built
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
+
+# `Interpreter._eval`'s dispatch: the IR expression classes are final (no subclasses), so a lookup of
+# type(e) picks the same handler as the isinstance chain it short-cuts (which still handles the rest).
+_EVAL_BY_TYPE: dict[type, object] = {
+    ir.Lit: lambda self, e: const(e.value),
+    ir.Cast: Interpreter.eval_cast,
+    ir.Ref: Interpreter.eval_ref,
+    ir.Binary: Interpreter.eval_binary,
+    ir.Unary: Interpreter.eval_unary,
+    ir.Index: Interpreter.eval_memory_read,
+    ir.Member: Interpreter.eval_memory_read,
+    ir.Cond: Interpreter.eval_cond,
+    ir.Call: Interpreter.eval_call,
+}
 
 # Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
 _PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from kernlint import deadline, ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
@@ -27,6 +27,27 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
 
 K = ci.CursorKind
 STUB_DIR = "/__kernlint_stub__"
+
+_CURSOR_VISIT = ci.callbacks["cursor_visit"]
+
+
+def _get_children(self: ci.Cursor) -> Iterator[ci.Cursor]:
+    """`Cursor.get_children` of the bindings, less their per-child assertion that the child is not the null
+    cursor (two ctypes calls per child, ~10,000 children per parse of a corpus file; libclang never visits a null
+    cursor): the same children, in the same order, keeping their translation unit alive."""
+    children: list[ci.Cursor] = []
+    tu = self._tu
+
+    def visitor(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        child._tu = tu
+        children.append(child)
+        return 1  # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(self, _CURSOR_VISIT(visitor), children)
+    return iter(children)
+
+
+ci.Cursor.get_children = _get_children  # type: ignore[method-assign]
 
 
 class FrontendError(Exception):
@@ -441,6 +462,12 @@ class _Lowering:
             dependent = self.dependent_operator(c, kids, ctype, span)
             if dependent is not None:
                 return dependent
+            if len(kids) == 1 and ctype.kind == "template" and kids[0].kind not in (
+                    K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF, K.MEMBER_REF_EXPR, K.UNEXPOSED_EXPR):
+                # `T(4.0)` with T a template type parameter (an unresolved construction): a cast.
+                first = next(iter(c.get_tokens()), None)
+                if first is not None and first.spelling == ctype.name.split("<")[0].strip():
+                    return ir.Cast(self.expr(kids[0]), ctype, True, span)
         receiver: ir.Expr | None = None
         callee_kids = kids[:1]
         arg_kids = kids[1:]
@@ -1007,7 +1034,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path)
     else:
-        unit = _lower(tu, text, path, parse_path)
+        unit = _lower(tu, text, path, parse_path,
+                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths))
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -1052,9 +1080,67 @@ def _clang_arch_args(arch: str) -> list[str]:
     return out
 
 
-def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "") -> ir.TranslationUnit:
+def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
+    """A function giving the name of the file a cursor is in (None: none, a builtin), with one ctypes call
+    per cursor: the name is looked up once per file handle of the translation unit (`cursor.location.file.name`
+    costs three calls and a string conversion, for each of the ~1,500 declarations of the shim)."""
+    names: dict[int | None, str] = {}
+    get = lib.clang_getInstantiationLocation
+
+    def file_of(c: ci.Cursor) -> str | None:
+        handle = ci.c_object_p()
+        get(c.location, ctypes.byref(handle), None, None, None)
+        if not handle:
+            return None
+        key = ctypes.cast(handle, ctypes.c_void_p).value
+        name = names.get(key)
+        if name is None:
+            f = c.location.file
+            if f is None:
+                return None
+            name = names[key] = f.name
+        return name
+
+    return file_of
+
+
+def _chevrons_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str], parse_path: str,
+                      shadowed: set[str]) -> bool:
+    """Whether a `<<<` reaches the parse from elsewhere than the main file's code outside `#define`s: a
+    command-line define, a `#define` of the main file, or any file the parse read (a header, the shim).
+    When none does, a host function whose own text has no `<<<` launches nothing (see `_lower`)."""
+    if any("<<<" in d for d in defines):
+        return True
+    if "<<<" in text:
+        in_define = False
+        for line in text.split("\n"):
+            if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
+                if "<<<" in line:
+                    return True
+                in_define = line.rstrip("\r").endswith("\\")
+    for inc in tu.get_includes():
+        name = inc.include.name
+        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed or not os.path.isfile(name):
+            continue  # the main file, or read as an empty stub (never open a FIFO or a device)
+        try:
+            with open(name, "rb") as fh:
+                if b"<<<" in fh.read():
+                    return True
+        except OSError:
+            return True  # unreadable: assume it may
+    try:
+        with open(shim_path(), "rb") as fh:
+            return b"<<<" in fh.read()
+    except OSError:
+        return True
+
+
+def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
+           launch_text_only: bool = False) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
-    (its own errors are not this file's problems; its macros and globals are visible here)."""
+    (its own errors are not this file's problems; its macros and globals are visible here).
+    `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
+    `_chevrons_outside`), so host functions whose text has none are not searched for launches."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
@@ -1071,6 +1157,16 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     shim = shim_path()
 
     lib = _lib()
+    file_of = _file_namer(lib)
+    data = text.encode("utf-8", "surrogateescape") if launch_text_only else b""
+
+    def may_launch(c: ci.Cursor) -> bool:
+        """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
+        if not launch_text_only:
+            return True
+        ext = c.extent
+        return b"<<<" in data[ext.start.offset:ext.end.offset + 3]
+
     main_only = context is None  # macros and globals come from parse_path only: libclang's main file
 
     def visit(c: ci.Cursor, depth: int) -> None:
@@ -1083,8 +1179,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 continue
             if kind == K.MACRO_DEFINITION and main_only and not lib.clang_Location_isFromMainFile(child.location):
                 continue
-            f = child.location.file
-            if f is None or f.name == shim or f.name.startswith(STUB_DIR):
+            fname = file_of(child)
+            if fname is None or fname == shim or fname.startswith(STUB_DIR):
                 continue
             if kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL) and depth < 6:
                 visit(child, depth + 1)
@@ -1098,11 +1194,11 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child):
                     fn = _function(low, child, lines, problems, parse_path)
                     functions[fn.key] = fn
-                    if fn.is_kernel and f.name == parse_path:
+                    if fn.is_kernel and fname == parse_path:
                         kernels.append(fn)
-                if f.name == parse_path and not _is_kernel(child):
+                if fname == parse_path and not _is_kernel(child) and may_launch(child):
                     launches.extend(_launches(child))
-            elif kind == K.VAR_DECL and (f.name == parse_path or f.name == context):
+            elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
                 if kind != K.CLASS_TEMPLATE and child.spelling and child.is_definition():
@@ -1118,7 +1214,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 owner = _member_type_owner(c)
                 if owner is not None:
                     member_types.setdefault(f"{owner[0]}::{child.spelling}", (owner[1], under))
-            elif kind == K.MACRO_DEFINITION and (f.name == parse_path or f.name == context):
+            elif kind == K.MACRO_DEFINITION and (fname == parse_path or fname == context):
                 toks = [t.spelling for t in child.get_tokens()]
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
                     value = fold_tokens(toks[1:], macros)
@@ -1128,7 +1224,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child):
                     fn = _method(low, child, lines, problems, parse_path)
                     functions[fn.key] = fn
-                if kind == K.CXX_METHOD and f.name == parse_path:
+                if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
                     launches.extend(_launches(child))
 
     visit(tu.cursor, 0)

@@ -40,34 +40,68 @@ class _Folder:
         self.unop = unop
         self.evaluate = evaluate
         self.bounded: dict[str, int] = {}  # unknown variables an enclosing `if` bounds: the value to use
+        # Per cursor (by identity, the cursor kept alive with its entry): its expression children and its
+        # constant value. A host loop is enumerated up to MAX_COMBINATIONS times, and each pass folds the
+        # same condition and step: read through libclang once, not once per iteration.
+        self._kids: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {}
+        self._values: dict[int, tuple[ci.Cursor, object]] = {}
+        self._ops: dict[int, tuple[ci.Cursor, str | None]] = {}
+
+    def exprs(self, c: ci.Cursor) -> list[ci.Cursor]:
+        """`_exprs(c)`, memoized."""
+        hit = self._kids.get(id(c))
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        kids = _exprs(c)
+        self._kids[id(c)] = (c, kids)
+        return kids
+
+    def op(self, c: ci.Cursor, unary: bool = False) -> str | None:
+        """`binop(c)` (or `unop(c)`), memoized."""
+        hit = self._ops.get(id(c))
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        o = self.unop(c) if unary else self.binop(c)
+        self._ops[id(c)] = (c, o)
+        return o
+
+    def value(self, c: ci.Cursor) -> object:
+        """`evaluate(c)`, memoized."""
+        hit = self._values.get(id(c))
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        v = self.evaluate(c)
+        self._values[id(c)] = (c, v)
+        return v
 
     def fold(self, c: ci.Cursor, env: dict[str, int], depth: int = 0) -> int:
         if depth > 24:
             raise _Unknown
-        if c.kind == K.DECL_REF_EXPR:
+        kind = c.kind
+        if kind == K.DECL_REF_EXPR:
             if c.spelling in env:
                 return env[c.spelling]
             if c.spelling in self.inits:
                 return self.fold(self.inits[c.spelling], env, depth + 1)
-            v = self.evaluate(c)
+            v = self.value(c)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 return int(v)
             if c.spelling in self.bounded:
                 return self.bounded[c.spelling]
             raise _Unknown
-        if c.kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL):
-            v = self.evaluate(c)
+        if kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL):
+            v = self.value(c)
             if isinstance(v, (int, float)):
                 return int(v)
             raise _Unknown
-        kids = _exprs(c)
-        if c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
+        kids = self.exprs(c)
+        if kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
                       K.CXX_FUNCTIONAL_CAST_EXPR) and kids:
             return self.fold(kids[-1], env, depth + 1)
-        if c.kind == K.CONDITIONAL_OPERATOR and len(kids) == 3:  # MIN/MAX macros
+        if kind == K.CONDITIONAL_OPERATOR and len(kids) == 3:  # MIN/MAX macros
             return self.fold(kids[1] if self.fold(kids[0], env, depth + 1) else kids[2], env, depth + 1)
-        if c.kind == K.UNARY_OPERATOR and len(kids) == 1:
-            op = self.unop(c)
+        if kind == K.UNARY_OPERATOR and len(kids) == 1:
+            op = self.op(c, unary=True)
             v = self.fold(kids[0], env, depth + 1)
             if op == "-":
                 return -v
@@ -76,11 +110,11 @@ class _Folder:
             if op == "+":
                 return v
             raise _Unknown
-        if c.kind == K.CALL_EXPR and c.spelling in ("min", "max", "std::min", "std::max") and len(kids) >= 3:
+        if kind == K.CALL_EXPR and c.spelling in ("min", "max", "std::min", "std::max") and len(kids) >= 3:
             a, b = self.fold(kids[-2], env, depth + 1), self.fold(kids[-1], env, depth + 1)
             return min(a, b) if c.spelling.endswith("min") else max(a, b)
-        if c.kind == K.BINARY_OPERATOR and len(kids) == 2:
-            op = self.binop(c)
+        if kind == K.BINARY_OPERATOR and len(kids) == 2:
+            op = self.op(c)
             a = self.fold(kids[0], env, depth + 1)
             b = self.fold(kids[1], env, depth + 1)
             try:
@@ -93,7 +127,7 @@ class _Folder:
             except (KeyError, ZeroDivisionError, ValueError, OverflowError):
                 raise _Unknown from None
             return r
-        v = self.evaluate(c)
+        v = self.value(c)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return int(v)
         raise _Unknown
@@ -128,22 +162,22 @@ def _loop_parts(loop: ci.Cursor, binop: Callable[[ci.Cursor], str | None]
 
 def _step(v: int, step: ci.Cursor, var: str, folder: _Folder, env: dict[str, int],
           binop: Callable[[ci.Cursor], str | None], unop: Callable[[ci.Cursor], str | None]) -> int:
-    kids = _exprs(step)
+    kids = folder.exprs(step)
     if step.kind == K.UNARY_OPERATOR and kids and kids[0].spelling == var:
-        op = unop(step)
+        op = folder.op(step, unary=True)
         if op in ("pre++", "post++"):
             return v + 1
         if op in ("pre--", "post--"):
             return v - 1
     if step.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2 and kids[0].spelling == var:
-        op = binop(step)
+        op = folder.op(step)
         d = folder.fold(kids[1], env)
         table = {"+=": v + d, "-=": v - d, "*=": v * d, "<<=": v << d if 0 <= d < 62 else None,
                  ">>=": v >> d if 0 <= d < 62 else None, "/=": int(v / d) if d else None}
         r = table.get(op or "")
         if r is not None:
             return r
-    if step.kind == K.BINARY_OPERATOR and binop(step) == "=" and len(kids) == 2 and kids[0].spelling == var:
+    if step.kind == K.BINARY_OPERATOR and folder.op(step) == "=" and len(kids) == 2 and kids[0].spelling == var:
         return folder.fold(kids[1], dict(env, **{var: v}))
     raise _Unknown
 
