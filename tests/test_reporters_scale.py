@@ -41,6 +41,12 @@ def _case(n: int) -> tuple[list[Diagnostic], ReportContext]:
     return diags, ctx
 
 
+def _cpu(fn, *args) -> float:
+    t0 = time.process_time()
+    fn(*args)
+    return time.process_time() - t0
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_reporter_is_linear_in_the_findings(fmt: str) -> None:
     diags, ctx = _case(N)
@@ -58,9 +64,10 @@ def test_every_reporter_is_linear_in_the_findings(fmt: str) -> None:
     else:
         assert out.count("number ") == N and f"number {N - 1}" in out
     # CPU time grows about linearly: a tenth of the findings in a tenth of the file takes more than
-    # a twentieth of the time (quadratic work would make it a hundredth).
+    # a twenty-fifth of the time (quadratic work would make it a hundredth).
+    # The best of three runs of each size, so a garbage collection or a busy machine in one run does
+    # not decide the ratio.
+    big = min(big, *(_cpu(render, fmt, diags, ctx) for _ in range(2)))
     small_diags, small_ctx = _case(N // 10)
-    t0 = time.process_time()
-    render(fmt, small_diags, small_ctx)
-    small = time.process_time() - t0
-    assert big < 20 * max(small, 0.01), f"{fmt}: {N} findings took {big:.2f} s, {N // 10} took {small:.2f} s"
+    small = min(_cpu(render, fmt, small_diags, small_ctx) for _ in range(3))
+    assert big < 25 * max(small, 0.01), f"{fmt}: {N} findings took {big:.2f} s, {N // 10} took {small:.2f} s"

@@ -1586,7 +1586,7 @@ class Interpreter:
                 if addr.data is None:
                     self.cov.drop(key, addr.why)
                     return
-                for offset, ft in _scalar_fields(t):
+                for offset, ft in _vector_chunks(t) or _scalar_fields(t):
                     shifted = Val(addr.data + offset, addr.deps, addr.space, addr.root)
                     self.access(e, shifted, ft, kind, span, text=".struct")
                 return
@@ -2181,6 +2181,33 @@ def _subtype_map(old: ir.CType, new: ir.CType) -> dict[ir.CType, ir.CType]:
         out[old] = new
         old, new = old.pointee, new.pointee
     return out
+
+
+def _vector_chunks(t: ir.CType) -> list[tuple[int, ir.CType]]:
+    """The 16-byte pieces a whole copy of a wide, 16-byte-aligned struct of one scalar type moves.
+
+    A struct over 16 bytes whose fields are one scalar type back to back (no padding) and whose
+    alignment is at least 16 (`double4`, `longlong4`, `struct __align__(16) { float v[8]; }`) is
+    copied in 16-byte vector instructions, not one per field: nvcc 13 for sm_80 emits two
+    `ld.global.nc.v4.u32` and two `st.global.v4.u32` for `o[i] = a[i]` on `double4*` (checked in
+    PTX). 16 bytes is the widest vector access before sm_100. Empty when the struct is not of that
+    shape (it is then copied field by field, as a struct aligned to 8 is)."""
+    if t.align < 16 or t.size <= 16 or t.size % 16:
+        return []
+    fields = _scalar_fields(t)
+    if not fields:
+        return []
+    size = fields[0][1].size
+    kind = fields[0][1].kind
+    if size <= 0 or 16 % size or any(ft.kind not in ("int", "float") or ft.kind != kind or ft.size != size
+                                     or off != k * size for k, (off, ft) in enumerate(fields)):
+        return []
+    if len(fields) * size != t.size:
+        return []
+    per = 16 // size
+    return [(base, ir.CType("struct", size=16, align=16, name=f"{t.name} (16-byte piece)",
+                            fields=tuple(ir.Field(f"[{k}]", k * size, fields[0][1]) for k in range(per))))
+            for base in range(0, t.size, 16)]
 
 
 def _scalar_fields(t: ir.CType, base: int = 0, depth: int = 0) -> list[tuple[int, ir.CType]]:
