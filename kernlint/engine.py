@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernlint import deadline, ir
-from kernlint.checks import ALL_RULES, KERNEL_RULES, grouping, parse_problems
+from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
@@ -434,7 +434,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
         skipped: set[str] = set()
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
-            diags.extend(grouping.group(combine(results, rules, skipped)))
+            diags.extend(device_runtime.weigh(grouping.group(combine(results, rules, skipped)), results))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             records.append(evcov.failed(fn, tu.path, f"{type(exc).__name__}: {exc}"))

@@ -383,6 +383,9 @@ class Launch:
     # (frontend/host_samples.py): one tuple per argument (value k of each from one host iteration).
     arg_samples: tuple[tuple[int, ...] | None, ...] = ()
     deduced: bool = False  # some template arguments were deduced from the argument types
+    # Per argument, a pointer offset it passes (`buf + padding`, or a local assigned from one); "" none
+    # (project/pointer_offsets.py). KL103 cannot know the alignment of such a pointer.
+    arg_offsets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

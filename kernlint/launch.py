@@ -5,6 +5,7 @@ Sources, strongest first (DESIGN.md): CLI `--block`/`--define`, an inline annota
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,9 @@ class LaunchShape:
     # Kernel parameters whose values (in arg_values) come from the loops and ifs around the launch, with
     # the values the host iterations picked (frontend/host_samples.py).
     arg_samples: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    # Pointer parameters a launch of the kernel passes offset into their allocation: (parameter, what the
+    # launch passes and where: "bufferSrc = bufferIn + padding at FDTD3dGPU.cu:130"); KL103 says "unless".
+    pointer_offsets: tuple[tuple[str, str], ...] = ()
 
     @property
     def threads(self) -> int:
@@ -157,6 +161,36 @@ def launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[i
                   project_instantiations: tuple[tuple[tuple[str, ...], str], ...] = (),
                   cli_defines: dict[str, int] | None = None,
                   ) -> tuple[list[LaunchShape], dict[str, int]]:
+    """`_launch_shapes`, each shape carrying the pointer offsets the kernel's launches pass."""
+    shapes, defines = _launch_shapes(fn, tu, cli_block=cli_block, config_block=config_block,
+                                     project_launches=project_launches,
+                                     project_instantiations=project_instantiations, cli_defines=cli_defines)
+    offsets = pointer_offsets(fn, tu, project_launches)
+    if offsets:
+        shapes = [dataclasses.replace(s, pointer_offsets=offsets) for s in shapes]
+    return shapes, defines
+
+
+def pointer_offsets(fn: ir.Function, tu: ir.TranslationUnit,
+                    project_launches: tuple[ir.Launch, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """(pointer parameter, "what the launch passes at where") for every launch of `fn` that passes one
+    of its pointer parameters offset into the allocation (project/pointer_offsets.py)."""
+    launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
+    launches += list(project_launches)
+    out: dict[str, str] = {}
+    for ln in launches:
+        for p, off in zip(fn.params, ln.arg_offsets):
+            if off and p.ctype.kind == "pointer" and p.name not in out:
+                out[p.name] = f"{off} at {where(ln)}"
+    return tuple(out.items())
+
+
+def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[int, int, int] | None = None,
+                   config_block: tuple[int, int, int] | None = None,
+                   project_launches: tuple[ir.Launch, ...] = (),
+                   project_instantiations: tuple[tuple[tuple[str, ...], str], ...] = (),
+                   cli_defines: dict[str, int] | None = None,
+                   ) -> tuple[list[LaunchShape], dict[str, int]]:
     """Return the shapes to evaluate `fn` under (at least one) and the annotation's defines.
 
     `project_launches` are launches of `fn` found elsewhere in the project (or inside host function

@@ -6,7 +6,8 @@ the markers of every file are checked.
 
 Markers (semgrep/mypy style): `// expect: KL101 name` (must fire; the name must match the code),
 `// ok: KL101` (must not fire), `// todo-expect: KL101` (known miss: xfail, and a failure once it
-fires). A marker on a line with code applies to that line; on a comment-only line, to the next line
+fires). An expectation may name the severity after the name (`// expect: KL301 divergent-branch (info)`):
+the finding must then have it (a warning demoted to info is the false positive such a line guards). A marker on a line with code applies to that line; on a comment-only line, to the next line
 with code. Any finding no marker expects fails the test.
 """
 from __future__ import annotations
@@ -23,6 +24,25 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PROJECTS = FIXTURES / "projects"
 PROJECT_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 MARKER = re.compile(r"//\s*(expect|ok|todo-expect):\s*(KL\d{3})(?:\s+([a-z0-9-]+))?")
+SEVERITY = re.compile(r"//\s*expect:\s*(KL\d{3})\s+[a-z0-9-]+\s+\((info|warning|error)\)")
+
+
+def parse_severities(text: str) -> dict[tuple[int, str], str]:
+    """(line, code) -> the severity an `expect:` marker names, on the line it applies to."""
+    out: dict[tuple[int, str], str] = {}
+    pending: list[tuple[str, str]] = []
+    for no, line in enumerate(text.splitlines(), start=1):
+        found = SEVERITY.findall(line)
+        code_part = line.strip().split("//", 1)[0].strip()
+        if not code_part:
+            pending.extend(found)
+            continue
+        if code_part.startswith("/*") or code_part.startswith("*"):
+            continue
+        for code, sev in pending + found:
+            out[(no, code)] = sev
+        pending = []
+    return out
 
 
 def parse_markers(text: str) -> tuple[set[tuple[int, str]], set[tuple[int, str]], set[tuple[int, str]], list[str]]:
@@ -62,6 +82,12 @@ def _check(fixture: Path, text: str, diagnostics: tuple, expect: set, ok: set, t
     assert not unexpected, f"reported without a marker: {sorted(unexpected)}\nreported:\n{detail}"
     fixed_todo = todo & found
     assert not fixed_todo, f"todo-expect now fires (promote it to expect): {sorted(fixed_todo)}"
+    wrong = []
+    for (line, code), sev in parse_severities(text).items():
+        got = {d.severity.label for d in diagnostics if (d.line, d.code) == (line, code)}
+        if got and sev not in got:
+            wrong.append(f"line {line} {code}: expected {sev}, reported {sorted(got)}")
+    assert not wrong, "severity differs from the marker: " + "; ".join(wrong)
 
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.cu")), ids=lambda p: p.name)

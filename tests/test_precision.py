@@ -254,3 +254,186 @@ __global__ void stepped(float* data, int n, int rounds) {
     assert any("advances by a recurrence" in n and "`r`" in n for d in rng for n in d.notes)
     step = [d for d in diags if d.kernel == "stepped"]
     assert step and all(d.severity is Severity.WARNING for d in step), step
+
+
+def test_device_runtime_calls_are_read_from_the_kernel_text_without_comments_or_placement_new() -> None:
+    from kernlint.checks.device_runtime import runtime_calls
+    from kernlint.frontend.clang_frontend import parse_source
+
+    src = """__global__ void child(int* p) { p[0] = 1; }
+__global__ void k(int* p, void* buf) {
+    // cudaMalloc(&p, 4); in a comment
+    const char* s = "free(p)";
+    new (buf) int(3);
+    child<<<1, 32>>>(p);
+    int* q = new int[4];
+    free(q);
+}
+"""
+    tu = parse_source(src, "k.cu")
+    fn = next(f for f in tu.kernels if f.name == "k")
+    calls = [(c.line, c.name) for c in runtime_calls(fn, src.splitlines())]
+    assert calls == [(6, "a child launch of child"), (7, "new"), (8, "free")]
+
+
+def test_a_kernel_whose_threads_call_the_device_runtime_gets_its_warnings_as_info_with_the_reason() -> None:
+    diags = lint("device_runtime.cu")
+    store = next(d for d in diags if d.code == "KL102" and d.kernel == "per_thread_launches")
+    assert store.severity is Severity.INFO
+    assert store.metrics["device_runtime_call"] == {"line": 19, "call": "cudaMalloc"}
+    assert any("each thread of the kernel makes a device-runtime call (cudaMalloc at line 19)" in n for n in store.notes)
+    # One lane per warp launching: only its branch is info; the strided load beside it stays a warning.
+    leader = [d for d in diags if d.kernel == "leader_launches"]
+    assert {(d.code, d.severity) for d in leader if d.code in ("KL101", "KL301")} == {
+        ("KL101", Severity.WARNING), ("KL301", Severity.INFO)}
+    (branch,) = [d for d in leader if d.code == "KL301"]
+    assert "made by one lane" in " ".join(branch.notes)
+    (plain,) = [d for d in diags if d.kernel == "leader_without_runtime" and d.code == "KL301"]
+    assert plain.severity is Severity.WARNING
+
+
+def test_every_declarator_of_a_for_init_is_in_the_loop_scope() -> None:
+    # `for (int k = 0, i = row; ...)` after an earlier loop over `i`: the loop ran 0 times with the old
+    # `i` (the declarators were a block of their own), and the kernel was called fully analysed.
+    src = """__global__ void k(const float* A, float* out) {
+    float s = 0;
+    for (int i = threadIdx.x; i < 512; i += blockDim.x) s += 1;
+    for (int k = 0, i = blockIdx.x * 8; (k < 8) && (i < 512); k++, i++)
+        s += A[i * 512 + threadIdx.x];
+    out[threadIdx.x] = s;
+}
+"""
+    from kernlint.eval.events import Loop
+
+    res = lint_source(src, "k.cu").results[0]
+    loop = next(e for e in res.events if isinstance(e, Loop) and e.span.line == 4)
+    assert int(loop.trips.min()) == 8 and int(loop.trips.max()) == 8
+
+
+def test_kl301_advice_matches_the_pattern_pyramid_butterfly_tree() -> None:
+    diags = {d.kernel: d for d in lint("KL301_pyramid.cu") if d.code == "KL301"}
+    pyramid = next(n for n in diags["pyramid"].notes if n.startswith("fix:"))
+    # Not a reduction: no shuffles, no sequential addressing; the lanes are already packed.
+    assert "shfl" not in pyramid and "sequential addressing" not in pyramid
+    assert "already one contiguous run that moves by a constant step" in pyramid
+    butterfly = next(n for n in diags["butterfly"].notes if n.startswith("fix:"))
+    assert "one thread per pair" in butterfly
+    tree = """// kernlint: block=(256,1,1)
+__global__ void warp_tree(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int lane = tid & 31;
+    s[tid] = in[blockIdx.x * 256 + tid];
+    __syncwarp();
+    for (int i = 16; i > 0; i >>= 1) {
+        if (lane < i) {
+            float t = s[tid + i];
+            s[tid] = s[tid] + t * 0.5f + t * t;
+        }
+        __syncwarp();
+    }
+    if (lane == 0) out[blockIdx.x * 8 + tid / 32] = s[tid];
+}
+"""
+    (d,) = [d for d in lint_source(tree, "tree.cu").diagnostics if d.code == "KL301"]
+    assert "warp shuffles" in next(n for n in d.notes if n.startswith("fix:"))
+
+
+def test_pointer_offsets_follow_locals_and_swaps_and_ignore_plain_pointers() -> None:
+    from kernlint.project.pointer_offsets import arg_offsets
+
+    host = """float *bufferIn = 0, *bufferOut = 0;
+    float *bufferSrc = bufferIn + padding;
+    float *bufferDst = bufferOut + padding;
+    float *tmp = bufferDst; bufferDst = bufferSrc; bufferSrc = tmp;"""
+    assert arg_offsets(["bufferDst", "bufferSrc", "n"], host) == (
+        "bufferDst = bufferOut + padding", "bufferSrc = bufferIn + padding", "")
+    assert arg_offsets(["(float*)(d + 4)", "&a[k]", "&a[0]", "p->q", "d"], "float* d = base;") == (
+        "d + 4", "&a[k]", "", "", "")
+    assert arg_offsets(["d_in", "d_out"], "cudaMalloc(&d_in, n); d_out = d_in;") == ()
+
+
+def test_kl103_on_a_pointer_the_launch_offsets_says_unless_and_names_the_launch() -> None:
+    diags = [d for d in lint("KL103_launch_offset.cu") if d.code == "KL103"]
+    padded = next(d for d in diags if d.kernel == "stencil_padded")
+    assert padded.message.startswith("misaligned global load unless the offset its launch adds to `input` realigns it")
+    assert padded.metrics["launch_offset"] == {"input": "src = bufferIn + padding at line 26"}
+    plain = next(d for d in diags if d.kernel == "stencil_plain")
+    assert plain.message.startswith("misaligned global load: ") and "launch_offset" not in plain.metrics
+
+
+def test_a_data_branch_whose_region_groups_its_lanes_is_divergent_by_design() -> None:
+    diags = {d.kernel: d for d in lint("KL305_divergent_entry.cu") if d.code == "KL305"}
+    helper = diags["bucket_max"]
+    assert helper.severity is Severity.INFO
+    assert any("(`coalesced_threads()` in aggregated_max())" in n for n in helper.notes)
+    part = diags["odd_even_sums"]
+    assert part.severity is Severity.INFO and any("the group `part` from `binary_partition()`" in n for n in part.notes)
+    assert diags["bucket_max_plain"].severity is Severity.WARNING
+
+
+def test_group_in_region_ignores_comments_and_unrelated_groups() -> None:
+    from kernlint.checks.divergent_entry import group_in_region
+    from kernlint.frontend.clang_frontend import parse_source
+
+    src = """__global__ void k(const int* a, int* out) {
+    int x = a[threadIdx.x];
+    if (x > 3) {
+        // coalesced_threads() would be nice here
+        out[threadIdx.x] = x;
+    }
+}
+"""
+    tu = parse_source(src, "k.cu")
+    fn = tu.kernels[0]
+    node = next(n for n in fn.body.body if type(n).__name__ == "If")
+    assert group_in_region(fn, tu, src.splitlines(), node.span) == ""
+
+
+def test_a_partial_padding_is_not_offered_to_the_access_it_does_not_help() -> None:
+    # A 16x16 transpose through [16][17] (padded for 16 banks): on 32 banks both the row store and
+    # the column load are 2-way; [16][18] fixes the load only, so the store is told so.
+    src = """// kernlint: block=(16,16)
+__global__ void tr(const float* in, float* out, int w) {
+    __shared__ float block[16][17];
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    block[threadIdx.y][threadIdx.x] = in[y * w + x];
+    __syncthreads();
+    int tx = blockIdx.y * 16 + threadIdx.x, ty = blockIdx.x * 16 + threadIdx.y;
+    out[ty * w + tx] = block[threadIdx.x][threadIdx.y];
+}
+"""
+    diags = {d.line: d for d in lint_source(src, "tr.cu").diagnostics if d.code == "KL201"}
+    assert diags[5].message.endswith("declare block[16][18] to reduce block's other conflicts (this access stays 2-way)")
+    assert diags[8].message.endswith("declare block[16][18] to reduce it")
+
+
+def test_a_parallel_search_bracket_test_is_an_election_by_data() -> None:
+    from kernlint.checks.search_hit import is_bracket_test
+    from kernlint.frontend.clang_frontend import parse_source
+
+    diags = {d.kernel: d for d in lint("KL305_search_hit.cu") if d.code == "KL305"}
+    assert diags["find_slot"].severity is Severity.INFO
+    assert any("bracket test of a parallel search" in n for n in diags["find_slot"].notes)
+    assert diags["below_key"].severity is Severity.WARNING
+    src = """__global__ void k(const int* a, const int* keys, int* out) {
+  int t = threadIdx.x;
+  if (keys[0] >= a[t] && keys[0] < a[t + 1]) out[0] = 3;
+  if (a[t] <= keys[t] && a[t + 1] > keys[t]) out[t] = 1;
+  if (a[t] <= keys[0] && a[t + 2] > keys[0]) out[t] = 2;
+  if (a[t] <= keys[0] && b[t + 1] > keys[0]) out[t] = 2;
+}"""
+    tu = parse_source(src, "b.cu")
+    from kernlint import ir
+
+    verdicts = [is_bracket_test(n.cond) for n in ir.walk(tu.kernels[0].body) if isinstance(n, ir.If)]
+    assert sorted(verdicts) == [False, False, False, True]
+
+
+def test_a_heavy_data_branch_in_a_kernel_already_below_24_lanes_must_cost_a_lane_itself() -> None:
+    diags = {d.kernel: d for d in lint("KL305_low_average.cu") if d.code == "KL305"}
+    low = diags["few_lanes_then_filter"]
+    assert low.severity is Severity.INFO
+    assert low.metrics["avg_active_lanes"] - low.metrics["avg_active_lanes_worst"] < 1.0
+    assert any("the low average comes from elsewhere" in n for n in low.notes)
+    assert diags["filter_only"].severity is Severity.WARNING

@@ -362,7 +362,18 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         digits = 2 if misaligned else 1
         overall = (f"; over all {cost.requests} evaluated requests {cost.ratio:.{digits}f}x"
                    if cost.requests > 1 and f"{cost.ratio:.{digits}f}" != f"{req_ratio:.{digits}f}" else "")
-        if misaligned:
+        launch_offset = dict(result.shape.pointer_offsets).get(e.root) if misaligned else None
+        if misaligned and launch_offset:
+            # The launch passes the pointer offset into its allocation (`buf + padding`): the alignment
+            # measured here is the allocation's, and the offset, which kernlint did not fold, decides.
+            expr, _, site = launch_offset.rpartition(" at ")
+            message = (f"misaligned global {verb} unless the offset its launch adds to `{e.root}` realigns it: if "
+                       f"`{e.root}` started an allocation, a typical warp request would touch {cost.sectors} sectors "
+                       f"where {cost.ideal} would hold its {used} bytes ({req_ratio:.2f}x ideal{overall})")
+            notes.append(f"the launch at {site} passes `{e.root}` as `{expr}`: kernlint assumes a pointer parameter "
+                         f"starts an allocation (256-byte aligned, as cudaMalloc returns), and that offset, which it "
+                         f"cannot fold, decides the alignment")
+        elif misaligned:
             message = (f"misaligned global {verb}: a typical warp request touches {cost.sectors} sectors where "
                        f"{cost.ideal} would hold its {used} bytes ({req_ratio:.2f}x ideal{overall})")
         elif flip is not None and is_load_symbol(flip[0]):
@@ -459,6 +470,8 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             metrics["root_cause"] = f"{e.width} B per lane at lane offsets {pattern}"
         if flip is not None:
             metrics["coalesced_if"] = {flip[0]: flip[1]}
+        if launch_offset:
+            metrics["launch_offset"] = {e.root: launch_offset}
         if e.via:
             metrics["called_from"] = list(e.via)
         yield Diagnostic(

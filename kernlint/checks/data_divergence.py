@@ -26,6 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernlint.checks.base import Rule
+from kernlint import ir
+from kernlint.checks.divergent_entry import group_in_region
+from kernlint.checks.search_hit import is_bracket_test
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
@@ -36,6 +39,10 @@ WARP = 32
 HEAVY_OPS = 8
 # Nsight Compute's ThreadDivergence rule fires below this many active threads per warp instruction.
 NCU_ACTIVE_LANES = 24.0
+# A heavy branch is a warning only when its worst case takes at least this many active lanes per
+# instruction off the kernel's average: a kernel already below 24 for other reasons (a single-warp
+# phase, other divergence) would otherwise make every branch in it a warning.
+MIN_LANE_IMPACT = 1.0
 
 _KIND_WORDS = {"if": "branch", "loop": "loop trip count", "switch": "switch"}
 _EXIT_WORDS = {"return": "early return", "break": "early loop exit", "continue": "early continue"}
@@ -162,6 +169,17 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   "refinement): which elements need it is only known from the previous pass's results, and they "
                   "lie along edges, so most warps take it with all or none of their lanes")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    grouped = group_in_region(result.kernel, result.unit, result.source_lines, first.span)
+    if grouped:
+        reason = (f"the code under it forms a group of the lanes that reached it ({grouped}): it is written for "
+                  f"divergent entry (warp-aggregated atomics, per-key reductions, a warp partitioned by the same "
+                  f"condition), so the divergence is by design and sorting the items is not the remedy")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+    if first.kind == "if" and not loop and _bracket(result, first):
+        reason = ("it is the bracket test of a parallel search (`a[i] <= key && key < a[i + 1]` with one key for "
+                  "the warp): the lanes' intervals do not overlap, so at most one lane takes it, the one that found "
+                  "the key; like a single-lane election without a loop, it costs that lane's short region")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if loop and first.search:
         reason = ("the trip count is decided inside the loop (a search, convergence or pointer-chasing loop: its "
                   "exit reads what the loop itself computes or advances through), so it is only known by running "
@@ -181,8 +199,16 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"side in the few warps that hold one ({avg_worst:.1f} active lanes per instruction if every "
                   "warp held exactly one)")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
-    if heavy and avg_worst < NCU_ACTIVE_LANES:
+    if heavy and avg_worst < NCU_ACTIVE_LANES and avg_now - avg_worst >= MIN_LANE_IMPACT:
         return DataVerdict(Severity.WARNING, True, ops, mem, share, avg_now, avg_worst, warps, "")
+    if heavy and avg_worst < NCU_ACTIVE_LANES:
+        # The kernel is below the threshold whatever this branch does (other divergence, a single-warp
+        # phase): what it takes away is under one lane per instruction.
+        reason = (f"the code under it is {_pct(share)} of the kernel's operations: the kernel averages "
+                  f"{avg_now:.1f} active lanes per instruction with every lane taking it and {avg_worst:.1f} with one "
+                  f"lane per warp, so this branch costs under {MIN_LANE_IMPACT:.0f} lane of that (the low average "
+                  f"comes from elsewhere)")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
     if heavy:
         reason = (f"the code under it is {_pct(share)} of the kernel's operations: even with one active lane per "
                   f"warp there, the kernel would average {avg_worst:.1f} active lanes per instruction (Nsight "
@@ -192,6 +218,16 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"request{'s' if mem != 1 else ''}; heavy from {HEAVY_OPS} operations with memory traffic, or "
                   f"a loop): the compiler will likely predicate it")
     return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason)
+
+
+def _bracket(result: KernelResult, e: DataBranch) -> bool:
+    """Whether the `if` at `e` is a parallel search's bracket test (checks/search_hit.py)."""
+    if result.kernel.body is None:
+        return False
+    for n in ir.walk(result.kernel.body):
+        if isinstance(n, ir.If) and (n.span.line, n.span.column) == (e.span.line, e.span.column):
+            return is_bracket_test(n.cond)
+    return False
 
 
 def _exited_loop(e: DataBranch, result: KernelResult) -> Loop | None:

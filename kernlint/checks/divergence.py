@@ -228,6 +228,9 @@ class BranchVerdict:
     worst_where: str = ""  # loop-variable values at the worst split ("s = 1")
     # The worst split is an early `return` in the region: lanes_taken is then (go on, return).
     worst_is_return: bool = False
+    # A variable of the enclosing loops doubles or halves (a tree, a butterfly); False: it moves by
+    # a constant step (a shrinking halo, a triangular solve) or there is no loop.
+    halving: bool = False
 
 
 def branch_sites(result: KernelResult) -> list[BranchSite]:
@@ -401,7 +404,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
             warps_evaluated=len(reached_warps[sample_show]), lanes_taken=worst[3], worst_warp=worst[2],
             worst_active=worst[4], split_events=n_split_events, heavy=heavy, repeated=repeated,
             split_at=_loop_note(split_vars), worst_lanes=worst[5], worst_where=worst[6],
-            worst_is_return=worst_is_return)
+            worst_is_return=worst_is_return, halving=halving)
 
     deps = site.first.deps
     if (deps or _mentions_define(result, site.first.span.line)) and max(counts) <= 1:
@@ -419,7 +422,7 @@ def classify_branch(site: BranchSite, result: KernelResult) -> BranchVerdict | N
     if sweep and len(sweep_counts) >= 2 and len(split_vars) >= 1 and any(len(set(v)) >= 2 for v in split_vars.values()):
         return verdict(Severity.INFO, "it is a sweep: in every warp it splits, the working lanes are one "
                              "contiguous run at an end of the warp that moves with the enclosing loop (a tree "
-                             "reduction or scan inside a warp, a triangular solve), and the branch has no else: "
+                             "reduction or scan inside a warp, a triangular solve, a shrinking halo), and the branch has no else: "
                              "the idle lanes cost no extra instructions, and no remapping packs the work into "
                              "fewer warps")
     if fraction < WARN_FRACTION:
@@ -514,17 +517,28 @@ def _rows_note(result: KernelResult, warp: int, taken: Sequence[int]) -> str:
 
 
 def _branch_fix(site: BranchSite, v: BranchVerdict) -> str:
+    """Advice that matches the pattern of the split: a halving tree, a butterfly, a moving sweep, or a
+    plain condition."""
     lanes = v.worst_lanes
-    if v.split_at and lanes and lanes == tuple(range(lanes[0], lanes[0] + len(lanes))):
+    contiguous = bool(lanes) and lanes == tuple(range(lanes[0], lanes[0] + len(lanes)))
+    if v.split_at and contiguous and v.halving:
         # The working lanes are already contiguous (sequential addressing): suggesting it again would
         # tell the author to do what the code does. What is left is the steps with under 32 workers.
         return ("the working threads are already contiguous, so whole warps drop out together; the split left "
                 "is the steps where fewer than 32 threads work: finish those in one warp with warp shuffles "
                 "(__shfl_down_sync) instead of shared memory and __syncthreads()")
-    if v.split_at:
-        return ("index the working threads contiguously (sequential addressing: `if (tid < s)` with s halving "
-                "from blockDim.x / 2) so that whole warps drop out together instead of every warp keeping a few "
-                "lanes busy")
+    if v.split_at and contiguous:
+        # A run of lanes that moves by a constant step with the loop (pathfinder's pyramid, a triangular
+        # solve): not a reduction, so warp shuffles are no answer, and the lanes are already packed.
+        return ("none in the lane mapping: the working lanes are already one contiguous run that moves by a "
+                "constant step with the loop (a shrinking halo as in ghost-zone tiling, a triangular solve), so "
+                "no remapping packs them tighter; the idle share falls only with fewer steps per pass (a lower "
+                "pyramid) or more working lanes per step")
+    if v.split_at and v.halving:
+        return ("give the working threads contiguous indices so that whole warps drop out together: in a tree "
+                "reduction, sequential addressing (`if (tid < s)` with s halving from blockDim.x / 2); in a "
+                "compare-exchange network (bitonic sort), one thread per pair (`pos = 2 * tid - (tid & (j - 1))`) "
+                "instead of two threads of which one idles")
     return ("make the condition uniform per warp: give each warp's 32 lanes the same side (branch on "
             "threadIdx.x / 32, or remap the work so that one warp handles one case)")
 

@@ -179,6 +179,9 @@ class Fix:
     headline: str = ""  # the short form for the message, when there is a fix worth stating there
     extra_bytes: int = 0  # shared memory the padding adds per block
     swizzle_edits: tuple[Edit, ...] = ()  # the swizzle at every access, when no padding edit fixes it all
+    # A partial padding: the worst ways of each site (line, column) after it, so a site it does not
+    # help is not told that it does.
+    site_ways: tuple[tuple[tuple[int, int], int], ...] = ()
 
     @property
     def edits(self) -> tuple[Edit, ...]:
@@ -358,7 +361,7 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
         partial = sorted((excess, pad) for pad, (worst, excess, worse) in screen.items()
                          if excess < old_excess and pad not in complete)
         order = (complete + [pad for _e, pad in partial])[:MAX_CONFIRM_RUNS]
-    best: tuple[int, int, int, int] | None = None  # (excess, pad, worst, sites made worse)
+    best: tuple[int, int, int, int, dict[tuple[int, int], int]] | None = None  # (excess, pad, worst, worse, site ways)
     original = _root_addresses(events, root, base)
     cut_short = False
     for n, pad in enumerate(order):
@@ -385,15 +388,16 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
         # No complete fix (yet): remember the padding that saves the most wavefronts overall,
         # even if it trades a new, smaller conflict at another access of the same array.
         if excess < old_excess and (best is None or excess < best[0]):
-            best = (excess, pad, worst, worse)
+            best = (excess, pad, worst, worse, sites)
     if best is not None:
-        excess, pad, worst, worse = best
+        excess, pad, worst, worse, after = best
         tradeoff = (f"no padding makes every access conflict-free; this one cuts the extra wavefronts of "
                     f"{root} from {old_excess} to {excess} (worst {old_worst}-way -> {worst}-way)")
         if worse:
             tradeoff += (f", though {worse} other access{'es' if worse != 1 else ''} of {root} "
                          f"{'get' if worse != 1 else 'gets'} worse")
-        return _padding_fix(result, root, decl, dims, pad, False, swizzle, tradeoff)
+        return replace(_padding_fix(result, root, decl, dims, pad, False, swizzle, tradeoff),
+                       site_ways=tuple(sorted(after.items())))
     if cut_short:
         text = f"the search for a padding of {root} was cut short: {deadline.describe()} ran out"
         return Fix(text + (f"; {swizzle}" if swizzle else ""), swizzle=swizzle)
@@ -743,8 +747,14 @@ def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic
         if small:
             # A one-off access beside the kernel's main shared traffic (a final merge by one warp).
             severity = Severity.INFO
-        if fix.headline:
-            message += f"; {fix.headline}"
+        headline = fix.headline
+        after = dict(fix.site_ways).get((e.span.line, e.span.column))
+        if headline.endswith(" to reduce it") and after is not None and after >= site.ways:
+            # The partial padding helps the array's other accesses, not this one.
+            headline = (headline.removesuffix(" to reduce it")
+                        + f" to reduce {site.root}'s other conflicts (this access stays {after}-way)")
+        if headline:
+            message += f"; {headline}"
         notes = []
         shown, stride, pattern = _lane_words(site, bases.get(site.root, 0))
         if shown:

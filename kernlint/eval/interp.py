@@ -523,7 +523,13 @@ class Interpreter:
         elif isinstance(s, ir.If):
             self.exec_if(s)
         elif isinstance(s, ir.For):
-            if s.init is not None:
+            if isinstance(s.init, ir.Block) and all(isinstance(d, ir.VarDecl) for d in s.init.body):
+                # `for (int k = 0, i = row; ...)`: the declarators belong to the loop's scope, not to a
+                # block that ends before the condition (as a block, an `i` declared by an earlier loop
+                # came back and the loop ran with its stale value).
+                for d in s.init.body:
+                    self.exec(d)
+            elif s.init is not None:
                 self.exec(s.init)
             self.exec_loop(s, s.cond, s.body, s.step, do_while=False)
         elif isinstance(s, ir.While):

@@ -18,6 +18,7 @@ from kernlint import deadline, ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
+from kernlint.project.pointer_offsets import arg_offsets
 
 try:  # libclang is a hard dependency, but keep the import error readable.
     import clang.cindex as ci
@@ -1430,6 +1431,20 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
     local_inits.update(_member_assignments(c))
 
     ancestors: list[ci.Cursor] = []  # enclosing for/if statements of the host code (host_samples.py)
+    tokens: list[tuple[int, str]] | None = None  # the host function's tokens (offset, text), read once
+
+    def offsets(launch: ci.Cursor, arg_cursors: list[ci.Cursor]) -> tuple[str, ...]:
+        """Pointer offsets the arguments pass (project/pointer_offsets.py), from the text before the launch."""
+        nonlocal tokens
+        ptrs = [a for a in arg_cursors if a.type.get_canonical().kind == ci.TypeKind.POINTER]
+        if not ptrs:
+            return ()
+        if tokens is None:
+            tokens = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
+        before = " ".join(s for off, s in tokens if off < launch.extent.start.offset)
+        texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
+                 else "" for a in arg_cursors]
+        return arg_offsets(texts, before)
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
@@ -1476,7 +1491,7 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
                                  for a in kids[2:])
                     out.append(ir.Launch(name, deduced or targs, grid, block, shmem, _span(ch), block_text, args, key,
                                          arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits),
-                                         deduced=len(deduced) > len(targs)))
+                                         deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, kids[2:])))
             scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
             if scoped:
                 ancestors.append(ch)

@@ -17,6 +17,7 @@ class RawLaunch:
     host_params: tuple[tuple[str, bool, str], ...] = ()  # its template parameters (name, is_type, default)
     locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
     host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
+    arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,7 @@ class ProjectLaunch:
     via: str = ""  # "run<float> at main.cu:12" when bound through a host function template
     block_text: str = ""
     in_template: bool = False  # inside a host function template
+    arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes (project/pointer_offsets.py)
 
     def site(self, root: Path | None = None) -> str:
         return f"{_rel(self.path, root)}:{self.line}"
@@ -389,7 +390,7 @@ class ProjectIndex:
             shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
             args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
             out.append(ProjectLaunch(ln.kernel, targs, grid, block, shared, args, path, ln.line, via,
-                                     ln.config[1] if len(ln.config) > 1 else "", bool(host_names)))
+                                     ln.config[1] if len(ln.config) > 1 else "", bool(host_names), ln.arg_offsets))
         self._launch_memo[key] = out
         return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kernlint.project.pointer_offsets import arg_offsets
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
@@ -329,8 +330,10 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
         if end_args > 0:
             args = tuple(split_top(code[k + 1:end_args]))
     locals_: tuple[tuple[str, str], ...] = ()
+    offsets: tuple[str, ...] = ()
     if fn is not None:
         body = code[fn.start:pos]
+        offsets = arg_offsets(args, body)
         found: dict[str, str] = {}
         assigned = set()
         for m in _LOCAL.finditer(body):
@@ -347,7 +350,7 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
                 assigned.add(name_)
         locals_ = tuple((k_, v) for k_, v in found.items() if k_ not in assigned)
     return RawLaunch(name, targs, config, args, _line_of(starts, pos),
-                     fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else ())
+                     fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else (), offsets)
 
 
 def _strip_decls(body: str, name: str) -> str:

@@ -128,7 +128,7 @@ def project_launches(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple
         site = "" if same else pl.site(index.root)
         out.append(ir.Launch(pl.kernel, tuple(a or "" for a in pl.template_args), pl.grid, pl.block,
                              pl.shared_bytes, ir.Span(pl.line, 1, pl.line, 1), pl.block_text, pl.args, "",
-                             site, pl.via))
+                             site, pl.via, arg_offsets=pl.arg_offsets))
     return tuple(out)
 
 

@@ -1,0 +1,91 @@
+"""Pointer arguments a launch passes offset into their allocation (`kernel<<<g, b>>>(buf + padding)`).
+
+kernlint assumes that a pointer parameter points to the start of an allocation (256-byte aligned, as
+cudaMalloc returns), which decides KL103's misalignment. A launch that passes `buf + padding` (or a
+local assigned from it, `float* src = buf + padding;`, also through a swap of such locals) may realign
+or misalign every access; the offset is usually a host value kernlint does not fold. This module reads
+the launch's argument texts and the host function's text before the launch and names, per argument,
+the offset expression it found ("" for none), so KL103 can say "unless" instead of claiming what it
+cannot know. Text-based, as the project scan is: a type is not known here, so the caller keeps the
+results for pointer parameters only.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_CAST = re.compile(r"^\(\s*(?:const\s+)?[A-Za-z_][\w:<>\s]*\*+\s*\)\s*")
+MAX_DEPTH = 4
+
+
+def _strip(text: str) -> str:
+    t = " ".join(text.split())
+    while True:
+        m = _CAST.match(t)
+        if m:
+            t = t[m.end():].strip()
+            continue
+        if t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
+            t = t[1:-1].strip()
+            continue
+        return t
+
+
+def _balanced(t: str) -> bool:
+    depth = 0
+    for c in t:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _top_level_sum(t: str) -> bool:
+    """A `+` or binary `-` outside brackets: pointer arithmetic when the expression is a pointer."""
+    depth = 0
+    prev = ""
+    for i, c in enumerate(t):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and c in "+-" and i > 0:
+            nxt = t[i + 1] if i + 1 < len(t) else ""
+            if nxt in "+-=>" or prev in "+-":
+                prev = c
+                continue  # ++, --, +=, ->
+            if prev.strip() or t[:i].strip():
+                return True
+        if not c.isspace():
+            prev = c
+    return False
+
+
+def _is_offset(t: str) -> bool:
+    if t.startswith("&") and "[" in t:
+        return not re.search(r"\[\s*0\s*\]\s*$", t)
+    return _top_level_sum(t)
+
+
+def offset_of(arg: str, host_text: str, depth: int = 0, seen: frozenset[str] = frozenset()) -> str:
+    """The offset expression behind one launch argument ("" when none is visible)."""
+    t = _strip(arg)
+    if not t or depth > MAX_DEPTH:
+        return ""
+    if _is_offset(t):
+        return t
+    if not re.fullmatch(r"[A-Za-z_]\w*", t) or t in seen:
+        return ""
+    # Every assignment of the name before the launch: `T* name = rhs;`, `name = rhs;` (not `==`).
+    for m in re.finditer(rf"(?<![\w.>])\b{re.escape(t)}\s*=(?!=)\s*([^;{{}}]+);", host_text):
+        rhs = m.group(1)
+        found = offset_of(rhs, host_text, depth + 1, seen | {t})
+        if found:
+            return f"{t} = {_strip(rhs)}" if found == _strip(rhs) else found
+    return ""
+
+
+def arg_offsets(args: Sequence[str], host_text: str) -> tuple[str, ...]:
+    """`offset_of` for every argument; () when none has an offset (the common case stays small)."""
+    out = tuple(offset_of(a, host_text) for a in args)
+    return out if any(out) else ()
