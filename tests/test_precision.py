@@ -261,19 +261,21 @@ def test_device_runtime_calls_are_read_from_the_kernel_text_without_comments_or_
     from kernlint.frontend.clang_frontend import parse_source
 
     src = """__global__ void child(int* p) { p[0] = 1; }
-__global__ void k(int* p, void* buf) {
+struct Pool { __device__ void free(int*) {} };
+__global__ void k(int* p, void* buf, Pool pool) {
     // cudaMalloc(&p, 4); in a comment
     const char* s = "free(p)";
     new (buf) int(3);
     child<<<1, 32>>>(p);
     int* q = new int[4];
     free(q);
+    pool.free(q);
 }
 """
     tu = parse_source(src, "k.cu")
     fn = next(f for f in tu.kernels if f.name == "k")
     calls = [(c.line, c.name) for c in runtime_calls(fn, src.splitlines())]
-    assert calls == [(6, "a child launch of child"), (7, "new"), (8, "free")]
+    assert calls == [(7, "a child launch of child"), (8, "new"), (9, "free")]
 
 
 def test_a_kernel_whose_threads_call_the_device_runtime_gets_its_warnings_as_info_with_the_reason() -> None:
