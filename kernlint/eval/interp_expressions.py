@@ -1,0 +1,417 @@
+"""Expressions: references, casts, conditions, unary and binary arithmetic on per-lane values. Part of the Interpreter (kernlint/eval/interp.py)."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from kernlint import ir
+from kernlint.eval import coverage as cov
+from kernlint.eval import events as ev
+from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, unknown, why_of, wrap_int
+from kernlint.launch import fold_bound
+from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
+from kernlint.eval.stmt_facts import _pointer_chain_type, _strip_implicit, _target_name, _stmt_cost
+from kernlint.eval.interp_memory import MemoryMixin
+from kernlint.eval.interp_calls import CallsMixin
+
+
+class ExpressionsMixin:
+    """Interpreter methods: expressions."""
+
+    def eval(self, e: ir.Expr) -> Val:
+        if (isinstance(e, ir.Opaque) and e.reason == ir.TOO_DEEP) or self.nesting >= MAX_EVAL_NESTING:
+            self.cov.drop(self.site_key(e.span, cov.BRANCH), ("deep", ""))
+            return Val(None, why=("deep", ""))
+        self.nesting += 1
+        try:
+            return self._eval(e)
+        finally:
+            self.nesting -= 1
+
+    def _eval(self, e: ir.Expr) -> Val:
+        self.tick()
+        handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (the table at the end of this module)
+        if handler is not None:
+            return handler(self, e)  # type: ignore[operator]
+        if isinstance(e, ir.Lit):
+            return const(e.value)
+        if isinstance(e, ir.Cast):
+            return self.eval_cast(e)
+        if isinstance(e, ir.Ref):
+            return self.eval_ref(e)
+        if isinstance(e, ir.Binary):
+            return self.eval_binary(e)
+        if isinstance(e, ir.Unary):
+            return self.eval_unary(e)
+        if isinstance(e, (ir.Index, ir.Member)):
+            return self.eval_memory_read(e)
+        if isinstance(e, ir.Cond):
+            return self.eval_cond(e)
+        if isinstance(e, ir.Call):
+            return self.eval_call(e)
+        if isinstance(e, ir.InitList):
+            for item in e.items:
+                self.eval(item)
+            return Val(None, why=("unmodelled", "an initializer list"))
+        if isinstance(e, ir.Opaque):
+            for ch in e.children:
+                self.eval(ch)
+            return Val(None, why=("unmodelled", f"an expression ({e.reason})"))
+        if isinstance(e, ir.SizeOf):
+            t = self.resolve(e.of)
+            if t.kind == "reference" and t.pointee is not None:
+                t = self.resolve(t.pointee)  # sizeof of a reference is that of the referenced type
+            n = (t.align or (t.size if t.kind in ("int", "float", "bool", "pointer") else 0)) if e.align else t.size
+            return const(n) if n > 0 else Val(None, why=self.type_why(t), uniform=True)
+        return UNKNOWN
+
+    def eval_ref(self, e: ir.Ref) -> Val:
+        if e.kind == "template":
+            arg = self.bindings.get(e.name)
+            if arg is not None:
+                folded = fold_bound(arg, {}, self.tu.macros)
+                if folded is not None:
+                    return const(folded)
+            if e.name in self.defines:
+                return const(int(self.defines[e.name]))
+            # An unbound template value parameter is usually a tile or block size: sampling it as a
+            # runtime size would be a guess (BLOCK = 4096), so it stays unknown.
+            return Val(None, frozenset([e.name]), why=("template", e.name), uniform=True)
+        if e.kind == "builtin" and e.name == "warpSize":
+            return const(WARP)
+        for frame in reversed(self.frames[-1:]):
+            if e.name in frame.env:
+                return frame.env[e.name]
+        if e.name in self.shared_scalars:
+            return self.shared_scalars.read(e.name)
+        if e.kind == "shared" or (e.name in self.shared_bases):
+            base = self.allocate_shared(e.name, self.resolve(e.ctype))
+            return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
+        if e.kind in ("global", "constant"):
+            decl = self.tu.globals.get(e.name)
+            if decl is not None and decl.shared:
+                base = self.allocate_shared(e.name, self.resolve(decl.ctype))
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=e.name)
+            t = self.resolve(e.ctype)
+            if t.kind == "array":
+                base = self.param_bases.setdefault("::" + e.name, POINTER_SPACING * (100 + len(self.param_bases)))
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space=e.kind, root=e.name)
+            if decl is not None and decl.init is not None and decl.ctype.const:
+                return self.eval(decl.init)
+            if e.name in self.defines:
+                return const(int(self.defines[e.name]))
+            sampled = self.global_value(e.name, t)
+            if sampled is not None:
+                return sampled
+            return Val(None, why=("global", e.name), uniform=True)
+        if e.name in self.defines:
+            return const(int(self.defines[e.name]))
+        if e.kind == "unknown":
+            return Val(None, why=("unresolved", e.name), uniform=True)
+        return UNKNOWN
+
+    def builtin_member(self, base: ir.Expr, fieldname: str) -> Val | None:
+        inner = base.operand if isinstance(base, ir.Cast) else base
+        if not isinstance(inner, ir.Ref) or inner.kind != "builtin" or fieldname not in ("x", "y", "z"):
+            return None
+        i = "xyz".index(fieldname)
+        if inner.name == "threadIdx":
+            return Val(self.tid[i])
+        if inner.name == "blockDim":
+            return const(self.shape.block[i])
+        if inner.name == "blockIdx":
+            name = f"blockIdx.{fieldname}"
+            if self.grid_known and self.grid_dim[i] == 1:
+                return const(0)
+            self.result.assumed[name] = tuple(int(x) for x in self.block_idx[i].ravel())
+            return Val(self.block_idx[i], frozenset([name]))
+        if inner.name == "gridDim":
+            if self.grid_known:
+                return const(self.grid_dim[i])
+            name = f"gridDim.{fieldname}"
+            self.result.assumed[name] = (self.grid_dim[i],)
+            return Val(np.full((1, 1, 1), self.grid_dim[i], dtype=np.int64), frozenset([name]))
+        return None
+
+    def eval_cast(self, e: ir.Cast) -> Val:
+        v = self.eval(e.operand)
+        t = self.resolve(e.ctype)
+        if t.kind in ("int", "bool", "float"):
+            return self.convert(v, t)
+        return v
+
+    def convert(self, v: Val, t: ir.CType) -> Val:
+        if v.data is None:
+            return v
+        if t.kind == "float":
+            return Val(v.data.astype(np.float64), v.deps, is_float=True)
+        data = v.data
+        if v.is_float or data.dtype.kind == "f":
+            with np.errstate(invalid="ignore", over="ignore"):
+                if not np.all(np.isfinite(data)):
+                    return unknown(v, why=("unmodelled", "a conversion of a non-finite value"))
+                data = np.trunc(data).astype(np.int64)
+        return Val(wrap_int(data.astype(np.int64), t) if not v.deps else data.astype(np.int64), v.deps)
+
+    def eval_cond(self, e: ir.Cond) -> Val:
+        c = self.eval(e.cond)
+        parent = self.mask
+        branch = cov.has_side_effects(e.then) or cov.has_side_effects(e.other)
+        if c.data is None:
+            a = self.eval(e.then)
+            b = self.eval(e.other)
+            self.forget_arrays(e, why_of(c))  # either side's writes may or may not have happened
+            if branch:
+                self.branch_unknown(e.span, c)
+            return unknown(a, b, c)
+        cond = np.broadcast_to(c.data != 0, parent.shape)
+        self.mask = parent & cond
+        a = self.eval(e.then) if self.mask.any() else UNKNOWN
+        if not self.mask.any():
+            self.mark_dead(e.then, c.deps)
+        self.mask = parent & ~cond
+        b = self.eval(e.other) if self.mask.any() else UNKNOWN
+        if not self.mask.any():
+            self.mark_dead(e.other, c.deps)
+        self.mask = parent
+        if branch:
+            self.cov.hit(self.site_key(e.span, cov.BRANCH))
+            # `?:` with side effects is a branch the compiler cannot turn into a select.
+            iters, lvars = self.loop_context()
+            ct, ce = _stmt_cost(e.then), _stmt_cost(e.other)
+            self.emit(ev.Branch(e.span, "ternary", cond.copy(), parent.copy(), c.deps, iters, lvars, ct, ce,
+                                then_work=(parent & cond).any(axis=-1) * ct,
+                                else_work=(parent & ~cond).any(axis=-1) * ce))
+        if not (parent & cond).any():
+            return b
+        if not (parent & ~cond).any():
+            return a
+        if a.data is None or b.data is None:
+            return unknown(a, b, c)
+        is_float = a.is_float or b.is_float
+        data = np.where(cond, a.data, b.data)
+        return Val(data, a.deps | b.deps | c.deps, a.space or b.space, a.root if a.root == b.root else "",
+                   is_float=is_float)
+
+    def eval_unary(self, e: ir.Unary) -> Val:
+        op = e.op
+        if op == "*":
+            return self.eval_memory_read(e)
+        if op == "&":
+            target = _target_name(e.operand)
+            if target in self.frame.shared_refs and _strip_implicit(e.operand) is not None \
+                    and isinstance(_strip_implicit(e.operand), ir.Ref):
+                # `atomicExch(&flag, 0)` on a reference parameter bound to the caller's `__shared__`
+                # scalar: that scalar's address. Its value is unknown from here on (the write-back of
+                # the parameter's copy must not restore the old one).
+                shared = self.frame.shared_refs[target]  # type: ignore[index]
+                self.frame.env[target] = Val(None, why=("unmodelled", f"`{shared}`, a __shared__ variable "
+                                                                      "whose address is taken (an atomic?)"))
+                self.shared_scalars.forget([shared], ("unmodelled", f"`{shared}`, a __shared__ variable whose "
+                                                      "address is taken (an atomic?)"))
+                base = self.allocate_shared(shared, self.shared_scalars.types[shared])
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=shared)
+            if target in self.shared_scalars and target not in self.frame.env:
+                # The address escapes (an atomic, a helper): the block's value is no longer known.
+                self.shared_scalars.forget([target], ("unmodelled", f"`{target}`, a __shared__ variable whose "
+                                                            "address is taken (an atomic?)"))
+                base = self.allocate_shared(target, self.shared_scalars.types[target])
+                return Val(np.full((1, 1, 1), base, dtype=np.int64), space="shared", root=target)
+            lv = self.lvalue(e.operand)
+            if lv is None:
+                target = _strip_implicit(e.operand)
+                if isinstance(target, ir.Ref) and target.kind in ("local", "param") and target.name not in self.cov_shared:
+                    # The address of a variable held by the thread (a local scalar or struct).
+                    return Val(None, space="local", root=target.name)
+                if isinstance(target, ir.Ref) and target.kind in ("global", "constant") \
+                        and not (target.name in self.tu.globals and self.tu.globals[target.name].shared):
+                    # `&counter` of a `__device__` variable (an atomic's target): its own address in
+                    # its space, the same for every thread.
+                    base = self.param_bases.setdefault("::" + target.name,
+                                                       POINTER_SPACING * (100 + len(self.param_bases)))
+                    return Val(np.full((1, 1, 1), base, dtype=np.int64), space=target.kind, root=target.name)
+                return Val(None, why=("unmodelled", "the address of a variable"))
+            return lv[0]
+        if op in ("pre++", "pre--", "post++", "post--"):
+            old = self.eval(e.operand)
+            delta = 1 if "++" in op else -1
+            t = self.resolve(e.operand.ctype)
+            if old.data is None:
+                new = old
+            elif t.kind == "pointer" and t.pointee is not None:
+                size = self.resolve(t.pointee).size
+                new = Val(old.data + delta * size, old.deps, old.space, old.root) if size else unknown(old)
+            else:
+                new = Val(wrap_int(old.data + delta, t), old.deps, is_float=old.is_float)
+            self.store(e.operand, new, e.span)
+            return new if op.startswith("pre") else old
+        v = self.eval(e.operand)
+        if v.data is None:
+            return v
+        if op == "-":
+            return Val(wrap_int(-v.data, self.resolve(e.ctype)) if not v.is_float else -v.data, v.deps,
+                       is_float=v.is_float)
+        if op == "+":
+            return v
+        if op == "!":
+            return Val((v.data == 0).astype(np.int64), v.deps)
+        if op == "~":
+            if v.is_float:
+                return unknown(v)
+            return Val(wrap_int(~v.data, self.resolve(e.ctype)), v.deps)
+        return unknown(v)
+
+    def eval_binary(self, e: ir.Binary) -> Val:
+        op = e.op
+        if op == "=":
+            v = self.eval(e.rhs)
+            t = self.resolve(e.lhs.ctype)
+            if t.kind in ("int", "bool", "float"):
+                v = self.convert(v, t)
+            self.store(e.lhs, v, e.span)
+            return v
+        if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+            rhs = self.eval(e.rhs)
+            old = self.eval(e.lhs)
+            new = self.arith(op[:-1], old, rhs, self.resolve(e.lhs.ctype), e.lhs.ctype, e.rhs.ctype)
+            self.store(e.lhs, new, e.span)
+            return new
+        if op == ",":
+            self.eval(e.lhs)
+            return self.eval(e.rhs)
+        if op in ("&&", "||"):
+            a = self.eval(e.lhs)
+            parent = self.mask
+            if a.data is not None:
+                av = np.broadcast_to(a.data != 0, parent.shape)
+                self.mask = parent & (av if op == "&&" else ~av)
+            b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
+            if not self.mask.any():
+                self.mark_dead(e.rhs, a.deps)
+            if a.data is None:
+                self.forget_arrays(e.rhs, why_of(a))  # the right side ran for lanes that may skip it
+            self.mask = parent
+            if a.data is None or b.data is None:
+                # `false && unknown` is still false; `true || unknown` still true.
+                if a.data is not None:
+                    av = a.data != 0
+                    if op == "&&" and not np.any(av):
+                        return Val(np.zeros_like(a.data), a.deps)
+                    if op == "||" and np.all(av):
+                        return Val(np.ones_like(a.data), a.deps)
+                return unknown(a, b)
+            if op == "&&":
+                return Val(((a.data != 0) & (b.data != 0)).astype(np.int64), a.deps | b.deps)
+            return Val(((a.data != 0) | (b.data != 0)).astype(np.int64), a.deps | b.deps)
+        a = self.eval(e.lhs)
+        b = self.eval(e.rhs)
+        ltype, btype = e.lhs.ctype, e.rhs.ctype
+        if op in ("+", "-") and (a.space or b.space):
+            # `out + a + b` in a template: clang types the inner sum as a dependent type, so the
+            # pointer's element type is taken from the pointer the chain starts at.
+            if a.space and self.resolve(ltype).kind not in ("pointer", "array"):
+                ltype = _pointer_chain_type(e.lhs, self.resolve) or ltype
+            elif b.space and self.resolve(btype).kind not in ("pointer", "array"):
+                btype = _pointer_chain_type(e.rhs, self.resolve) or btype
+        return self.arith(op, a, b, self.resolve(e.ctype), ltype, btype)
+
+    def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
+        r = self._arith(op, a, b, rtype, ltype, btype)
+        if r.data is None and r.why is None and a.data is not None and b.data is not None:
+            lt, bt = self.resolve(ltype), self.resolve(btype)
+            if op in ("+", "-") and (lt.kind in ("pointer", "array") or bt.kind in ("pointer", "array")):
+                pointee = (lt if lt.kind in ("pointer", "array") else bt).pointee
+                r = Val(None, r.deps, why=("type", f"`{pointee.name if pointee else ''}`"))
+            else:
+                r = Val(None, r.deps, why=("unmodelled", f"operator '{op}' on these values"))
+        return r
+
+    def _arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
+        if a.data is None or b.data is None:
+            return unknown(a, b)
+        deps = a.deps | b.deps
+        lt = self.resolve(ltype)
+        bt = self.resolve(btype)
+        # Pointer arithmetic: scale by the element size.
+        if lt.kind in ("pointer", "array") and op in ("+", "-") and bt.kind in ("int", "bool"):
+            size = self.resolve(lt.pointee).size if lt.pointee is not None else 0
+            if size <= 0:
+                return unknown(a, b)
+            data = a.data + b.data * size if op == "+" else a.data - b.data * size
+            return Val(data, deps, a.space, a.root)
+        if bt.kind in ("pointer", "array") and op == "+" and lt.kind in ("int", "bool"):
+            size = self.resolve(bt.pointee).size if bt.pointee is not None else 0
+            if size <= 0:
+                return unknown(a, b)
+            return Val(b.data + a.data * size, deps, b.space, b.root)
+        if lt.kind == "pointer" and bt.kind == "pointer" and op == "-":
+            size = self.resolve(lt.pointee).size if lt.pointee is not None else 0
+            if size <= 0 or a.root != b.root:
+                return unknown(a, b)
+            return Val(c_div(a.data - b.data, np.int64(size)), deps)
+        is_float = a.is_float or b.is_float or rtype.kind == "float"
+        x, y = a.data, b.data
+        if is_float:
+            x = x.astype(np.float64)
+            y = y.astype(np.float64)
+        try:
+            with np.errstate(all="ignore"):
+                if op == "+":
+                    r = x + y
+                elif op == "-":
+                    r = x - y
+                elif op == "*":
+                    r = x * y
+                elif op == "/":
+                    if np.any(y == 0):
+                        return unknown(a, b)
+                    r = x / y if is_float else c_div(x, y)
+                elif op == "%":
+                    if is_float or np.any(y == 0):
+                        return unknown(a, b)
+                    r = c_mod(x, y)
+                elif op in ("<", ">", "<=", ">=", "==", "!="):
+                    r = {"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y, "==": x == y, "!=": x != y}[op]
+                    return Val(r.astype(np.int64), deps)
+                elif is_float:
+                    return unknown(a, b)
+                elif op == "&":
+                    r = x & y
+                elif op == "|":
+                    r = x | y
+                elif op == "^":
+                    r = x ^ y
+                elif op == "<<":
+                    if np.any((y < 0) | (y > 62)):
+                        return unknown(a, b)
+                    r = x << y
+                elif op == ">>":
+                    if np.any((y < 0) | (y > 62)):
+                        return unknown(a, b)
+                    r = x >> y
+                else:
+                    return unknown(a, b)
+        except (OverflowError, ValueError, TypeError):
+            return unknown(a, b)
+        if is_float:
+            return Val(r, deps, is_float=True)
+        if rtype.kind == "bool" or (rtype.kind == "int" and not deps):
+            # Values built from sampled sizes are not wrapped at 32 bits: `B*T*C` with every size
+            # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
+            r = wrap_int(r, rtype)
+        return Val(r, deps)
+
+
+# `ExpressionsMixin._eval`'s dispatch: the IR expression classes are final (no subclasses), so a lookup of
+# type(e) picks the same handler as the isinstance chain it short-cuts (which still handles the rest).
+_EVAL_BY_TYPE: dict[type, object] = {
+    ir.Lit: lambda self, e: const(e.value),
+    ir.Cast: ExpressionsMixin.eval_cast,
+    ir.Ref: ExpressionsMixin.eval_ref,
+    ir.Binary: ExpressionsMixin.eval_binary,
+    ir.Unary: ExpressionsMixin.eval_unary,
+    ir.Index: MemoryMixin.eval_memory_read,
+    ir.Member: MemoryMixin.eval_memory_read,
+    ir.Cond: ExpressionsMixin.eval_cond,
+    ir.Call: CallsMixin.eval_call,
+}
