@@ -23,13 +23,13 @@ PARTIAL = "<partial>"
 
 
 def split_args(text: str) -> list[str]:
-    """Top-level template arguments of `a, B<c, d>, e` (angle brackets and parentheses nest)."""
+    """Top-level items of `a, B<c, d>, e` (template arguments or parameters; brackets of every kind nest)."""
     out = [""]
     depth = 0
     for ch in text:
-        if ch in "<([":
+        if ch in "<([{":
             depth += 1
-        elif ch in ">)]":
+        elif ch in ">)]}":
             depth -= 1
         if ch == "," and depth == 0:
             out.append("")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from kernlint.eval.dependent_types import split_args
+
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 
 
@@ -20,18 +22,7 @@ def _blank(text: str) -> str:
 
 
 def _split_params(text: str) -> list[str]:
-    out = [""]
-    depth = 0
-    for ch in text:
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("")
-            continue
-        out[-1] += ch
-    return [" ".join(p.split()) for p in out if p.strip()]
+    return split_args(text)
 
 
 def _close(code: str, pos: int, open_ch: str, close_ch: str) -> int:
