@@ -415,6 +415,13 @@ class TranslationUnit:
     member_types: dict[str, tuple[tuple[str, ...], CType]] = field(hash=False, compare=False, default_factory=dict)
 
 
+def strip_casts(e: object) -> object:
+    """`e` without the casts around it, implicit and explicit."""
+    while isinstance(e, Cast):
+        e = e.operand
+    return e
+
+
 def is_pure(e: Expr) -> bool:
     """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
     for n in walk(e):

@@ -32,10 +32,7 @@ _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<
 _MUTATE_UNARY = frozenset({"pre++", "pre--", "post++", "post--", "&"})
 
 
-def _strip(e: object) -> object:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e
+_strip = ir.strip_casts  # casts around an expression, implicit and explicit
 
 
 def _is_param_index(e: object, name: str) -> bool:

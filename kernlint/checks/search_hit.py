@@ -14,10 +14,7 @@ from kernlint import ir
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def _strip(e: object) -> object:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e
+_strip = ir.strip_casts  # casts around an expression, implicit and explicit
 
 
 def canon(e: object) -> str:

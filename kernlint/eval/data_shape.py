@@ -24,10 +24,7 @@ _STEP_OPS = ("+=", "-=")
 _INCDEC = ("pre++", "pre--", "post++", "post--")
 
 
-def _strip(e: object) -> object:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e
+_strip = ir.strip_casts  # casts around an expression, implicit and explicit
 
 
 def _target(e: object) -> str:

@@ -31,10 +31,7 @@ def tracked_type(t: ir.CType) -> bool:
             and el.kind in ("int", "float", "bool", "pointer") and el.size > 0)
 
 
-def _strip(e: ir.Expr) -> ir.Expr:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e
+_strip = ir.strip_casts  # casts around an expression, implicit and explicit
 
 
 def escaping_names(bodies: list[object]) -> frozenset[str]:

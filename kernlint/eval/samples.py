@@ -39,10 +39,7 @@ SHIFT_SAMPLES = (10, 11)
 SECTOR = 32
 
 
-def _strip(e: object) -> object:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e
+_strip = ir.strip_casts  # casts around an expression, implicit and explicit
 
 
 def _addends(e: object) -> Iterator[object]:
