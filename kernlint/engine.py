@@ -22,7 +22,6 @@ from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
 from kernlint.launch import launch_shapes
-from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.options import LintOptions  # noqa: F401 - defined apart so the CLI need not import the engine
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from kernlint.checks.base import Rule
 from kernlint.checks.suppression_rules import RULES, UNKNOWN, UNUSED
 from kernlint.config import selector_known, selector_matches
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.diagnostics import Diagnostic
 
 _META_CODES = frozenset(r.code for r in RULES)
 
