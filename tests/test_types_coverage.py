@@ -135,3 +135,51 @@ def test_function_pointer_calls_are_followed_only_when_the_target_is_certain() -
     gaps = {(g.kind, g.detail, g.lines) for g in rec.gaps}
     assert ("fnptr", "changed", (11,)) in gaps
     assert ("loaded", "", (12,)) in gaps  # the pointer loaded from the table: loaded data
+
+
+def test_scan_names_class_template_members_after_their_class_and_records_argument_types() -> None:
+    from kernlint.project.scan import scan_text
+
+    facts = scan_text(
+        "template <typename Real> void Engine<Real>::operator()(Real* out, const Params<Real>* p) {\n"
+        "    Real* tmp = out;\n"
+        "    k<<<1, 32>>>(tmp, p, out + 1, 4);\n"
+        "}\n"
+        "template class Engine<float>;\n")
+    (ln,) = facts.launches
+    assert ln.host == "Engine" and ln.host_params == (("Real", True, ""),)
+    assert ln.arg_types == ("Real *", "const Params<Real> *", "", "")
+    assert ("Engine", ("float",), 5) in facts.template_calls
+
+
+def test_deduction_needs_every_type_parameter_and_agreeing_arguments() -> None:
+    from kernlint.frontend import parse_source
+    from kernlint.project.units import deduce_template_args
+
+    tu = parse_source("template <typename A, typename B> __global__ void k(A* a, const B* b, A* c) {}\n", "k.cu")
+    (fn,) = tu.functions.values()
+    assert deduce_template_args(fn, (), ("float *", "__half *", "float *")) == ("float", "__half")
+    assert deduce_template_args(fn, ("double",), ("", "int *", "")) == ("double", "int")
+    assert deduce_template_args(fn, (), ("float *", "", "float *")) == ()  # B not deduced
+    assert deduce_template_args(fn, (), ("float *", "int *", "double *")) == ()  # A = float and double
+    assert deduce_template_args(fn, (), ("float **", "int *", "")) == ()  # A* given float**: not by the index
+
+
+FIXTURE_PROJECT = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "deduced_types"
+
+
+def test_launch_arguments_and_class_instantiations_bind_header_kernels(tmp_path: Path, monkeypatch) -> None:
+    from kernlint.project.index import ProjectIndex
+
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "cache"))
+    idx = ProjectIndex.build(FIXTURE_PROJECT)
+    path = FIXTURE_PROJECT / "kernels.cuh"
+    r = lint_source(path.read_text(), str(path), LintOptions(project=idx, resources=False))
+    by_line = {d.line: d for d in r.diagnostics if d.code == "KL102"}
+    # Td = double (8 bytes) at a 24-byte stride: bytes 0..751, 24 sectors (ideal 8).
+    assert sectors(by_line[11]) == 24
+    assert any("Td = double, Ts = __half" in a for a in by_line[11].assumptions)
+    # Real = double through `template class Engine<double>`: 16-byte stride, 16 sectors (ideal 8).
+    assert sectors(by_line[27]) == 16
+    assert any("via Engine<double>" in a for a in by_line[27].assumptions)
+    assert all(c.status == "full" for c in r.coverage)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCAN_VERSION = 5  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 6  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +18,7 @@ class RawLaunch:
     locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
     host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
+    arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
 
 
 @dataclass(frozen=True, slots=True)
