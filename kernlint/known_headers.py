@@ -10,6 +10,7 @@ are searched after every include directory.
 from __future__ import annotations
 
 import posixpath
+import re
 
 # cuComplex.h (CUDA Toolkit): `typedef float2 cuFloatComplex; typedef double2 cuDoubleComplex;
 # typedef cuFloatComplex cuComplex;` (float2/double2 come from the shim's vector types).
@@ -69,3 +70,22 @@ KNOWN: dict[str, str] = {
 def stub_text(name: str) -> str:
     """The text of the stub for the missing include `name` (as written): known types, else empty."""
     return KNOWN.get(posixpath.basename(name.replace("\\", "/")), "")
+
+
+_NAME_RE = re.compile(r"typedef \w+ (\w+);|struct (?:__attribute__\(\(aligned\(16\)\)\) )?(\w+) \{")
+
+
+def _declared(text: str) -> tuple[str, ...]:
+    return tuple(a or b for a, b in _NAME_RE.findall(text))
+
+
+def declarations_for(code: str) -> str:
+    """The known library declarations `code` uses without declaring them (for a compiler that has
+    no such header, NVRTC: --confirm blanks the includes it cannot resolve)."""
+    out = []
+    for text in dict.fromkeys(KNOWN.values()):  # (each text once)
+        names = _declared(text)
+        used = [n for n in names if re.search(rf"\b{n}\b", code)]
+        if used and not any(re.search(rf"(?:typedef[^;]*\b|struct\s+){n}\s*[;{{]", code) for n in used):
+            out.append(text)
+    return "".join(out)
