@@ -10,12 +10,12 @@ import ctypes
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Callable, Iterable, Iterator
 
 from kernlint import deadline, ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
+from kernlint.frozen import frozen
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.project.pointer_offsets import arg_offsets
@@ -120,7 +120,7 @@ def shim_path() -> str:
     return str(resources.files("kernlint.frontend").joinpath("kernlint_cuda_shim.h"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Ctx:
     path: str
     text: str
