@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from kernlint import deadline, ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
+from kernlint.frontend import shim_pch
 from kernlint.frozen import frozen
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
@@ -992,9 +993,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
     include_dirs = tuple(_clang_name(os.path.abspath(d)) for d in include_dirs)
-    args = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
-            *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything",
-            "-ferror-limit=0", "-include", shim_path()]
+    base = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
+            *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything", "-ferror-limit=0"]
+    pch = shim_pch.pch_for(ci, shim_path(), base + [f"-D{d}" for d in defines])  # see shim_pch.py
+    args = base + (["-include-pch", pch] if pch else ["-include", shim_path()])
     # The stub directory comes last, so a stub never hides a real header of the same name.
     args += [f"-I{d}" for d in include_dirs] + [f"-I{STUB_DIR}"]
     args += [f"-D{d}" for d in defines]
@@ -1002,7 +1004,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     text = clang_spelling(text)
     if fragment_text is not None:
         fragment_text = clang_spelling(fragment_text)
-    index = ci.Index.create()
+    # With the PCH, the index leaves out the shim's declarations (they come from the PCH).
+    index = ci.Index.create(excludeDecls=pch is not None and shim_pch.EXCLUDE)
     tu = None
     for _round in range(_MAX_PARSE_ROUNDS):
         unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", "") for n in sorted(names)]
@@ -1014,7 +1017,16 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
                              | ci.TranslationUnit.PARSE_INCOMPLETE)
         except ci.TranslationUnitLoadError as exc:
-            raise FrontendError(f"clang could not parse the file: {exc}") from exc
+            if pch is None:
+                raise FrontendError(f"clang could not parse the file: {exc}") from exc
+            tu = None
+        if pch is not None and (tu is None or any(d.severity >= 4 and _PCH_PROBLEM_RE.search(d.spelling)
+                                                  for d in tu.diagnostics)):
+            shim_pch.disable()  # clang would not take the PCH: the shim as text, from now on
+            pch = None
+            args[args.index("-include-pch"):args.index("-include-pch") + 2] = ["-include", shim_path()]
+            index = ci.Index.create()
+            continue
         grew = False
         for d in tu.diagnostics:
             m = _NOT_FOUND_RE.match(d.spelling)
@@ -1038,6 +1050,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                       launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths))
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
+
+
+_PCH_PROBLEM_RE = re.compile(r"precompiled|\bPCH\b|AST file")
 
 
 def _clang_name(path: str) -> str:
