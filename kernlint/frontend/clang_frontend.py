@@ -1456,7 +1456,8 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
             return ()
         if tokens is None:
             tokens = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
-        before = " ".join(s for off, s in tokens if off < launch.extent.start.offset)
+        at = launch.extent.start.offset  # once, not per token (four ctypes calls)
+        before = " ".join(s for off, s in tokens if off < at)
         texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
                  else "" for a in arg_cursors]
         return arg_offsets(texts, before)
