@@ -186,13 +186,14 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
 
 
 def _unchecked_kept(d: Any, settings: Any) -> bool:
-    """An error KL900/KL905 (part of the input went unchecked) is reported even when the selection
-    leaves it out (`--select KL1`), unless its code or name is ignored by name: else the run would
-    say "no findings" and exit 0 about code it never analysed."""
+    """An error KL900/KL905 (part of the input went unchecked) and a KL904 (part of a kernel was not
+    analysed) are reported even when the selection leaves them out (`--select KL1`, `--ignore KL9`,
+    a config's `select`/`ignore`/`per-file-ignores`), unless the code or name itself is ignored: else the
+    run would say "no findings" about code it never analysed (silence must mean evaluated and clean)."""
     from kernlint.diagnostics import Severity
     from kernlint.exitcodes import UNCHECKED_CODES
 
-    if d.code not in UNCHECKED_CODES or d.severity < Severity.ERROR:
+    if d.code != "KL904" and (d.code not in UNCHECKED_CODES or d.severity < Severity.ERROR):
         return False
     named = {s.strip().lower() for s in settings.ignore}
     named |= {s.strip().lower() for _glob, sels in settings.per_file_ignores for s in sels}
