@@ -160,7 +160,7 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
         # Out of time, part of the file was not analysed (KL904 says what): a suppression that silenced
         # nothing may have had a finding there, so none is called unused (an empty active set).
         kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES,
-                                  set() if deadline.expired() else active)
+                                  set() if deadline.expired() else active, unanalysed_lines(res))
         return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES) or _unchecked_kept(d, settings)]
 
     diags = selected(result, text)
@@ -183,6 +183,25 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)), coverage=result.coverage,
                        notes=notes, result=result if setup.keep_results else None, linted=True, fixed=fixed,
                        diff=diff, rooflines=rows)
+
+
+def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
+    """The (first, last) line ranges that no analysis looked at: the rest of a function past the front
+    end's statement limit (an OpaqueStmt TOO_LARGE), in the translation units the kernels ran in."""
+    from kernlint import ir
+
+    out: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    for r in res.results:
+        tu = r.unit
+        if tu is None or id(tu) in seen:
+            continue
+        seen.add(id(tu))
+        for fn in (*tu.kernels, *tu.functions.values()):
+            for s in ir.iter_statements(fn.body):
+                if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_LARGE:
+                    out.add((s.span.line, s.span.end_line))
+    return sorted(out)
 
 
 def _unchecked_kept(d: Any, settings: Any) -> bool:
