@@ -47,7 +47,7 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
         if br_missing - too_large > 0:
             parts.append(f"{br_missing - too_large} of {record.branches_seen - too_large} branches")
         if too_large:
-            parts.append("the statements past its first 2,000")
+            parts.append(f"the statements past its first {ir.MAX_STATEMENTS:,}")
         what = " and ".join(parts)
     gaps = record.gaps
     first = gaps[0].text() if gaps else "unknown"

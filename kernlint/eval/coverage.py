@@ -56,8 +56,10 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "helper `{d}` was not inlined (calls nested too deep)", ""),
     "deep": ("too deeply nested to analyse", "too deeply nested to analyse",
              "split the expression or the chain of `else if` into smaller parts"),
-    "large": ("lines {d} were not analysed: the function has more than 2,000 statements, the most kernlint analyses in one",
-              "lines {d} were not analysed: the function has more than 2,000 statements, the most kernlint analyses in one",
+    "large": (f"lines {{d}} were not analysed: the function has more than {ir.MAX_STATEMENTS:,} statements, "
+              "the most kernlint analyses in one",
+              f"lines {{d}} were not analysed: the function has more than {ir.MAX_STATEMENTS:,} statements, "
+              "the most kernlint analyses in one",
               "split the function into smaller ones"),
     "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),

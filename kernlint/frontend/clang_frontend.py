@@ -258,7 +258,7 @@ MAX_NESTING = 150
 # steps, and lowering one through libclang's bindings costs about 0.1-0.2 ms (a hostile body of 40,000
 # statements was 10 s of CPU before any analysis). The largest function of the corpus (rodinia
 # myocyte's kernel_ecc) has 678 statements.
-MAX_STATEMENTS = 2_000
+MAX_STATEMENTS = ir.MAX_STATEMENTS
 
 
 class _Lowering:
