@@ -84,6 +84,25 @@ def _sites(events: Sequence[object]) -> dict[tuple[int, int, str, tuple[int, ...
     return groups
 
 
+_BATCH_REQUESTS = 1 << 14  # warp requests measured in one shared_wavefronts call (bounds its arrays)
+
+
+def _site_wavefronts(evs: list[MemoryAccess]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`shared_wavefronts` of each event: the events of one width and shape measured in batches (each warp
+    request is measured on its own, so stacking them changes nothing but the number of NumPy calls)."""
+    shape, width = evs[0].address.shape, evs[0].width
+    if len(evs) == 1 or any(e.address.shape != shape or e.width != width for e in evs):
+        return [shared_wavefronts(e.address, e.mask, e.width) for e in evs]
+    per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(shape[:-1]))))
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for at in range(0, len(evs), per):
+        chunk = evs[at:at + per]
+        ways, wf, ideal = shared_wavefronts(np.stack([e.address for e in chunk]),
+                                            np.stack([np.broadcast_to(e.mask, shape) for e in chunk]), width)
+        out.extend((ways[i], wf[i], ideal[i]) for i in range(len(chunk)))
+    return out
+
+
 def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     """Measure the requests of one site; None when no lane was active."""
     width = evs[0].width
@@ -98,8 +117,9 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     step_order: list[str] = []
     varying = _varying_loops(evs)
     deps: frozenset[str] = frozenset()
+    costs = _site_wavefronts(evs)
     for n, e in enumerate(evs):
-        ways, wf, ideal = shared_wavefronts(e.address, e.mask, e.width)
+        ways, wf, ideal = costs[n]
         lanes = e.mask.sum(axis=-1)
         live = lanes > 0
         if not live.any():
