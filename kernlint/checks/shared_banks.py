@@ -468,25 +468,35 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
     # shape evaluated here need not be the only one the kernel runs with.
     floor = max(widest + 1, 1 << (dims[-1].bit_length() - 1))
     shrink = list(range(floor - dims[-1], 0))
+    # What does not depend on the padding, once: each group's indices, byte remainders and masks laid end
+    # to end (request rows of 32 lanes), where each access's rows start, and the site each belongs to.
+    keys: dict[tuple[int, int], int] = {}
+    batches = []
+    for width, items in groups.items():
+        rows = [e.mask.reshape(-1, 32).shape[0] for e, _i, _r in items]
+        idx_cat = tuple(np.concatenate([idx[d].reshape(-1) for _e, idx, _r in items]) for d in range(len(dims)))
+        rem_cat = np.concatenate([rem.reshape(-1) for _e, _i, rem in items])
+        mask = np.concatenate([e.mask.reshape(-1, 32) for e, _i, _r in items])
+        starts = np.cumsum([0, *rows[:-1]])
+        site = np.array([keys.setdefault((e.span.line, e.span.column), len(keys)) for e, _i, _r in items])
+        batches.append((width, idx_cat, rem_cat, mask, starts, site, min(rows) > 0))
+    old = np.array([old_sites.get(k, -1) for k in keys])  # -1: a site not measured before is never "worse"
     for pad in [*shrink, *range(1, tries + 1)]:
         new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
-        per_site: dict[tuple[int, int], int] = {}
-        worst = excess = 0
-        for width, items in groups.items():
-            addr = np.concatenate([(base + np.ravel_multi_index(idx, new_dims) * esize + rem).reshape(-1, 32)
-                                   for _e, idx, rem in items])
-            mask = np.concatenate([e.mask.reshape(-1, 32) for e, _i, _r in items])
+        per_site = np.zeros(len(keys), dtype=np.int64)
+        excess = 0
+        for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
+            addr = (base + np.ravel_multi_index(idx_cat, new_dims) * esize + rem_cat).reshape(-1, 32)
             ways, wf, ideal = shared_wavefronts(addr, mask, width)
             excess += int((wf - ideal).sum())
-            at = 0
-            for e, _i, _r in items:
-                n = e.mask.reshape(-1, 32).shape[0]
-                w = int(ways[at:at + n].max()) if n else 0
-                at += n
-                key = (e.span.line, e.span.column)
-                per_site[key] = max(per_site.get(key, 0), w)
-                worst = max(worst, w)
-        worse = sum(1 for k, w in per_site.items() if w > old_sites.get(k, w))
+            if no_empty:
+                per_access = np.maximum.reduceat(ways, starts)  # the worst request of each access
+            else:
+                ends = [*starts[1:], len(ways)]
+                per_access = np.array([ways[a:b].max() if b > a else 0 for a, b in zip(starts, ends)], dtype=np.int64)
+            np.maximum.at(per_site, site, per_access)
+        worst = int(per_site.max()) if len(keys) else 0
+        worse = int(((old >= 0) & (per_site > old)).sum())
         out[pad] = (worst, excess, worse)
     return out
 
