@@ -210,3 +210,14 @@ def test_kernel_in_a_host_template_called_without_template_arguments(tmp_path: P
     # T = __half (2 bytes) 8 bytes apart: 256 bytes span 8 sectors; with T = float it would be 16.
     assert sectors(d) == 8
     assert any("T = __half" in a and "reduce(...) at runner.cu:13" in a for a in d.assumptions)
+
+
+def test_member_of_an_uninstantiated_class_template_is_named_not_left_blank() -> None:
+    text = ("template <typename Real> struct Opt { enum CallPut { Call, Put }; Real spot; int type; };\n"
+            "template <typename Real>\n"
+            "__global__ void k(Real* out, const Opt<Real>* o) {\n"
+            "    if (o->type == Opt<Real>::Put) out[threadIdx.x] = 1;\n}\n")
+    (d,) = [d for d in findings(text) if d.code == "KL904"]
+    text_all = d.message + " ".join(d.notes)
+    assert "`Opt<Real>::Put`" in text_all
+    assert "``" not in text_all and "--define =VALUE" not in text_all

@@ -107,6 +107,9 @@ class ExpressionsMixin:
         if e.name in self.defines:
             return const(int(self.defines[e.name]))
         if e.kind == "unknown":
+            if "<" in e.name and "::" in e.name:
+                # `Opt<Real>::Put`: a member of a class template that is not instantiated here.
+                return Val(None, why=("type", f"`{e.name}`"), uniform=True)
             return Val(None, why=("unresolved", e.name), uniform=True)
         return UNKNOWN
 

@@ -378,6 +378,10 @@ class _Lowering:
         name = c.spelling
         ctype = self.ctype(c)
         if ref is None:
+            if not name:
+                # A member of a dependent class (`Opt<Real>::Put` in a template): no spelling, no
+                # declaration; named as written, so coverage can say what it is.
+                name = "".join(t.spelling for _, t in zip(range(24), c.get_tokens()))[:80]
             return ir.Ref(name, "unknown", ctype, span)
         rk = ref.kind
         if rk == K.PARM_DECL:
