@@ -436,6 +436,14 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         if ck is not None:
             self.ifs_taken.add(ck)
 
+    def region_noted(self, key: tuple[int, int, int, int]) -> bool:
+        """Whether a dead region is noted already: its own key and, in a helper, the key of this
+        call line (a helper called from several lines is dead at each of them)."""
+        if key not in self.ifs_dead:
+            return False
+        ck = self._call_key(key)
+        return ck is None or ck in self.ifs_dead
+
     def region_dead(self, key: tuple[int, int, int, int], params: frozenset[str]) -> None:
         self.ifs_dead[key] = params
         ck = self._call_key(key)

@@ -15,7 +15,7 @@ from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
 from kernlint.eval.values import UNINIT, Val, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
-from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var
+from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
 
 
 class StatementsMixin:
@@ -258,7 +258,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(s.then):
+        if self.region_noted(key) or not resample.has_memory_access(s.then):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         targets = self.block_targets(s.cond) if resample.block_names(deps) else {}
@@ -278,7 +278,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(s.other):
+        if self.region_noted(key) or not resample.has_memory_access(s.other):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         neg = resample.negated(s.cond)
@@ -301,7 +301,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(block):
+        if self.region_noted(key) or not resample.has_memory_access(block):
             return
         params = resample.sampled_parameters(c.deps, self.result.assumed)
         name = resample.switched_parameter(s.cond)
@@ -319,7 +319,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(node):
+        if self.region_noted(key) or not resample.has_memory_access(node):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         if params:
@@ -501,7 +501,9 @@ class StatementsMixin:
                     active = active & c_lanes
                 if not active.any():
                     break
-                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1) or (
+                # A data-dependent trip count: the body is evaluated once, twice when it branches on
+                # a counter of the loop (`if (k == 0) {...} else {...}`), so both sides run.
+                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1 + _counter_branches(s)) or (
                         self.loop_cap is not None and k >= self.loop_cap and deps) or (
                         k >= 2 and self._loop_over_budget(loop_start_cost, k)):
                     truncated = True

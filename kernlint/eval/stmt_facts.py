@@ -362,3 +362,30 @@ def _loop_var(s: ir.Stmt) -> str | None:
             if len(names) == 1:
                 return next(iter(names))
     return None
+
+
+@_memo_by_identity
+def _counter_branches(s: object) -> bool:
+    """Whether a loop `s` holds an `if` or a `switch` on one of its counters: its own variable, or a
+    name the body steps by `++`/`--` (`while (r > tol) { if (k > 1) {...} else {...} k++; }`). A loop
+    whose trip count is data runs its body once for evaluation; the other side of such a guard is
+    only taken from the second iteration on (eval/interp_statements.py `exec_loop`)."""
+    body = getattr(s, "body", None)
+    if body is None:
+        return False
+    counters: set[str] = set()
+    var = _loop_var(s)  # type: ignore[arg-type]
+    if var:
+        counters.add(var)
+    for n in ir.walk(body):
+        if isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            t = _target_name(n.operand)
+            if t:
+                counters.add(t)
+    if not counters:
+        return False
+    for n in ir.walk(body):
+        if isinstance(n, (ir.If, ir.Switch)) and any(
+                isinstance(r, ir.Ref) and r.name in counters for r in ir.walk(n.cond)):
+            return True
+    return False
