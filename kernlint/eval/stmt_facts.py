@@ -385,7 +385,9 @@ def _counter_branches(s: object) -> bool:
     if not counters:
         return False
     for n in ir.walk(body):
-        if isinstance(n, (ir.If, ir.Switch)) and any(
-                isinstance(r, ir.Ref) and r.name in counters for r in ir.walk(n.cond)):
-            return True
+        if isinstance(n, (ir.If, ir.Switch)):
+            # The counter itself, not an element it indexes (`if (r[j] > m)` is a test on data).
+            inside = {id(r) for x in ir.walk(n.cond) if isinstance(x, ir.Index) for r in ir.walk(x.index)}
+            if any(isinstance(r, ir.Ref) and r.name in counters and id(r) not in inside for r in ir.walk(n.cond)):
+                return True
     return False
