@@ -78,3 +78,22 @@ __global__ void k(float* a, const float* r, const int* n) {
     for (int j = 0; j < *n; j++) { if (r[j] > m) m = r[j]; }
     a[0] = m;
 }"""))
+
+
+def test_a_guard_dead_inside_a_re_sampled_region_is_re_sampled_again(monkeypatch) -> None:
+    from pathlib import Path
+
+    from kernlint import engine
+
+    path = Path(__file__).parent.parent / "fixtures" / "KL102_resample_nested_guards.cu"
+    src = path.read_text()
+    res = lint_source(src, str(path), OPTIONS)
+    (d,) = [d for d in res.diagnostics if d.code == "KL102"]
+    assert d.line == 22 and d.metrics["sectors"] == 32
+    assert any("sn = 3328 and 5376 the guard at line 21 never holds" in a for a in d.assumptions)
+    assert res.coverage[0].status == "full"
+    # One level only: the inner guard stays dead, its store not evaluated (and not reported).
+    monkeypatch.setattr(engine, "MAX_NESTED_RESAMPLES", 0)
+    res = lint_source(src, str(path), OPTIONS)
+    assert not [d for d in res.diagnostics if d.code == "KL102"]
+    assert res.coverage[0].status == "partial"
