@@ -97,3 +97,62 @@ def test_a_guard_dead_inside_a_re_sampled_region_is_re_sampled_again(monkeypatch
     res = lint_source(src, str(path), OPTIONS)
     assert not [d for d in res.diagnostics if d.code == "KL102"]
     assert res.coverage[0].status == "partial"
+
+
+def _kernel(src: str):
+    from kernlint.frontend import parse_source
+
+    tu = parse_source(src, "live.cu")
+    return next(f for key, f in tu.functions.items() if key.startswith("k@"))
+
+
+def _first_loop(fn):
+    return min((n for n in ir.walk(fn.body) if isinstance(n, (ir.For, ir.While))), key=lambda n: n.span.line)
+
+
+def test_names_read_after_a_loop() -> None:
+    from kernlint.eval.liveness import names_read_after
+
+    fn = _kernel("""
+__global__ void k(float* a, const float* b, int n) {
+    int i, j = 0;
+    float s = 0;
+    for (i = 0; i < n; i++) { s += b[i]; j += 2; }
+    a[j] = s;
+    if (threadIdx.x == 0) { for (i = 0; i < 4; i++) a[i] = 0; }
+}""")
+    # s and j are read after the loop; i is assigned again (under a guard, then read only there).
+    assert names_read_after(fn.body, _first_loop(fn), {"i", "j", "s"}) == {"j", "s"}
+    fn = _kernel("""
+__global__ void k(float* a, const float* b, int n) {
+    int i;
+    for (i = 0; i < n; i++) { a[i] = b[i]; }
+    if (threadIdx.x == 0) { i = 0; }
+    a[i] = 1;
+}""")
+    # A conditional assignment does not hide the read after it.
+    assert names_read_after(fn.body, _first_loop(fn), {"i"}) == {"i"}
+    fn = _kernel("""
+__global__ void k(float* a, const float* b, int n, int m) {
+    int i, r = 0;
+    while (r < m) {
+        for (i = 0; i < n; i++) { a[i] = b[i]; }
+        r += i;
+    }
+}""")
+    inner = next(n for n in ir.walk(fn.body) if isinstance(n, ir.For))
+    # Read after the inner loop in the outer body.
+    assert names_read_after(fn.body, inner, {"i"}) == {"i"}
+    fn = _kernel("""
+__global__ void k(float* a, const float* b, int n, int m) {
+    int i, r = 0;
+    while (r < m) {
+        for (i = 0; i < n; i++) { a[i] = b[i]; }
+        r += 1;
+        if (r > 3) break;
+    }
+    a[i] = 0;
+}""")
+    inner = next(n for n in ir.walk(fn.body) if isinstance(n, ir.For))
+    # The next iteration assigns it first, but the exit path (the read after the loop) decides.
+    assert names_read_after(fn.body, inner, {"i"}) == {"i"}

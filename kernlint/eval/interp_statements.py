@@ -12,7 +12,7 @@ from kernlint.eval import fast_forward, resample
 from kernlint.eval.flops import statement_flops
 from kernlint.eval.shared_scalars import is_shared_scalar_type
 from kernlint.eval import uniform_data
-from kernlint.eval import local_arrays
+from kernlint.eval import local_arrays, liveness
 from kernlint.eval.values import UNINIT, Val, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
 from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
@@ -546,7 +546,12 @@ class StatementsMixin:
             for name, v in ahead.items():
                 self.frame.env[name] = v  # where the loop leaves it: it advances by a constant step
             written = written - set(ahead)
-            for name in written:
+            stale = written
+            if len(self.frames) == 1:
+                # Names every later path assigns before reading keep no value anything reads
+                # (eval/liveness.py): the next loop's counter is not made unknown.
+                stale = liveness.names_read_after(self.fn.body, s, written)
+            for name in stale:
                 if name in self.frame.env:
                     self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why, uniform=False)
                                             if data_cond is not None
