@@ -156,3 +156,29 @@ __global__ void k(float* a, const float* b, int n, int m) {
     inner = next(n for n in ir.walk(fn.body) if isinstance(n, ir.For))
     # The next iteration assigns it first, but the exit path (the read after the loop) decides.
     assert names_read_after(fn.body, inner, {"i"}) == {"i"}
+
+
+def test_a_plain_dim3_set_member_by_member_folds_at_the_launch() -> None:
+    from kernlint.project.scan import scan_text
+
+    facts = scan_text("""
+#define NT 512
+void host(float* a, int n) {
+    dim3 threads;
+    dim3 grid;
+    threads.x = NT;
+    threads.y = 1;
+    grid.x = n / NT;
+    while (n > 1) {
+        k<<<grid, threads>>>(a, n);
+        grid.x = grid.x / NT;
+        n = n / NT;
+    }
+}
+""")
+    (ln,) = facts.launches
+    loc = dict(ln.locals)
+    # threads: each member assigned once (z keeps the default 1); grid.x is assigned again after
+    # the launch, in the loop around it: no single value.
+    assert loc["threads"] == "dim3(NT, 1, 1)"
+    assert "grid" not in loc

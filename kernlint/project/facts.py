@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCAN_VERSION = 5  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 6  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @dataclass(frozen=True, slots=True)
