@@ -445,13 +445,13 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return ck is None or ck in self.ifs_dead
 
     def region_dead(self, key: tuple[int, int, int, int], params: frozenset[str]) -> None:
-        self.ifs_dead[key] = params
+        self.ifs_dead.setdefault(key, params)  # the first call that noted it keeps its own key's entry
         ck = self._call_key(key)
         if ck is not None:
             self.ifs_dead[ck] = params
 
     def region_targets(self, key: tuple[int, int, int, int], targets: dict[str, int]) -> None:
-        self.ifs_targets[key] = targets
+        self.ifs_targets.setdefault(key, targets)
         ck = self._call_key(key)
         if ck is not None:
             self.ifs_targets[ck] = targets
