@@ -16,11 +16,11 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from kernlint.diagnostics import Severity
+from kernlint.frozen import frozen
 
 if TYPE_CHECKING:  # a runtime import would close a cycle: checks -> suppress -> config -> checks
     from kernlint.checks.base import Rule
@@ -59,7 +59,7 @@ class ConfigError(Exception):
         return f"{where}{self.message}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Settings:
     """Resolved settings; the defaults are what kernlint does with no config file and no flags."""
 

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping
+
+from kernlint.frozen import frozen
 
 
 class Severity(enum.IntEnum):
@@ -25,7 +27,7 @@ class Severity(enum.IntEnum):
             raise ValueError(f"unknown severity {text!r} (expected info, warning or error)") from None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Edit:
     """A machine-applicable suggested edit: replace [start, end) of `path` (1-based line/col) by `text`."""
 
@@ -37,7 +39,7 @@ class Edit:
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Diagnostic:
     """One finding at one source location.
 

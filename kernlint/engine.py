@@ -8,7 +8,7 @@ parse (frontend) -> per kernel: launch shapes (launch) -> warp evaluation (eval.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from kernlint import deadline, ir
@@ -21,6 +21,7 @@ from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
+from kernlint.frozen import frozen
 from kernlint.launch import launch_shapes
 from kernlint.options import LintOptions  # noqa: F401 - defined apart so the CLI need not import the engine
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from kernlint.project.units import Unit
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LintResult:
     path: str
     diagnostics: tuple[Diagnostic, ...]

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from kernlint.diagnostics import Diagnostic, Edit
+from kernlint.frozen import frozen
 
 FIXABLE_CODES = frozenset({"KL201"})
 """Rules whose findings carry machine-applicable edits (shown by `--list-rules`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FixOutcome:
     """The result of fixing one file: its new text, the findings fixed, and those left after the fix."""
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+
+from kernlint.frozen import frozen
 
 # `[ \t]*`, not `\s*`: with re.M, `^\s*` rescans a whole run of blank lines from each of its line
 # starts (quadratic: 200,000 blank lines took minutes).
@@ -14,7 +15,7 @@ SCAN_BYTES = 1 << 20
 """How many found local headers the pre-scan reads (and how much of each) for nested includes."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Unresolved:
     """`names`: includes found nowhere (as written). `paths`: absolute paths that must not be opened:
     absolute includes that do not exist, and includes that resolve to a FIFO, a device or a directory."""

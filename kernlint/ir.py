@@ -5,12 +5,14 @@ Every node carries a `Span` so a finding can point at the source.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 import operator
 from typing import Callable, Iterator, Union
 
+from kernlint.frozen import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class Span:
     """1-based source range."""
 
@@ -23,14 +25,14 @@ class Span:
 NO_SPAN = Span(0, 0, 0, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Field:
     name: str
     offset: int  # bytes from the start of the struct; -1 when unknown
     ctype: "CType"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CType:
     """A C type reduced to what the analyses need: its kind, size in bytes and element layout.
 
@@ -66,14 +68,14 @@ INT = CType("int", 4, True, name="int")
 # --- expressions -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Lit:
     value: int | float
     ctype: CType
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Ref:
     """A name. kind: local, param, global, constant, shared, template, function, builtin, unknown."""
 
@@ -83,7 +85,7 @@ class Ref:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Member:
     base: "Expr"
     field: str
@@ -93,7 +95,7 @@ class Member:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Index:
     base: "Expr"
     index: "Expr"
@@ -101,7 +103,7 @@ class Index:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Unary:
     """op: - + ! ~ * & pre++ pre-- post++ post-- sizeof."""
 
@@ -111,7 +113,7 @@ class Unary:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Binary:
     """Arithmetic, comparison, logical, comma; assignments (=, +=, ...) too."""
 
@@ -122,7 +124,7 @@ class Binary:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cond:
     cond: "Expr"
     then: "Expr"
@@ -131,7 +133,7 @@ class Cond:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cast:
     operand: "Expr"
     ctype: CType
@@ -139,7 +141,7 @@ class Cast:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Call:
     """A call. `receiver` is set for member calls (`block.sync()`); `target` names a known function."""
 
@@ -152,14 +154,14 @@ class Call:
     template_args: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InitList:
     items: tuple["Expr", ...]
     ctype: CType
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Opaque:
     """Something the evaluator cannot model (a lambda, a recovery expression): its value is unknown."""
 
@@ -169,7 +171,7 @@ class Opaque:
     children: tuple["Expr", ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SizeOf:
     """`sizeof(T)` / `alignof(T)` of a dependent type (`sizeof(E)` in a class template's method): clang
     cannot fold it; the evaluator does once the template arguments are bound."""
@@ -186,7 +188,7 @@ Expr = Union[Lit, Ref, Member, Index, Unary, Binary, Cond, Cast, Call, InitList,
 # --- statements --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class VarDecl:
     name: str
     ctype: CType
@@ -197,19 +199,19 @@ class VarDecl:
     static: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ExprStmt:
     expr: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Block:
     body: tuple["Stmt", ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class If:
     cond: Expr
     then: "Stmt"
@@ -217,7 +219,7 @@ class If:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class For:
     init: "Stmt | None"
     cond: Expr | None
@@ -226,7 +228,7 @@ class For:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class While:
     cond: Expr
     body: "Stmt"
@@ -234,30 +236,30 @@ class While:
     do_while: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Switch:
     cond: Expr
     cases: tuple[tuple[tuple[Expr, ...], tuple["Stmt", ...]], ...]  # (labels; empty = default), body
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Return:
     value: Expr | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Break:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Continue:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OpaqueStmt:
     reason: str
     span: Span
@@ -334,20 +336,20 @@ def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
 # --- declarations ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Param:
     name: str
     ctype: CType
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TemplateParam:
     name: str
     is_type: bool
     default: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Function:
     """A `__global__` kernel or a `__device__` function with its body."""
 
@@ -364,7 +366,7 @@ class Function:
     key: str = ""  # unique key (name + signature) for calls
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Launch:
     """A `kernel<<<grid, block, shmem>>>(...)` in host code."""
 
@@ -388,7 +390,7 @@ class Launch:
     arg_offsets: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParseProblem:
     line: int
     column: int
@@ -396,7 +398,7 @@ class ParseProblem:
     syntax: bool  # a real syntax error, as opposed to an unresolved name from a missing header
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TranslationUnit:
     path: str
     kernels: tuple[Function, ...]

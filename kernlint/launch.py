@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 
 from kernlint import ir
+from kernlint.frozen import frozen
 
 DEFAULT_1D = (256, 1, 1)
 DEFAULT_2D = ((32, 8, 1), (16, 16, 1))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LaunchShape:
     """One configuration to evaluate: block and (optionally) grid dims, template bindings, defines."""
 
@@ -47,7 +47,7 @@ class LaunchShape:
         return text
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Annotation:
     block: tuple[int, int, int] | None = None
     grid: tuple[int, int, int] | None = None

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 NVCC_DIR = "kernlint-nvcc-"
+PCH_DIR = "kernlint-pch-"  # the precompiled shim of a process (kernlint/frontend/shim_pch.py)
 
 
 def nvcc_dir_prefix() -> str:
@@ -27,12 +28,12 @@ def temp_file_prefix() -> str:
 
 
 def remove_for(pid: int) -> list[str]:
-    """Remove what process `pid` (dead) left: its nvcc directories and its cache-write temporary files
+    """Remove what process `pid` (dead) left: its nvcc and PCH directories and its cache-write temporary files
     (in the cache directory and the directories one level below it). What was removed."""
     removed: list[str] = []
     try:
         tmp = Path(tempfile.gettempdir())
-        for p in tmp.glob(f"{NVCC_DIR}{pid}-*"):
+        for p in [*tmp.glob(f"{NVCC_DIR}{pid}-*"), *tmp.glob(f"{PCH_DIR}{pid}-*")]:
             if p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p, ignore_errors=True)
                 removed.append(str(p))

@@ -32,7 +32,8 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+from kernlint.frozen import frozen
 
 WARP_SIZE = 32
 KIB = 1024
@@ -48,7 +49,7 @@ When several limits tie, ``Occupancy.limiter`` names the first of them in this o
 """
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ArchLimits:
     """Per-SM resource limits of one GPU architecture (one compute capability).
 
@@ -141,7 +142,7 @@ def arch_limits(arch: str) -> ArchLimits:
         raise ValueError(f"no occupancy limits for {arch!r}; known architectures: {known}") from None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Occupancy:
     """Theoretical occupancy of one kernel configuration on one SM.
 
@@ -356,7 +357,7 @@ def occupancy(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     """The nearest change of one resource that moves occupancy to another level."""
 
@@ -370,7 +371,7 @@ class Step:
     """Occupancy at the step (``active_blocks`` 0: the launch would fail)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cliffs:
     """Where occupancy changes next around a kernel's current resource usage.
 

@@ -1,10 +1,12 @@
 """`LintOptions`: what the engine needs from settings and flags, importable without the engine (no NumPy)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from kernlint.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LintOptions:
     """What the engine needs from settings and flags (the CLI builds it from `config.Settings`)."""
 

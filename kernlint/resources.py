@@ -28,11 +28,12 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from kernlint import leftovers
+from kernlint.frozen import frozen
 from kernlint.includes import scan_includes
 
 COMPILE_TIMEOUT_S = 60.0
@@ -45,7 +46,7 @@ BASE_REGISTERS = 8
 on sm_80 and sm_90 with CUDA 13): thread index, a 64-bit address, and scratch."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KernelResources:
     """What one kernel entry (one template instantiation) uses per thread and per block.
 
@@ -117,7 +118,7 @@ _SMEM = re.compile(r"(\d+) bytes smem")
 _CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _RawEntry:
     mangled: str
     arch: str

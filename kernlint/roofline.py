@@ -10,10 +10,10 @@ requests, an upper bound on DRAM traffic when data is reused. User documentation
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kernlint import ir
+from kernlint.frozen import frozen
 
 if TYPE_CHECKING:
     from kernlint.eval.result import KernelResult
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # that a process only showing rows (cached results, the reporters) does not load them.
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ArchPeak:
     """Peak throughput of the GPU that represents an architecture (vendor datasheet figures)."""
 
@@ -62,7 +62,7 @@ def arch_peak(arch: str | None, override: tuple[float, float, float] | None = No
     return key, ARCH_PEAKS[key]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Roofline:
     """One kernel under one launch shape; per-thread figures are means over the evaluated threads."""
 

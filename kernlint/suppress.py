@@ -16,12 +16,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kernlint.checks.base import Rule
 from kernlint.checks.suppression_rules import RULES, UNKNOWN, UNUSED
 from kernlint.config import selector_known, selector_matches
 from kernlint.diagnostics import Diagnostic
+from kernlint.frozen import frozen
 
 _META_CODES = frozenset(r.code for r in RULES)
 
@@ -40,7 +41,7 @@ _LOOKALIKE = re.compile(
 _CODE_WORD = re.compile(r"\bKL\d{3}\b|\bKL\d{1,2}(?:x{1,2})?\b|\b[a-z]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Suppression:
     """One `kernlint: ignore[...]` or `ignore-file[...]` directive.
 
@@ -66,7 +67,7 @@ class Suppression:
         return any(diag.line <= n <= last for n in self.lines)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Comment:
     """A comment's body and where it starts (line, column) and ends (line, column of its last char)."""
 

@@ -738,3 +738,52 @@ def test_a_site_behind_a_branch_on_loaded_data_that_never_ran_is_data_dependent(
     out = _verdict(d, plan)
     assert out.confirmation == "not-run" and out.metrics["confirm_not_run"] == "data-dependent"
     assert "loaded data (line 26)" in out.notes[-1]
+
+
+_RESAMPLED_GUARD = """\
+__global__ void copy_rows(const float* in, float* out, int rows, int n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = t % rows;
+    int c = t / rows;
+    out[t] = in[c * 4096 + r + 1];
+    if ((t + 1) % rows == 0) {
+        out[t + n] = 0.0f;
+    }
+}
+"""
+
+
+def test_a_re_evaluation_of_dead_regions_judges_only_findings_inside_them(tmp_path: Path) -> None:
+    """The guard at line 7 never holds for rows = 4096/6144, so the engine evaluates the kernel again
+    with rows = 1 and 32 and reports only what it finds inside the guard (engine.combine). That
+    evaluation also flags line 6 (32 sectors at rows = 1), but it is not the one the finding was
+    reported under; a GPU run of it that disagrees at line 6 must not refute it (rodinia heartwall
+    kernel.cu:169, `in2_rows` re-sampled as 1 and 32)."""
+    path = tmp_path / "resampled_guard.cu"
+    path.write_text(_RESAMPLED_GUARD)
+    text, result = _lint(path)
+    (d,) = [d for d in result.diagnostics if d.code == "KL103"]
+    assert d.line == 6
+    plan = confirm.plan_file(result, text, OPTIONS)
+    resampled = [r for r in plan.runs if r.result.regions]
+    assert resampled and all(r.spec is not None for r in resampled)
+    site = plan.site_of_span[(6, d.column, "access")]
+    for run in plan.runs:
+        if run.spec is None:
+            continue
+        trace = tmp_path / f"trace_{run.id}.npz"
+        _fake_trace(plan, run, trace)
+        if run.result.regions:  # this run's line 6 measured aligned: the rule does not fire there
+            data = dict(np.load(trace))
+            lanes = np.arange(32, dtype=np.uint64) * np.uint64(4) + np.uint64(1 << 20)
+            data["addr"][site.id] = lanes * (data["addr"][site.id] != 0)
+            np.savez(trace, **data)
+        run.status, run.device = "ok", "fake GPU"
+        confirm._measure(plan, run, str(trace))
+    for run in resampled:
+        assert not any(key[0] == 6 for key in run.static_keys)  # its line-6 findings predict nothing
+        assert (6, d.column, "KL103") not in {(m.line, m.column, m.code) for m in run.measured_diags}
+    out = confirm.apply_results(list(result.diagnostics), [plan], [result], [])
+    (judged,) = [x for x in out if x.code == "KL103" and x.line == 6]
+    assert judged.confirmation == "confirmed", judged.notes[-1]

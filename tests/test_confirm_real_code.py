@@ -252,6 +252,27 @@ def test_each_sampled_block_runs_with_its_own_sampled_values() -> None:
     assert args0 == run.spec["args"] and args1 == run.spec["args2"]
 
 
+def test_a_kernel_without_parameters_runs_each_sampled_block_with_its_own_globals(tmp_path: Path) -> None:
+    """Rodinia heartwall's `kernel()` takes no parameters: its sizes are fields of a `__constant__` struct
+    that --confirm writes before each launch. Sample 1's block must run with sample 1's values (a second
+    launch), although both launches have the same (empty) argument list."""
+    from kernlint.confirm.cupy_probe import NO_BLOCK, _launches
+
+    text = ("struct common_t { int rows; int pad; };\n__constant__ common_t d_c;\n"
+            "__device__ float d_out[1 << 24];\n\n// kernlint: block=(256,1,1)\n"
+            "__global__ void fill()\n{\n    int t = threadIdx.x;\n    d_out[t * d_c.rows] = 0.0f;\n}\n")
+    plan = _plan_text(tmp_path, "noparam.cu", text)
+    (run,) = plan.runs
+    assert run.spec is not None and run.spec["args"] == [] == run.spec["args2"]
+    rows = [{(g["offset"], g["value"]) for g in run.spec[key]["globals"]} for key in ("seed", "seed2")]
+    assert (0, 4096) in rows[0] and (0, 6144) in rows[1]
+    launches = _launches(run.spec)
+    assert len(launches) == 2
+    (k0, a0, b0, _), (k1, a1, b1, _) = launches
+    assert b0 == NO_BLOCK == a1 and a0 == run.spec["samples"][0] and b1 == run.spec["samples"][1]
+    assert k0["seed"] == run.spec["seed"] and k1["seed"] == run.spec["seed2"]
+
+
 def test_a_sampled_value_given_to_a_narrow_parameter_wraps_as_in_c() -> None:
     import numpy as np
 

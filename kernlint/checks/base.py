@@ -1,10 +1,10 @@
 """The shape every rule shares: two names, a default severity, and a pure check function."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.frozen import frozen
 
 if TYPE_CHECKING:
     from kernlint.eval.result import KernelResult
@@ -18,7 +18,7 @@ def call_chain_notes(via: tuple[int, ...]) -> list[str]:
             + " -> ".join(str(v) for v in via) + "; each call site is reported on its own"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Rule:
     """One rule: `code` for machines (KL101), `name` for people (uncoalesced-global-load)."""
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.uniform_data import is_load_symbol, label as load_label
 from kernlint.eval.result import KernelResult
+from kernlint.frozen import frozen
 from kernlint.metrics import SECTOR_BYTES, global_sectors
 
 WARN_RATIO = 2.0  # the issue's threshold: warn at >= 2x the ideal sectors
@@ -28,7 +28,7 @@ MIN_EXCESS_SECTORS = 4  # ...and at least one 128-byte line wasted per request: 
 # than a coalesced request of the same lanes, and is not worth a warning
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SiteCost:
     """Sectors of one access site summed over warps, iterations and samples."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from kernlint.checks.search_hit import is_bracket_test
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
+from kernlint.frozen import frozen
 
 WARP = 32
 # Operations under a branch from which the compiler no longer predicates it (the same threshold as
@@ -48,7 +48,7 @@ _KIND_WORDS = {"if": "branch", "loop": "loop trip count", "switch": "switch"}
 _EXIT_WORDS = {"return": "early return", "break": "early loop exit", "continue": "early continue"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KernelWork:
     """What the whole block issued in one sample: warp instructions and active-lane instructions."""
 
@@ -77,7 +77,7 @@ def average_active_lanes(result: KernelResult) -> float | None:
     return float(kw.avg_active.min())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DataVerdict:
     severity: Severity
     heavy: bool

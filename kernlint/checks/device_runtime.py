@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from kernlint import ir
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Branch, DataBranch
 from kernlint.eval.result import KernelResult
+from kernlint.frozen import frozen
 
 DEMOTED = frozenset({"KL101", "KL102", "KL201", "KL301", "KL302", "KL305"})
 REGION_CODES = frozenset({"KL301", "KL302", "KL305"})
@@ -45,7 +46,7 @@ _NEW = re.compile(r"\bnew\s+[A-Za-z_:]")  # `new T(...)` allocates; placement `n
 _DELETE = re.compile(r"\bdelete\b")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RuntimeCall:
     line: int
     name: str  # "cudaMalloc", "a child launch of computeBezierLinePositions", "new"

@@ -35,6 +35,7 @@ from kernlint.checks.data_divergence import NCU_ACTIVE_LANES, average_active_lan
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
 from kernlint.eval.result import KernelResult
+from kernlint.frozen import frozen
 
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
@@ -51,7 +52,7 @@ HALVING_LIMIT = WARP
 # --- per-warp measurement (pure; unit-tested in tests/test_divergence.py) ----------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WarpSplit:
     """How the active lanes of each warp divide on a condition; arrays of shape (S, W)."""
 
@@ -87,7 +88,7 @@ def arm_split(arms: np.ndarray, mask: np.ndarray) -> WarpSplit:
     return WarpSplit(split, active, largest)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TripSpread:
     """Per-warp trip counts of a loop over the lanes that reached it; arrays of shape (S, W)."""
 
@@ -208,7 +209,7 @@ class BranchSite:
     returns: list[Branch] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BranchVerdict:
     """What KL301 concluded for one site; `severity` None means quiet."""
 

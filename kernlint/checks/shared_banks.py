@@ -14,7 +14,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
+from kernlint.frozen import frozen
 from kernlint.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wavefronts
 
 MAX_PADDING = 32  # padding candidates tried per array (row pitch mod 32 words repeats after that)
@@ -43,7 +44,7 @@ IMPACT_FRACTION = 0.05
 # --- measurement ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     """The worst request of one loop step (one value of the enclosing loop variables)."""
 
@@ -51,7 +52,7 @@ class Step:
     ways: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SiteBanks:
     """Bank-conflict cost of one shared-memory access site (all its loads/stores, warps, steps)."""
 
@@ -165,7 +166,7 @@ def measure(events: Sequence[object]) -> list[SiteBanks]:
 # --- the computed fix ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fix:
     """What to change for one array: a padded declaration (with its edit) and/or a swizzle, or why not."""
 

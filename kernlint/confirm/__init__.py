@@ -48,6 +48,7 @@ from kernlint.confirm import seeding
 from kernlint.confirm.instrument import instrument as instrument_source
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import events as ev
+from kernlint.eval import resample
 from kernlint.eval.result import KernelResult
 
 MAXSEQ = 64  # records per (site, warp) at least; the evaluator itself stops at 48 events per site
@@ -1209,10 +1210,22 @@ def _measure(plan: FilePlan, run: KernelRun, trace_path: str) -> None:
     for rule in KERNEL_RULES:
         assert rule.check is not None
         try:
-            run.static_keys.update((d.line, d.column, d.code) for d in rule.check(kr))
+            run.static_keys.update((d.line, d.column, d.code) for d in rule.check(kr) if _reported_from(kr, d))
             run.measured_diags.extend(rule.check(run.measured))
         except Exception as exc:  # noqa: BLE001 (a rule that cannot digest measured events: its findings stay not-run)
             run.rule_errors[rule.code] = f"{type(exc).__name__}: {exc}"
+
+
+def _reported_from(kr: KernelResult, d: Diagnostic) -> bool:
+    """Whether the engine can report `d` from this evaluation (engine.combine): a re-evaluation of the
+    regions the first samples made dead reports only findings inside those regions, and one at an odd
+    offset only KL103s. Its other findings hold for samples (`in2_rows = 1`, chosen to reach a dead
+    branch) that no reported finding was predicted under, so they neither predict nor judge anything."""
+    if kr.regions:
+        return resample.in_regions(d.line, {key: frozenset() for key in kr.regions})
+    if kr.odd_offset is not None:
+        return d.code == "KL103"
+    return True
 
 
 def _loop_entries(mask: np.ndarray, ballot: np.ndarray, count: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -1491,7 +1504,9 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"},
                      "not run on a GPU: no launch ran with the shape and sampled values this finding was "
                      "predicted under")
-    relevant = relevant or ok
+    # The engine reports a finding of the first evaluation over the same one from a re-evaluation
+    # (engine.combine: regions and odd offsets add only what the first samples did not show).
+    relevant = [r for r in relevant if not r.result.regions and r.result.odd_offset is None] or relevant or ok
     traced = [r for r in relevant if (d.line, d.column) in r.traced_spans]
     # A run at refit sizes judges a finding only where the static analysis at those sizes predicts it
     # too (a stride of 4096 floats and one of 64 are different patterns).

@@ -228,7 +228,7 @@ def _launches(k: dict[str, Any]) -> list[tuple[dict[str, Any], list[int], list[i
     0's values and sample 1's block, in a second launch, with sample 1's (as the evaluator did).
     """
     s0, s1 = k["samples"]
-    if not k.get("args2"):
+    if k.get("args2") is None:  # (a kernel without parameters has `args2 == []`: its seeds still differ)
         return [(k, s0, s1, k["args"])]
     return [(dict(k, samples=[s0, NO_BLOCK]), s0, NO_BLOCK, k["args"]),
             (dict(k, samples=[NO_BLOCK, s1], seed=k.get("seed2", k.get("seed"))), NO_BLOCK, s1, k["args2"])]

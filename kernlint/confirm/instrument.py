@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from kernlint import ir
+from kernlint.frozen import frozen
 
 SHARED_FLAG = 1 << 63
 
@@ -250,7 +250,7 @@ _KEEP_DECL_WORDS = re.compile(
     r"constexpr|const|static_assert|namespace)\b")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Site:
     """One place to trace: "access" (a memory access), "branch" (an `if`), "switch", "loop" (its condition),
     "collective" (a barrier or `*_sync` warp intrinsic: the lanes that arrive, from `__activemask()`).
@@ -263,7 +263,7 @@ class Site:
     span: ir.Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Instrumented:
     """The rewritten source and what happened to each requested site."""
 
@@ -372,7 +372,7 @@ def offset_of(text: str, line_offsets: list[int], line: int, column: int) -> int
 # --- host code removal ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Chunk:
     start: int
     end: int  # exclusive

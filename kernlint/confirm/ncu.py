@@ -290,7 +290,7 @@ def profile_with_ncu(diagnostics: list[Diagnostic], plans: list[Any], workdir: s
         for r in runs:  # launches are profiled in the order they were made; pair them by name
             base = r.name_expr.split("<")[0]
             mine = []
-            for _launch in range(2 if r.spec.get("args2") else 1):  # one launch per sampled block when their values differ
+            for _launch in range(2 if r.spec.get("args2") is not None else 1):  # one launch per sampled block when their values differ
                 k = next((j for j, t in enumerate(pending) if t.kernel.split("(")[0].split("<")[0].strip()
                           .split(" ")[-1].split("::")[-1] == base), None)
                 if k is not None:

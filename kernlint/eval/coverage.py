@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.frozen import frozen
 
 MAX_INLINE_DEPTH = 6  # must match the interpreter's
 
@@ -104,7 +105,7 @@ class Recorder:
             self.drops[key] = why or ("unknown", "")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SiteStatus:
     """One site after a run: evaluated, or the cause (kind, detail) it was not."""
 
@@ -438,7 +439,7 @@ def sites_of(node: object, tu: ir.TranslationUnit, shared: frozenset[str], outer
 # --- per kernel ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Gap:
     """Sites not evaluated for one reason: the lines they are on (report lines) and how many."""
 
@@ -460,7 +461,7 @@ class Gap:
                 "lines": list(self.lines), "accesses": self.accesses, "branches": self.branches}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KernelCoverage:
     """How much of one kernel was evaluated (every shape and binding it was evaluated under, merged)."""
 

@@ -5,14 +5,14 @@ Arrays have shape (samples, warps, 32): a sample is one assignment of the assume
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
+from kernlint.frozen import frozen
 from kernlint.ir import Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemoryAccess:
     """A load or store of `width` bytes per lane at byte address `address` in `space`."""
 
@@ -33,7 +33,7 @@ class MemoryAccess:
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Branch:
     """A two-way branch: `cond` per lane, under `mask`. kind: if | ternary | return | switch."""
 
@@ -56,7 +56,7 @@ class Branch:
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Loop:
     """A loop and how many iterations each lane ran; `truncated` when evaluation stopped early."""
 
@@ -71,7 +71,7 @@ class Loop:
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Barrier:
     """`__syncthreads()` and friends (scope block) or `__syncwarp`/`*_sync` intrinsics (scope warp)."""
 
@@ -86,7 +86,7 @@ class Barrier:
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DataBranch:
     """A branch, loop or switch whose condition depends on data loaded at lane-varying addresses.
 
@@ -113,7 +113,7 @@ class DataBranch:
     role: str = ""  # the guarded code reports an error ('diagnostic') or appends via an atomic slot ('compaction')
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Work:
     """Emitted once at the end: operations each warp issued in the whole kernel, shape (S, W)."""
 

@@ -1,16 +1,17 @@
 """What rules receive: one kernel evaluated under one launch shape."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernlint import ir
 from kernlint.eval import uniform_data
 from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
+from kernlint.frozen import frozen
 from kernlint.launch import LaunchShape
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KernelResult:
     path: str
     kernel: ir.Function

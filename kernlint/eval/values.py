@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
+from kernlint.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Val:
     data: np.ndarray | None
     deps: frozenset[str] = frozenset()

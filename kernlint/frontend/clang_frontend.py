@@ -10,12 +10,13 @@ import ctypes
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Callable, Iterable, Iterator
 
 from kernlint import deadline, ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
+from kernlint.frontend import shim_pch
+from kernlint.frozen import frozen
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.project.pointer_offsets import arg_offsets
@@ -120,7 +121,7 @@ def shim_path() -> str:
     return str(resources.files("kernlint.frontend").joinpath("kernlint_cuda_shim.h"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Ctx:
     path: str
     text: str
@@ -992,9 +993,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
     include_dirs = tuple(_clang_name(os.path.abspath(d)) for d in include_dirs)
-    args = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
-            *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything",
-            "-ferror-limit=0", "-include", shim_path()]
+    base = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
+            *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything", "-ferror-limit=0"]
+    pch = shim_pch.pch_for(ci, shim_path(), base + [f"-D{d}" for d in defines])  # see shim_pch.py
+    args = base + (["-include-pch", pch] if pch else ["-include", shim_path()])
     # The stub directory comes last, so a stub never hides a real header of the same name.
     args += [f"-I{d}" for d in include_dirs] + [f"-I{STUB_DIR}"]
     args += [f"-D{d}" for d in defines]
@@ -1002,7 +1004,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     text = clang_spelling(text)
     if fragment_text is not None:
         fragment_text = clang_spelling(fragment_text)
-    index = ci.Index.create()
+    # With the PCH, the index leaves out the shim's declarations (they come from the PCH).
+    index = ci.Index.create(excludeDecls=pch is not None and shim_pch.EXCLUDE)
     tu = None
     for _round in range(_MAX_PARSE_ROUNDS):
         unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", "") for n in sorted(names)]
@@ -1014,7 +1017,16 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
                              | ci.TranslationUnit.PARSE_INCOMPLETE)
         except ci.TranslationUnitLoadError as exc:
-            raise FrontendError(f"clang could not parse the file: {exc}") from exc
+            if pch is None:
+                raise FrontendError(f"clang could not parse the file: {exc}") from exc
+            tu = None
+        if pch is not None and (tu is None or any(d.severity >= 4 and _PCH_PROBLEM_RE.search(d.spelling)
+                                                  for d in tu.diagnostics)):
+            shim_pch.disable()  # clang would not take the PCH: the shim as text, from now on
+            pch = None
+            args[args.index("-include-pch"):args.index("-include-pch") + 2] = ["-include", shim_path()]
+            index = ci.Index.create()
+            continue
         grew = False
         for d in tu.diagnostics:
             m = _NOT_FOUND_RE.match(d.spelling)
@@ -1038,6 +1050,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                       launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths))
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
+
+
+_PCH_PROBLEM_RE = re.compile(r"precompiled|\bPCH\b|AST file")
 
 
 def _clang_name(path: str) -> str:
@@ -1441,7 +1456,8 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
             return ()
         if tokens is None:
             tokens = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
-        before = " ".join(s for off, s in tokens if off < launch.extent.start.offset)
+        at = launch.extent.start.offset  # once, not per token (four ctypes calls)
+        before = " ".join(s for off, s in tokens if off < at)
         texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
                  else "" for a in arg_cursors]
         return arg_offsets(texts, before)

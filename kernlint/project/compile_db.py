@@ -4,11 +4,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
+from kernlint.frozen import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class FileFlags:
     include_dirs: tuple[str, ...] = ()
     macros: tuple[str, ...] = ()

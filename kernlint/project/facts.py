@@ -1,12 +1,13 @@
 """What the index keeps per file (frozen data, cached as JSON): see `scan` for how it is found."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kernlint.frozen import frozen
+
 
 SCAN_VERSION = 6  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RawLaunch:
     kernel: str
     template_args: tuple[str, ...]
@@ -20,14 +21,14 @@ class RawLaunch:
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KernelDef:
     name: str
     line: int
     template_params: tuple[tuple[str, bool, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileFacts:
     includes: tuple[tuple[str, bool, int], ...] = ()  # (name, quoted, line)
     defines: tuple[tuple[str, str], ...] = ()  # object-like macros: NAME -> body text

@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernlint.frozen import frozen
 from kernlint.project.cache import FactsCache, content_hash
 from kernlint.project.compile_db import FileFlags, find_compile_db, load_compile_db
 from kernlint.project.fold import fold
@@ -55,7 +56,7 @@ def project_root_for(path: str, project_dir: str | None = None,
     return Path(path).resolve().parent, True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProjectLaunch:
     """A launch found somewhere in the project, folded with that file's macros and constants."""
 
@@ -76,7 +77,7 @@ class ProjectLaunch:
         return f"{_rel(self.path, root)}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileContext:
     """What the engine needs about one file (see ProjectIndex.context_for)."""
 

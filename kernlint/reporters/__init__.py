@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval.coverage import KernelCoverage
+from kernlint.frozen import frozen
 
 FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
 
@@ -28,7 +29,7 @@ _MODULES: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReportContext:
     """What a reporter needs besides the diagnostics.
 
