@@ -20,7 +20,13 @@ sampled decreasing in declaration order, so min > max), and the rest of a kernel
 `return` that every sampled thread takes (`if (depth >= max_depth) return;`). Both are regions
 like a dead `if`'s body. A region that the small samples still leave dead is evaluated once more
 with the sampled parameters of its guard in reversed order (`reversed_overrides`), which flips
-every comparison between two of them.
+every comparison between two of them. Before that, a parameter whose name says it is a position
+rather than a size (`is_position_name`: `deviceRank`, `part_id`) is sampled as the first positions
+(`FIRST_SAMPLES`, 0 and 1) with the others as sampled: a grid-stride loop that starts at this
+device's share, `for (i = rank * gridSize + tid; i < n; ...)`, runs from rank 0. A guard that a
+re-sampled evaluation finds dead inside a region it opened (`if (x >= 0)` with `x = j - sn / 2 + b`,
+nested in a row guard over other parameters) is re-sampled once more on top of its samples
+(engine.py `_resample_dead`, at most `MAX_NESTED_RESAMPLES` levels).
 """
 from __future__ import annotations
 
