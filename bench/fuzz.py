@@ -1,7 +1,13 @@
 """Long fuzz run: batches of seeded mutants and the issue's hostile inputs, each batch with a known-good file.
 
     nice -n 15 python bench/fuzz.py [--corpus ../shared/corpus] [--inputs 10000] [--batch 25] [--seed 15]
-                                    [--scale 1.0] [--det-every 10] [--json out.json]
+                                    [--scale 1.0] [--det-every 10] [--parallel N] [--jobs J] [--json out.json]
+
+Needs only this checkout (it runs its own `kernlint`, by PYTHONPATH, whatever is installed) with
+kernlint's dependencies, and a corpus path if wanted. `--parallel N` runs N batches at once (each
+kernlint with `-j J`, by default the cores divided by N, at least 2): the mutants, the batches and
+the per-run records are the same as in a sequential run; only the timings and the order of the
+progress lines change.
 
 Each batch is one kernlint process (default `-j`, i.e. isolated workers, one per core) over a
 temporary directory; recorded per run, from wait4 of that process: exit status or signal, wall
@@ -21,6 +27,7 @@ reported every time, deterministic output. Exits 1 when any is missed.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import json
 import os
 import random
@@ -29,9 +36,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -136,12 +145,30 @@ def main() -> int:
     ap.add_argument("--no-hostile", action="store_true")
     ap.add_argument("--json", default=None, help="write the summary here")
     ap.add_argument("--verbose", action="store_true", help="print every run (else failures and every 20th)")
+    ap.add_argument("--parallel", type=int, default=1, help="batches run at once (1: one after another)")
+    ap.add_argument("--jobs", type=int, default=0,
+                    help="kernlint -j for each run (0: kernlint's default alone, the cores divided by --parallel, "
+                         "at least 2, with --parallel)")
     a = ap.parse_args()
+    if a.parallel < 1 or a.jobs < 0:
+        ap.error("--parallel must be at least 1 and --jobs at least 0")
+    jobs = a.jobs or (max(2, (os.cpu_count() or 2) // a.parallel) if a.parallel > 1 else 0)
+    jobs_args = ["-j", str(jobs)] if jobs else []
     fixtures = seeds(ROOT / "fixtures")
     corpus = ([p.read_bytes() for p in sorted(Path(a.corpus).rglob("*.cu")) if p.stat().st_size < 200_000]
               if a.corpus else [])
     rng = random.Random(a.seed)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    # This checkout's kernlint, whatever is installed (the runs' working directory is a batch's own).
+    path = os.pathsep.join(x for x in (str(ROOT), os.environ.get("PYTHONPATH", "")) if x)
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": path}
+    check = subprocess.run([sys.executable, "-m", "kernlint", "--version"], capture_output=True, text=True,
+                           env=env, cwd=tempfile.gettempdir())
+    if check.returncode != 0:
+        print(f"fuzz: cannot run kernlint from {ROOT}: {(check.stderr or check.stdout).strip()[-2000:]}",
+              file=sys.stderr)
+        return 2
+    lock = threading.Lock()  # guards the tallies below: batches may run in threads (--parallel)
+    records: list[tuple[int, dict[str, object]]] = []  # (batch number, the run's record), for --json
     failures: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
     worst = {"wall": 0.0, "rss_kib": 0, "cpu": 0.0, "wall_label": "", "rss_label": "", "cpu_label": ""}
@@ -152,9 +179,16 @@ def main() -> int:
     runs = det_checks = files = 0
     t_start = time.monotonic()
 
-    def record(label: str, r: dict[str, object], bad: list[str]) -> None:
+    def record(number: int, label: str, r: dict[str, object], bad: list[str]) -> None:
+        with lock:
+            _record(number, label, r, bad)
+
+    def _record(number: int, label: str, r: dict[str, object], bad: list[str]) -> None:
         nonlocal runs
         runs += 1
+        records.append((number, {"batch": number, "label": label, "rc": r["rc"], "wall_s": round(float(r["wall"]), 2),  # type: ignore[arg-type]
+                                 "cpu_s": round(float(r["cpu"]), 2), "rss_mib": int(r["rss_kib"]) // 1024,  # type: ignore[arg-type, call-overload]
+                                 "load_1min": round(float(r["load"]), 2), "missed": bad}))  # type: ignore[arg-type]
         walls.append(float(r["wall"]))  # type: ignore[arg-type]
         cpus.append(float(r["cpu"]))  # type: ignore[arg-type]
         loads.append(float(r["load"]))  # type: ignore[arg-type]
@@ -174,8 +208,8 @@ def main() -> int:
                   f"load {float(r['load']):4.1f} {int(r['rss_kib']) // 1024:5d} MiB "  # type: ignore[arg-type]
                   f"{'; '.join(bad) or 'ok'}", flush=True)
 
-    def batch(label: str, named: dict[str, bytes], args: list[str] | None = None, stdin: str | None = None,
-              check_det: bool = False, fifo: bool = False) -> None:
+    def batch(number: int, label: str, named: dict[str, bytes], args: list[str] | None = None,
+              stdin: str | None = None, check_det: bool = False, fifo: bool = False) -> None:
         nonlocal det_checks, files
         # Each batch has a cache directory of its own, empty at the start: the first run is cold, and
         # the determinism checks compare it with a run that lints again (--no-cache, -j 1, another
@@ -187,57 +221,81 @@ def main() -> int:
             for name, data in named.items():
                 Path(d, name).write_bytes(data.replace(b"@DIR@", d.encode()))
             Path(d, "zz_good.cu").write_text(GOOD)
-            files += len(named) + 1
+            with lock:
+                files += len(named) + 1
             targets = [x.replace("@DIR@", d) for x in (args or [])] + [d]
             benv = {**env, "KERNLINT_CACHE_DIR": cache}
 
             def once(extra: list[str], run_env: dict[str, str]) -> dict[str, object]:
                 fd = os.open(stdin, os.O_RDONLY) if stdin else None
                 try:
-                    return run_kernlint([*extra, *targets], d, a.run_timeout, run_env, stdin=fd)
+                    return run_kernlint([*(extra or jobs_args), *targets], d, a.run_timeout, run_env, stdin=fd)
                 finally:
                     if fd is not None:
                         os.close(fd)
 
             r = once([], benv)
-            record(label, r, judge(r, "zz_good.cu"))
+            record(number, label, r, judge(r, "zz_good.cu"))
             # A run the time budget or the timeout cut short depends on the machine's load: not compared.
             timed = "time budget" in str(r["stdout"]) or "gave up on this file: no result within" in str(r["stdout"])
             if check_det and not r["hung"] and not timed:
-                det_checks += 1
+                with lock:
+                    det_checks += 1
                 for why, extra, run_env in (
                         ("-j 1, no cache, another hash seed", ["-j", "1", "--no-cache"],
                          {**benv, "PYTHONHASHSEED": "12345"}),
                         ("warm cache", [], benv)):
                     again = once(extra, run_env)
                     if (again["stdout"], again["stderr"], again["rc"]) != (r["stdout"], r["stderr"], r["rc"]):
-                        failures[f"nondeterministic output ({why})"] += 1
-                        print(f"{label:40s} NONDETERMINISTIC ({why})", flush=True)
+                        with lock:
+                            failures[f"nondeterministic output ({why})"] += 1
+                            print(f"{label:40s} NONDETERMINISTIC ({why})", flush=True)
 
-    if not a.no_hostile:
-        for name, data in hostile(a.scale).items():
-            # The unbalanced `<` files end at the timeout, whose timing is the machine's: not compared.
-            batch(f"hostile {name}", {name: data}, check_det=not name.startswith("h_less"))
-        for label, args, named, stdin in special_batches():
-            batch(f"special: {label}", named, args=args, stdin=stdin, fifo=True, check_det=True)
-    done = 0
-    k = 0
-    while done < a.inputs:
-        n = min(a.batch, a.inputs - done)
-        named = {}
-        for i in range(n):
-            pool = corpus if corpus and rng.random() < a.corpus_share else fixtures
-            named[f"m{done + i:05d}.cu"] = mutate(rng.choice(pool), rng)
-        batch(f"mutants {done}-{done + n - 1}", named, check_det=a.det_every > 0 and k % a.det_every == 0)
-        done += n
-        k += 1
+    def batches() -> Iterator[tuple[str, dict[str, bytes], dict[str, object]]]:
+        """Every batch, in order, generated lazily (a long run's mutants need not be in memory at once)
+        and only here, in one thread: the random stream and the batches do not depend on --parallel."""
+        if not a.no_hostile:
+            for name, data in hostile(a.scale).items():
+                # The unbalanced `<` files end at the timeout, whose timing is the machine's: not compared.
+                yield f"hostile {name}", {name: data}, {"check_det": not name.startswith("h_less")}
+            for label, args, named, stdin in special_batches():
+                yield f"special: {label}", named, {"args": args, "stdin": stdin, "fifo": True, "check_det": True}
+        done = 0
+        k = 0
+        while done < a.inputs:
+            n = min(a.batch, a.inputs - done)
+            named = {}
+            for i in range(n):
+                pool = corpus if corpus and rng.random() < a.corpus_share else fixtures
+                named[f"m{done + i:05d}.cu"] = mutate(rng.choice(pool), rng)
+            yield f"mutants {done}-{done + n - 1}", named, {"check_det": a.det_every > 0 and k % a.det_every == 0}
+            done += n
+            k += 1
+
+    if a.parallel == 1:
+        for number, (label, named, kw) in enumerate(batches()):
+            batch(number, label, named, **kw)  # type: ignore[arg-type]
+    else:
+        with cf.ThreadPoolExecutor(max_workers=a.parallel) as pool:
+            pending: set[cf.Future[None]] = set()
+            for number, (label, named, kw) in enumerate(batches()):
+                if len(pending) >= 2 * a.parallel:  # a bounded queue: at most 2N batches' files in memory
+                    finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    for f in finished:
+                        f.result()
+                pending.add(pool.submit(batch, number, label, named, **kw))  # type: ignore[arg-type]
+            for f in cf.as_completed(pending):
+                f.result()
+    records.sort(key=lambda x: x[0])
+    over_wall.sort()
     elapsed = time.monotonic() - t_start
     summary = {
         "runs": runs, "files": files, "mutants": a.inputs, "determinism_checks": det_checks,
         "elapsed_s": round(elapsed, 1), "slowest_run_s": round(float(worst["wall"]), 1),
         "slowest_run": worst["wall_label"], "peak_rss_mib": int(worst["rss_kib"]) // 1024,
         "peak_rss_run": worst["rss_label"], "slowest_cpu_s": round(float(worst["cpu"]), 1),
-        "slowest_cpu_run": worst["cpu_label"], "batch": a.batch,
+        "slowest_cpu_run": worst["cpu_label"], "batch": a.batch, "parallel": a.parallel,
+        "kernlint_jobs": jobs or "default",
         "wall_s": _spread(walls), "cpu_s": _spread(cpus), "load_1min": _spread(loads),
         "runs_over_30s_cpu": sum(c > WALL_LIMIT_S for c in cpus), "runs_over_30s_wall": over_wall,
         "failures": dict(failures.most_common()),
@@ -245,7 +303,7 @@ def main() -> int:
     }
     print(json.dumps(summary, indent=2))
     if a.json:
-        Path(a.json).write_text(json.dumps(summary, indent=2))
+        Path(a.json).write_text(json.dumps({**summary, "run_records": [r for _n, r in records]}, indent=2))
     return 1 if failures else 0
 
 

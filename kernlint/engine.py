@@ -501,7 +501,10 @@ def lint_with_suppressions(text: str, path: str, options: LintOptions | None = N
     """`lint_source` followed by the inline suppressions of the file (KL901/KL902 included)."""
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
+    from kernlint.parallel import unanalysed_lines
+
     result = lint_source(text, path, options)
-    kept = apply_suppressions(path, result.diagnostics, parse_suppressions(text), ALL_RULES)
+    kept = apply_suppressions(path, result.diagnostics, parse_suppressions(text), ALL_RULES,
+                              unanalysed=unanalysed_lines(result))
     kept.sort(key=lambda d: d.sort_key())
     return LintResult(result.path, tuple(kept), result.kernels, result.notes, result.results, result.coverage)

@@ -267,6 +267,10 @@ class OpaqueStmt:
 
 # The reason of an Opaque / OpaqueStmt the front end made of code nested beyond its depth budget.
 TOO_DEEP = "too deeply nested to analyse"
+# The reason of the OpaqueStmt that stands for the rest of a block once a function has more statements
+# than the front end lowers (frontend/clang_frontend.py MAX_STATEMENTS); its span covers that rest.
+TOO_LARGE = "too many statements to analyse"
+MAX_STATEMENTS = 2_000  # statements lowered per function (why this many: frontend/clang_frontend.py)
 
 
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]
@@ -340,6 +344,7 @@ def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
 class Param:
     name: str
     ctype: CType
+    spelling: str = ""  # the type as clang spells it (`const float *`): NVRTC names an overloaded kernel by it
 
 
 @frozen

@@ -160,7 +160,7 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
         # Out of time, part of the file was not analysed (KL904 says what): a suppression that silenced
         # nothing may have had a finding there, so none is called unused (an empty active set).
         kept = apply_suppressions(name, res.diagnostics, parse_suppressions(src), ALL_RULES,
-                                  set() if deadline.expired() else active)
+                                  set() if deadline.expired() else active, unanalysed_lines(res))
         return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES) or _unchecked_kept(d, settings)]
 
     diags = selected(result, text)
@@ -185,14 +185,34 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
                        diff=diff, rooflines=rows)
 
 
+def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
+    """The (first, last) line ranges that no analysis looked at: the rest of a function past the front
+    end's statement limit (an OpaqueStmt TOO_LARGE), in the translation units the kernels ran in."""
+    from kernlint import ir
+
+    out: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    for r in res.results:
+        tu = r.unit
+        if tu is None or id(tu) in seen:
+            continue
+        seen.add(id(tu))
+        for fn in (*tu.kernels, *tu.functions.values()):
+            for s in ir.iter_statements(fn.body):
+                if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_LARGE:
+                    out.add((s.span.line, s.span.end_line))
+    return sorted(out)
+
+
 def _unchecked_kept(d: Any, settings: Any) -> bool:
-    """An error KL900/KL905 (part of the input went unchecked) is reported even when the selection
-    leaves it out (`--select KL1`), unless its code or name is ignored by name: else the run would
-    say "no findings" and exit 0 about code it never analysed."""
+    """An error KL900/KL905 (part of the input went unchecked) and a KL904 (part of a kernel was not
+    analysed) are reported even when the selection leaves them out (`--select KL1`, `--ignore KL9`,
+    a config's `select`/`ignore`/`per-file-ignores`), unless the code or name itself is ignored: else the
+    run would say "no findings" about code it never analysed (silence must mean evaluated and clean)."""
     from kernlint.diagnostics import Severity
     from kernlint.exitcodes import UNCHECKED_CODES
 
-    if d.code not in UNCHECKED_CODES or d.severity < Severity.ERROR:
+    if d.code != "KL904" and (d.code not in UNCHECKED_CODES or d.severity < Severity.ERROR):
         return False
     named = {s.strip().lower() for s in settings.ignore}
     named |= {s.strip().lower() for _glob, sels in settings.per_file_ignores for s in sels}

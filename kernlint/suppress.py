@@ -257,6 +257,7 @@ def apply_suppressions(
     suppressions: Sequence[Suppression],
     rules: Sequence[Rule],
     active_codes: Collection[str] | None = None,
+    unanalysed: Sequence[tuple[int, int]] = (),
 ) -> list[Diagnostic]:
     """Drop the diagnostics of file `path` that `suppressions` silence; report stale ones.
 
@@ -265,7 +266,10 @@ def apply_suppressions(
     that silenced nothing. When `active_codes` is given (the codes that were checked on this
     file), a selector whose rules were all switched off by configuration is not called unused,
     since disabling a rule should not make its suppressions noisy. KL901/KL902 findings can
-    themselves be silenced (`ignore-file[KL901]`).
+    themselves be silenced (`ignore-file[KL901]`). `unanalysed`: (first, last) line ranges of code the
+    analysis never looked at (a function past its statement limit): a suppression covering only such
+    lines, or a file-level one when there are any, silenced nothing there only because nothing was
+    checked, so it is not called unused.
     """
     catalog = list(rules) + [r for r in RULES if r.code not in {x.code for x in rules}]
     memo: dict[str, bool] = {}  # one look-up per distinct selector (40,000 suppressions name one rule)
@@ -310,6 +314,11 @@ def apply_suppressions(
     def matches_meta(sel: str) -> bool:
         return any(selector_matches(sel, r.code, r.name) for r in RULES)
 
+    def unchecked(sup: Suppression) -> bool:
+        if not unanalysed:
+            return False
+        return sup.file_level or bool(sup.lines) and all(any(a <= n <= b for a, b in unanalysed) for n in sup.lines)
+
     def active(sel: str) -> bool:
         if active_codes is None:
             return True
@@ -349,13 +358,13 @@ def apply_suppressions(
         for ci, sel in enumerate(sup.codes):
             if not known[si][ci]:
                 meta.append(_meta(path, UNKNOWN, sup.line, sup.columns[ci], _unknown_message(sel), len(sel)))
-            elif (si, ci) not in used and not matches_meta(sel) and active(sel):
+            elif (si, ci) not in used and not matches_meta(sel) and active(sel) and not unchecked(sup):
                 meta.append(unused(si, ci))
     # Meta findings go through the same suppressions; only then can selectors naming KL901/KL902
     # (or a prefix such as KL9xx that covers them) be judged used or not.
     kept_meta = [d for d in meta if not silenced(d)]
     for si, sup in enumerate(suppressions):
         for ci, sel in enumerate(sup.codes):
-            if known[si][ci] and (si, ci) not in used and matches_meta(sel) and active(sel):
+            if known[si][ci] and (si, ci) not in used and matches_meta(sel) and active(sel) and not unchecked(sup):
                 kept_meta.append(unused(si, ci))
     return kept + kept_meta

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -83,8 +84,15 @@ def test_forty_thousand_suppressed_accesses_finish_within_the_timeout(tmp_path: 
     # CPU time of kernlint and its workers: the budget and the timeout count CPU time, so a busy
     # machine stretches the wall clock but not this.
     elapsed = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    assert "KL900" not in r.stdout, r.stdout[-2000:]  # not killed: the budget (10 s, half the default timeout) stopped it first
-    assert "big.cu:1:1: KL904" in r.stdout and "time budget (10 s" in r.stdout
+    assert "KL900" not in r.stdout, r.stdout[-2000:]  # not killed
+    # The front end lowers the first 2,000 statements (ir.MAX_STATEMENTS), and KL904 names the rest; the
+    # time budget (10 s, half the default timeout) is not reached: this was 14 s of CPU when all 40,000
+    # were lowered and the budget stopped the analysis.
+    kl904 = [ln for ln in r.stdout.splitlines() if ln.startswith("big.cu:1:1: KL904")]
+    assert len(kl904) == 1 and "past its first 2,000" in kl904[0] and "time budget" not in kl904[0], r.stdout[-2000:]
+    first_unanalysed = int(re.search(r"lines (\d+)-(\d+) were not analysed", kl904[0]).group(1))  # type: ignore[union-attr]
     assert "zz_good.cu:1:67: KL101" in r.stdout
-    assert "KL901" not in r.stdout  # suppressions in code that was not analysed are not "unused"
-    assert elapsed < 60, elapsed
+    # A suppression that silenced nothing is unused only in code that was analysed.
+    unused = [int(m) for m in re.findall(r"^big\.cu:(\d+):\d+: KL901", r.stdout, re.M)]
+    assert unused and max(unused) < first_unanalysed
+    assert elapsed < 20, elapsed

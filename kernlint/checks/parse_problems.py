@@ -42,8 +42,12 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
         parts = []
         if acc_missing:
             parts.append(f"{acc_missing} of {record.accesses_seen} memory accesses")
-        if br_missing:
-            parts.append(f"{br_missing} of {record.branches_seen} branches")
+        # The rest of a block past the statement limit counts as one branch site: it is named apart.
+        too_large = sum(g.branches for g in record.gaps if g.kind == "large")
+        if br_missing - too_large > 0:
+            parts.append(f"{br_missing - too_large} of {record.branches_seen - too_large} branches")
+        if too_large:
+            parts.append(f"the statements past its first {ir.MAX_STATEMENTS:,}")
         what = " and ".join(parts)
     gaps = record.gaps
     first = gaps[0].text() if gaps else "unknown"

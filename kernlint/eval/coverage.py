@@ -57,6 +57,11 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "helper `{d}` was not inlined (calls nested too deep)", ""),
     "deep": ("too deeply nested to analyse", "too deeply nested to analyse",
              "split the expression or the chain of `else if` into smaller parts"),
+    "large": (f"lines {{d}} were not analysed: the function has more than {ir.MAX_STATEMENTS:,} statements, "
+              "the most kernlint analyses in one",
+              f"lines {{d}} were not analysed: the function has more than {ir.MAX_STATEMENTS:,} statements, "
+              "the most kernlint analyses in one",
+              "split the function into smaller ones"),
     "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
     "budget": ("the evaluator's step budget ran out before this point",
@@ -244,7 +249,7 @@ class _Walker:
 
     # statements
     def stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
-        if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_DEEP:
+        if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_DEEP, ir.TOO_LARGE):
             self.site(s.span, outer, BRANCH)
         elif s is not None and self.level < 400:  # the interpreter's nesting bound, roughly
             self.level += 1

@@ -127,12 +127,23 @@ class _Ctx:
     text: str
 
 
+def _line_column(loc: ci.SourceLocation) -> tuple[bool, int, int]:
+    """(in a file, line, column) of `loc` in one ctypes call (the bindings' `file`, `line` and `column`
+    properties make one each, and wrap the file)."""
+    f, line, col, off = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    ci.conf.lib.clang_getInstantiationLocation(loc, ctypes.byref(f), ctypes.byref(line), ctypes.byref(col),
+                                               ctypes.byref(off))
+    return bool(f), line.value, col.value
+
+
 def _span(cursor: ci.Cursor) -> ir.Span:
     ext = cursor.extent
-    start = ext.start
-    if start.file is None or start.line == 0:
-        start = cursor.location
-    return ir.Span(start.line, start.column, ext.end.line, ext.end.column)
+    lib = ci.conf.lib
+    in_file, line, col = _line_column(lib.clang_getRangeStart(ext))
+    if not in_file or line == 0:
+        _f, line, col = _line_column(cursor.location)
+    _f, end_line, end_col = _line_column(lib.clang_getRangeEnd(ext))
+    return ir.Span(line, col, end_line, end_col)
 
 
 def _in_main(cursor: ci.Cursor, path: str) -> bool:
@@ -156,8 +167,22 @@ class _TypeConverter:
 
     def __init__(self) -> None:
         self.cache: dict[str, ir.CType] = {}
+        # The same clang type by identity (its CXType: kind, QualType pointer, translation unit), which
+        # needs no ctypes call for its spelling: ~15 % of lowering a large body. One converter serves one
+        # parse, during which the translation unit, and so every pointer in a key, stays alive.
+        self.by_identity: dict[tuple[int, int, int], ir.CType] = {}
 
     def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
+        ident = t.data[0]
+        if ident:
+            idkey = (t._kind_id, ident, t.data[1] or 0)
+            hit = self.by_identity.get(idkey)
+            if hit is None:
+                hit = self.by_identity[idkey] = self._convert_by_spelling(t, depth)
+            return hit
+        return self._convert_by_spelling(t, depth)
+
+    def _convert_by_spelling(self, t: ci.Type, depth: int) -> ir.CType:
         # The written spelling alone is not a key: `typename vec4<T>::Type` is dependent in a function
         # template and `float4` in the same file's instantiated kernel (where `T` is an alias), and
         # whichever came first would be reused for the other. The canonical spelling tells them apart.
@@ -228,6 +253,13 @@ _SITE_KINDS = frozenset({K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.UNARY_OPER
 # analyse" (coverage reports them, KL904): Python's recursion limit (1,000 frames) must never be reached
 # by the lowering, the evaluator or the rules, whatever the input (an `else if` chain of 1,000 arms).
 MAX_NESTING = 150
+# Statements lowered per function (nested ones included). The rest of a block past it becomes one
+# OpaqueStmt(TOO_LARGE) spanning it, which coverage reports (KL904): the evaluator's step budget
+# (60,000 steps, eval/limits.py) would not reach that far on real code, where a statement costs 20-30
+# steps, and lowering one through libclang's bindings costs about 0.1-0.2 ms (a hostile body of 40,000
+# statements was 10 s of CPU before any analysis). The largest function of the corpus (rodinia
+# myocyte's kernel_ecc) has 678 statements.
+MAX_STATEMENTS = ir.MAX_STATEMENTS
 
 
 class _Lowering:
@@ -237,6 +269,7 @@ class _Lowering:
         self.ctx = ctx
         self.types = types
         self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
+        self.statements = 0  # statements lowered in the current function (bounded by MAX_STATEMENTS)
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -630,6 +663,7 @@ class _Lowering:
             self.depth -= 1
 
     def _stmt(self, c: ci.Cursor) -> ir.Stmt:
+        self.statements += 1
         kind = c.kind
         span = _span(c)
         if kind == K.COMPOUND_STMT:
@@ -691,9 +725,16 @@ class _Lowering:
         return ir.OpaqueStmt(kind.name.lower(), span)
 
     def stmts(self, cursors: Iterable[ci.Cursor]) -> list[ir.Stmt]:
-        out = []
-        for k in cursors:
+        out: list[ir.Stmt] = []
+        kids = list(cursors)
+        for i, k in enumerate(kids):
             deadline.check()  # a body of 40,000 statements is many seconds of lowering
+            if self.statements >= MAX_STATEMENTS:
+                # The rest of the block, unlowered: one opaque statement from here to its last one.
+                first, last = _span(k), _span(kids[-1])
+                out.append(ir.OpaqueStmt(ir.TOO_LARGE, ir.Span(first.line, first.column, last.end_line,
+                                                               last.end_column)))
+                break
             out.append(self.stmt(k))
         return out
 
@@ -1308,7 +1349,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     body = None
     for k in c.get_children():
         if k.kind == K.PARM_DECL:
-            params.append(ir.Param(k.spelling, low.ctype(k)))
+            params.append(ir.Param(k.spelling, low.ctype(k), k.type.spelling))
             param_cursors.append(k)
         elif k.kind == K.TEMPLATE_TYPE_PARAMETER:
             tparams.append(ir.TemplateParam(k.spelling, True))
@@ -1324,6 +1365,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     unresolved = tuple((p.line, p.column, p.message) for p in problems
                        if in_main and not p.syntax and ext.start.line <= p.line <= ext.end.line)
     params = [_unresolved_param(p, param_cursors[i], unresolved) for i, p in enumerate(params)]
+    low.statements = 0
     lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
