@@ -182,3 +182,29 @@ void host(float* a, int n) {
     # the launch, in the loop around it: no single value.
     assert loc["threads"] == "dim3(NT, 1, 1)"
     assert "grid" not in loc
+
+
+def test_a_data_loop_runs_twice_only_when_a_counter_guard_left_a_side_untaken() -> None:
+    from kernlint.eval.events import MemoryAccess
+
+    template = """
+__global__ void k(float* a, float* b, const float* r, const int* n) {
+    for (int d = 0; d < n[0]; d++) {
+        b[threadIdx.x] = 0.0f;
+        if (%s) { a[threadIdx.x * 2] = r[threadIdx.x]; }
+    }
+}
+void run(float* a, float* b, const float* r, const int* n) { k<<<1, 64>>>(a, b, r, n); }
+"""
+
+    def iterations(cond: str) -> int:
+        res = lint_source(template % cond, "twice.cu", OPTIONS)
+        (main,) = [r for r in res.results if not r.regions and not r.odd_offset]
+        return sum(1 for e in main.events if isinstance(e, MemoryAccess) and e.span.line == 4)
+
+    # `d > 0` holds for no lane in the first iteration: a second one runs it.
+    assert iterations("d > 0") == 2
+    # `threadIdx.x < d + 40` splits the block in the first iteration already: one iteration.
+    assert iterations("threadIdx.x < d + 40") == 1
+    # `d == 0` is taken in the first iteration, and it has no else: one iteration.
+    assert iterations("d == 0") == 1

@@ -124,6 +124,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.recent_loads = RecentLoads()
         self.sample_overrides = dict(sample_overrides or {})
         self.ifs_taken: set[tuple[int, int, int, int]] = set()
+        # id() of the `if`s a run left with a side no lane took (a loop may run them again).
+        self.one_sided: set[int] = set()
         self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
         self.ifs_targets: dict[tuple[int, int, int, int], dict[str, int]] = {}
         # Integers every lane of a warp loads from one address, and globals the kernel does not write:

@@ -209,6 +209,8 @@ class StatementsMixin:
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
         w0 = self.warp_work.copy()
         self.cov.hit(self.site_key(s.span, cov.BRANCH))
+        if not taken.any() or (s.other is not None and not not_taken.any()):
+            self.one_sided.add(id(s))  # a side no lane took (exec_loop: a second iteration)
         if taken.any():
             self.mask = taken
             self.exec(s.then)
@@ -502,9 +504,10 @@ class StatementsMixin:
                     active = active & c_lanes
                 if not active.any():
                     break
-                # A data-dependent trip count: the body is evaluated once, twice when it branches on
-                # a counter of the loop (`if (k == 0) {...} else {...}`), so both sides run.
-                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1 + _counter_branches(s)) or (
+                # A data-dependent trip count: the body is evaluated once, twice when a guard on a
+                # counter of the loop left a side untaken (`if (k == 0) {...} else {...}`).
+                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1 + (k == 1 and any(
+                        id(n) in self.one_sided for n in _counter_branches(s)))) or (
                         self.loop_cap is not None and k >= self.loop_cap and deps) or (
                         k >= 2 and self._loop_over_budget(loop_start_cost, k)):
                     truncated = True
