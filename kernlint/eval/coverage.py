@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kernlint import ir
 from kernlint.frozen import frozen
+from kernlint.memo import by_identity
 
 MAX_INLINE_DEPTH = 6  # must match the interpreter's
 
@@ -63,6 +64,9 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "the most kernlint analyses in one",
               "split the function into smaller ones"),
     "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
+    "fnptr": ("calls through the function pointer `{d}`, whose target is set at run time",
+              "calls through the function pointer `{d}`, whose target is set at run time",
+              "no setting supplies it; a `const` pointer initialised with the function's name is followed"),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
@@ -228,9 +232,12 @@ def has_side_effects(e: object) -> bool:
 
 def shared_names(fn: ir.Function, tu: ir.TranslationUnit) -> frozenset[str]:
     """Names of the `__shared__` arrays a kernel declares in its body (they are memory, not locals)."""
-    out = {n.name for n in ir.walk(fn.body) if isinstance(n, ir.VarDecl) and n.shared}
-    out |= {name for name, d in tu.globals.items() if d.shared}
-    return frozenset(out)
+    return _declared_shared(fn) | {name for name, d in tu.globals.items() if d.shared}
+
+
+@by_identity
+def _declared_shared(fn: ir.Function) -> frozenset[str]:
+    return frozenset(n.name for n in ir.walk(fn.body) if isinstance(n, ir.VarDecl) and n.shared)
 
 
 class _Walker:
@@ -326,7 +333,7 @@ class _Walker:
         elif isinstance(e, ir.Unary):
             if e.op == "*":
                 self.expr(e.operand, outer, depth)
-                if e.ctype.kind != "array" and not is_local_method_ref(e.operand, self.shared):
+                if e.ctype.kind not in ("array", "function") and not is_local_method_ref(e.operand, self.shared):
                     self.site(e.span, outer, ACCESS)
             elif e.op == "&":
                 self.lvalue(e.operand, outer, depth)

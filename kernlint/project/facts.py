@@ -19,6 +19,7 @@ class RawLaunch:
     locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
     host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
+    arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
 
 
 @frozen
