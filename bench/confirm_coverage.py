@@ -82,7 +82,7 @@ def _patch_compile_only() -> None:
         return True, ""
 
     def run_batch(plan: Any, source: Any, pending: list[Any], workdir: str, notes: list[str]) -> None:
-        names = [r.name_expr for r in pending]
+        names = [(r.spec or {}).get("name_expr", r.name_expr) for r in pending]
         for code, what in ((source.code, "instrumented"), (source.device_code, "plain"), (source.profiled, "profiled")):
             ok, log = nvrtc_compile(code, plan.options, names)
             if not ok:

@@ -344,6 +344,7 @@ def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
 class Param:
     name: str
     ctype: CType
+    spelling: str = ""  # the type as clang spells it (`const float *`): NVRTC names an overloaded kernel by it
 
 
 @frozen

@@ -273,6 +273,18 @@ def test_a_kernel_without_parameters_runs_each_sampled_block_with_its_own_global
     assert k0["seed"] == run.spec["seed"] and k1["seed"] == run.spec["seed2"]
 
 
+def test_a_kernel_named_like_a_math_function_is_named_to_nvrtc_by_its_pointer_type() -> None:
+    """`__global__ void remainder(const float*, float*)` overloads the math API's `remainder(double,
+    double)`: NVRTC rejects the bare name expression as ambiguous, so the kernel is named by a cast to
+    its own pointer type (tested on the GPU by test_gpu_confirms_every_finding[KL302_remainder.cu])."""
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "KL302_remainder.cu"
+    text = path.read_text()
+    plan = confirm.plan_file(lint_with_suppressions(text, str(path), OPTIONS), text, OPTIONS)
+    names = {r.name_expr: r.spec["name_expr"] for r in plan.runs if r.spec is not None}
+    assert names == {"remainder": "static_cast<void (*)(const float *, float *)>(remainder)",
+                     "triangle": "triangle"}
+
+
 def test_a_sampled_value_given_to_a_narrow_parameter_wraps_as_in_c() -> None:
     import numpy as np
 

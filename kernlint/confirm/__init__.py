@@ -286,6 +286,37 @@ def _name_expr(fn: ir.Function, shape: Any) -> str | None:
     return f"{fn.name}<{', '.join(args)}>"
 
 
+_SHIM_NAMES: frozenset[str] | None = None
+
+
+def _shim_function_names() -> frozenset[str]:
+    """The functions the CUDA headers declare, as kernlint's shim lists them (the math API, intrinsics)."""
+    global _SHIM_NAMES
+    if _SHIM_NAMES is None:
+        from kernlint.frontend.clang_frontend import shim_path
+
+        with open(shim_path(), encoding="utf-8") as fh:
+            text = fh.read()
+        names = set(re.findall(r"\b(\w+)\s*\([^()]*\)\s*;", text))  # `__device__ float __expf(float);`
+        for n in re.findall(r"\bKL_F[12]\((\w+)\)", text):  # KL_F1(sin): sin and sinf
+            names.update((n, n + "f"))
+        _SHIM_NAMES = frozenset(names)
+    return _SHIM_NAMES
+
+
+def _nvrtc_name(fn: ir.Function, name_expr: str, tu: ir.TranslationUnit) -> str:
+    """The name expression NVRTC compiles and looks the kernel up by. A kernel that shares its name with
+    another function (`__global__ void remainder(...)` beside the math API's `remainder(double, double)`)
+    is ambiguous as a bare name ("cannot determine which instance of overloaded function"); a cast to
+    its own pointer type picks it (NVRTC takes any constant expression denoting the kernel's address)."""
+    if "<" in name_expr or not all(p.spelling for p in fn.params):
+        return name_expr
+    same = sum(1 for f in tu.kernels if f.name == fn.name)
+    if same < 2 and fn.name not in _shim_function_names():
+        return name_expr
+    return f"static_cast<void (*)({', '.join(p.spelling for p in fn.params)})>({name_expr})"
+
+
 def _resolve(t: ir.CType, bindings: dict[str, str]) -> ir.CType:
     if t.kind == "template":
         name = bindings.get(t.name, "")
@@ -818,7 +849,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             args2 = None
         elif args2 is None:
             args2, values2 = args, values  # the same arguments, other sampled loads
-        run.spec = {"id": run.id, "name_expr": run.name_expr, "block": list(kr.shape.block), "grid": list(grid),
+        run.spec = {"id": run.id, "name_expr": _nvrtc_name(fn, run.name_expr, tu), "block": list(kr.shape.block), "grid": list(grid),
                     "griddim": list(kr.shape.grid or GRID_SAMPLE), "only_sampled": only_sampled,
                     "samples": [list(s0), list(s1)], "wpb": (threads + 31) // 32, "nsites": len(sites),
                     "maxseq": _maxseq(len(sites), (threads + 31) // 32), "args": args, "shared": shared, "values": values}

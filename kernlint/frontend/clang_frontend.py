@@ -1349,7 +1349,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     body = None
     for k in c.get_children():
         if k.kind == K.PARM_DECL:
-            params.append(ir.Param(k.spelling, low.ctype(k)))
+            params.append(ir.Param(k.spelling, low.ctype(k), k.type.spelling))
             param_cursors.append(k)
         elif k.kind == K.TEMPLATE_TYPE_PARAMETER:
             tparams.append(ir.TemplateParam(k.spelling, True))
