@@ -271,6 +271,11 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
         return
     from kernlint.isolation import Failure, Limits, run_isolated
 
+    # The analysis's modules (NumPy and all), loaded once here: forked workers inherit them instead of each
+    # loading them again, and the report's modules (the IR, coverage) are then already loaded too. Loading
+    # them does not load libclang, so the workers are still forked (isolation._context).
+    import kernlint.engine  # noqa: F401
+
     limits = limits or Limits()
     tasks = [(job, setup) for job in jobs]
     for i, out in run_isolated(_lint_file_task, tasks, workers, limits, quiet=not setup.tracebacks):

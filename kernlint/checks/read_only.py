@@ -18,6 +18,7 @@ from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.result import KernelResult
+from kernlint.memo import by_identity
 
 MIN_REUSE = 1.5  # requested bytes / distinct bytes: at 1.5x half the loaded bytes are read again
 MAX_BYTES = 1 << 22  # cap on the byte expansion used to count distinct bytes (per sample)
@@ -43,6 +44,7 @@ def _is_param_index(e: object, name: str) -> bool:
     return False
 
 
+@by_identity
 def only_indexed_reads(fn: ir.Function, name: str) -> bool:
     """True when every use of parameter `name` in `fn` is a plain read `name[i]`.
 

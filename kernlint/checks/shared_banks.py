@@ -84,6 +84,25 @@ def _sites(events: Sequence[object]) -> dict[tuple[int, int, str, tuple[int, ...
     return groups
 
 
+_BATCH_REQUESTS = 1 << 14  # warp requests measured in one shared_wavefronts call (bounds its arrays)
+
+
+def _site_wavefronts(evs: list[MemoryAccess]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`shared_wavefronts` of each event: the events of one width and shape measured in batches (each warp
+    request is measured on its own, so stacking them changes nothing but the number of NumPy calls)."""
+    shape, width = evs[0].address.shape, evs[0].width
+    if len(evs) == 1 or any(e.address.shape != shape or e.width != width for e in evs):
+        return [shared_wavefronts(e.address, e.mask, e.width) for e in evs]
+    per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(shape[:-1]))))
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for at in range(0, len(evs), per):
+        chunk = evs[at:at + per]
+        ways, wf, ideal = shared_wavefronts(np.stack([e.address for e in chunk]),
+                                            np.stack([np.broadcast_to(e.mask, shape) for e in chunk]), width)
+        out.extend((ways[i], wf[i], ideal[i]) for i in range(len(chunk)))
+    return out
+
+
 def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     """Measure the requests of one site; None when no lane was active."""
     width = evs[0].width
@@ -98,8 +117,9 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     step_order: list[str] = []
     varying = _varying_loops(evs)
     deps: frozenset[str] = frozenset()
+    costs = _site_wavefronts(evs)
     for n, e in enumerate(evs):
-        ways, wf, ideal = shared_wavefronts(e.address, e.mask, e.width)
+        ways, wf, ideal = costs[n]
         lanes = e.mask.sum(axis=-1)
         live = lanes > 0
         if not live.any():
@@ -448,25 +468,35 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
     # shape evaluated here need not be the only one the kernel runs with.
     floor = max(widest + 1, 1 << (dims[-1].bit_length() - 1))
     shrink = list(range(floor - dims[-1], 0))
+    # What does not depend on the padding, once: each group's indices, byte remainders and masks laid end
+    # to end (request rows of 32 lanes), where each access's rows start, and the site each belongs to.
+    keys: dict[tuple[int, int], int] = {}
+    batches = []
+    for width, items in groups.items():
+        rows = [e.mask.reshape(-1, 32).shape[0] for e, _i, _r in items]
+        idx_cat = tuple(np.concatenate([idx[d].reshape(-1) for _e, idx, _r in items]) for d in range(len(dims)))
+        rem_cat = np.concatenate([rem.reshape(-1) for _e, _i, rem in items])
+        mask = np.concatenate([e.mask.reshape(-1, 32) for e, _i, _r in items])
+        starts = np.cumsum([0, *rows[:-1]])
+        site = np.array([keys.setdefault((e.span.line, e.span.column), len(keys)) for e, _i, _r in items])
+        batches.append((width, idx_cat, rem_cat, mask, starts, site, min(rows) > 0))
+    old = np.array([old_sites.get(k, -1) for k in keys])  # -1: a site not measured before is never "worse"
     for pad in [*shrink, *range(1, tries + 1)]:
         new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
-        per_site: dict[tuple[int, int], int] = {}
-        worst = excess = 0
-        for width, items in groups.items():
-            addr = np.concatenate([(base + np.ravel_multi_index(idx, new_dims) * esize + rem).reshape(-1, 32)
-                                   for _e, idx, rem in items])
-            mask = np.concatenate([e.mask.reshape(-1, 32) for e, _i, _r in items])
+        per_site = np.zeros(len(keys), dtype=np.int64)
+        excess = 0
+        for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
+            addr = (base + np.ravel_multi_index(idx_cat, new_dims) * esize + rem_cat).reshape(-1, 32)
             ways, wf, ideal = shared_wavefronts(addr, mask, width)
             excess += int((wf - ideal).sum())
-            at = 0
-            for e, _i, _r in items:
-                n = e.mask.reshape(-1, 32).shape[0]
-                w = int(ways[at:at + n].max()) if n else 0
-                at += n
-                key = (e.span.line, e.span.column)
-                per_site[key] = max(per_site.get(key, 0), w)
-                worst = max(worst, w)
-        worse = sum(1 for k, w in per_site.items() if w > old_sites.get(k, w))
+            if no_empty:
+                per_access = np.maximum.reduceat(ways, starts)  # the worst request of each access
+            else:
+                ends = [*starts[1:], len(ways)]
+                per_access = np.array([ways[a:b].max() if b > a else 0 for a, b in zip(starts, ends)], dtype=np.int64)
+            np.maximum.at(per_site, site, per_access)
+        worst = int(per_site.max()) if len(keys) else 0
+        worse = int(((old >= 0) & (per_site > old)).sum())
         out[pad] = (worst, excess, worse)
     return out
 

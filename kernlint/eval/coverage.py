@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kernlint import ir
 from kernlint.frozen import frozen
+from kernlint.memo import by_identity
 
 MAX_INLINE_DEPTH = 6  # must match the interpreter's
 
@@ -228,9 +229,12 @@ def has_side_effects(e: object) -> bool:
 
 def shared_names(fn: ir.Function, tu: ir.TranslationUnit) -> frozenset[str]:
     """Names of the `__shared__` arrays a kernel declares in its body (they are memory, not locals)."""
-    out = {n.name for n in ir.walk(fn.body) if isinstance(n, ir.VarDecl) and n.shared}
-    out |= {name for name, d in tu.globals.items() if d.shared}
-    return frozenset(out)
+    return _declared_shared(fn) | {name for name, d in tu.globals.items() if d.shared}
+
+
+@by_identity
+def _declared_shared(fn: ir.Function) -> frozenset[str]:
+    return frozenset(n.name for n in ir.walk(fn.body) if isinstance(n, ir.VarDecl) and n.shared)
 
 
 class _Walker:

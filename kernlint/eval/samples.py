@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernlint import ir
+from kernlint.memo import by_identity
 
 if TYPE_CHECKING:
     from kernlint.checks.base import Rule
@@ -56,6 +57,7 @@ def _int_params(fn: ir.Function) -> set[str]:
     return {p.name for p in fn.params if p.ctype.kind in ("int",)}
 
 
+@by_identity
 def offset_parameters(fn: ir.Function) -> frozenset[str]:
     """Integer parameters added as a plain term to an array index or a pointer (`a[i + s]`, `p + s`)."""
     params = _int_params(fn)
@@ -78,6 +80,7 @@ def offset_parameters(fn: ir.Function) -> frozenset[str]:
     return frozenset(out)
 
 
+@by_identity
 def shift_parameters(fn: ir.Function) -> frozenset[str]:
     """Integer parameters used as the amount of a shift (`1 << log2N`, `x >>= shift`)."""
     params = _int_params(fn)
@@ -100,6 +103,7 @@ def _loop_bound_params(cond: object, params: set[str]) -> set[str]:
     return set()
 
 
+@by_identity
 def iteration_parameters(fn: ir.Function) -> frozenset[str]:
     """Parameters used only as the bound of loops whose variables never reach an index or pointer sum."""
     params = _int_params(fn)
