@@ -152,6 +152,7 @@ class Call:
     receiver: "Expr | None" = None
     target: str = ""  # key into TranslationUnit.functions when the callee's body is known
     template_args: tuple[str, ...] = ()
+    via: str = ""  # a call through a function pointer kernlint cannot resolve: the pointer as written
 
 
 @frozen

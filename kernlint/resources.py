@@ -34,6 +34,7 @@ from typing import Any
 
 from kernlint import leftovers
 from kernlint.frozen import frozen
+from kernlint.known_headers import stub_text
 from kernlint.includes import scan_includes
 
 COMPILE_TIMEOUT_S = 60.0
@@ -815,7 +816,8 @@ def _system_header(name: str) -> bool:
 
 
 def _write_stub(stub_dir: Path, root: Path, name: str) -> bool:
-    """Create an empty header `name` as seen from `stub_dir`; False if it would land outside `root`."""
+    """Create the stub header `name` as seen from `stub_dir` (empty, or a known library's types:
+    known_headers); False if it would land outside `root`."""
     if os.path.isabs(name):
         return False
     target = Path(os.path.normpath(stub_dir / name))
@@ -824,7 +826,7 @@ def _write_stub(stub_dir: Path, root: Path, name: str) -> bool:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
-            target.write_text("")
+            target.write_text(stub_text(name))
     except OSError:
         return False
     return True

@@ -33,6 +33,7 @@ import re
 
 from kernlint import ir
 from kernlint.frozen import frozen
+from kernlint.known_headers import declarations_for
 
 SHARED_FLAG = 1 << 63
 
@@ -511,6 +512,8 @@ def _declared_names(code: str) -> set[str]:
     m = re.search(r"\btypedef\b.*?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;\s*$", code, re.DOTALL)
     if m:
         names.add(m.group(1))
+    # a function pointer typedef: `typedef float (*binary_t)(float, float);`
+    names |= set(re.findall(r"\btypedef\b[^;]*?\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*\(", code))
     for m in re.finditer(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=|\{)", code.split("{")[0] if "struct" not in code else ""):
         names.add(m.group(1))
     return names
@@ -1066,5 +1069,6 @@ def with_half_headers(code: str, filename: str) -> str:
         extra += ("namespace std { template <class T, T v> struct integral_constant { static constexpr T value = v; "
                   "constexpr operator T() const { return v; } }; template <bool B> using bool_constant = "
                   "integral_constant<bool, B>; }\n")
+    extra += declarations_for(code)  # library types of headers NVRTC lacks (cufftComplex, XMFLOAT3)
     extra += _COMPAT_MACROS
     return extra + f'#line 1 "{_escape(filename)}"\n' + code

@@ -64,6 +64,9 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "the most kernlint analyses in one",
               "split the function into smaller ones"),
     "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
+    "fnptr": ("calls through the function pointer `{d}`, whose target is set at run time",
+              "calls through the function pointer `{d}`, whose target is set at run time",
+              "no setting supplies it; a `const` pointer initialised with the function's name is followed"),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
@@ -330,7 +333,7 @@ class _Walker:
         elif isinstance(e, ir.Unary):
             if e.op == "*":
                 self.expr(e.operand, outer, depth)
-                if e.ctype.kind != "array" and not is_local_method_ref(e.operand, self.shared):
+                if e.ctype.kind not in ("array", "function") and not is_local_method_ref(e.operand, self.shared):
                     self.site(e.span, outer, ACCESS)
             elif e.op == "&":
                 self.lvalue(e.operand, outer, depth)

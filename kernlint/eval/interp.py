@@ -346,6 +346,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         for tp in self.fn.template_params:
             if not tp.is_type and tp.name in names and tp.name not in self.bindings and tp.name not in self.defines:
                 return ("template", tp.name)
+        rec = next((x for x in (t, t.pointee, other) if x is not None and x.kind == "struct"), None)
+        if rec is not None and (rec.size == 0 or not rec.fields) and rec.name and "<" not in rec.name and "type-parameter" not in rec.name:
+            # Not a template: a struct whose layout clang could not compute (a member of a type from a
+            # missing header, `XMFLOAT3 position;` without DirectXMath.h). The header is what is missing.
+            return ("missing_type", rec.name)
         shown = f"`{t.name or (other.name if other else '')}`"
         return ("type", shown + (f" (member `{member}`)" if member else ""))
 

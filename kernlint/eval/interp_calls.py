@@ -129,7 +129,7 @@ class CallsMixin:
             # An operator clang could not resolve, in a kernel whose parameter types are names from a
             # missing header (`a[i]` on `cufftComplex *a`): those names are why.
             return unknown(*args, why=("missing_type", missing[0]), uniform=False)
-        return unknown(*args, why=("call", name), uniform=False)
+        return unknown(*args, why=("fnptr", e.via) if e.via else ("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:
         """`make_float3(a, b, c)` (a CUDA vector constructor, one scalar per component): a value whose

@@ -196,6 +196,8 @@ class ExpressionsMixin:
     def eval_unary(self, e: ir.Unary) -> Val:
         op = e.op
         if op == "*":
+            if e.ctype.kind == "function":
+                return self.eval(e.operand)  # `*op` for a function pointer names code: nothing is read
             return self.eval_memory_read(e)
         if op == "&":
             target = _target_name(e.operand)

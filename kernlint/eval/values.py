@@ -51,7 +51,7 @@ UNINIT = Val(None, uninit=True)
 # Which cause to name when an unknown value has several: the most actionable first (a template
 # argument or a header the user can supply), loaded data (inherent to the code) after them.
 WHY_RANK = {"local": 0, "template": 1, "unresolved": 2, "missing_type": 2, "param": 3, "type": 4, "global": 5,
-            "loaded": 6, "loop": 7, "depth": 8, "call": 9, "unmodelled": 10}
+            "loaded": 6, "loop": 7, "depth": 8, "call": 9, "fnptr": 9, "unmodelled": 10}
 
 
 def best_why(*whys: tuple[str, str] | None) -> tuple[str, str] | None:

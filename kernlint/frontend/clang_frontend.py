@@ -17,6 +17,7 @@ from kernlint import deadline, ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.frontend import shim_pch
 from kernlint.frozen import frozen
+from kernlint.known_headers import stub_text
 from kernlint.includes import scan_includes
 from kernlint.occupancy import DEFAULT_ARCH
 from kernlint.project.pointer_offsets import arg_offsets
@@ -212,6 +213,9 @@ class _TypeConverter:
             return ir.CType("int", size if size > 0 else 4, True, name=c.spelling, const=const)
         if k == ci.TypeKind.VOID:
             return ir.CType("void", 0, name="void", const=const)
+        if k in (ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
+            # What `*op` names for a function pointer `op`: code, not data (no memory is read).
+            return ir.CType("function", 0, name=c.spelling)
         if k == ci.TypeKind.POINTER:
             # Recurse on the written pointee where there is one, so `const T*` keeps the name `T`
             # (the canonical type says `type-parameter-0-0`); typedefs need the canonical one.
@@ -503,6 +507,7 @@ class _Lowering:
                 if first is not None and first.spelling == ctype.name.split("<")[0].strip():
                     return ir.Cast(self.expr(kids[0]), ctype, True, span)
         receiver: ir.Expr | None = None
+        via = ""
         callee_kids = kids[:1]
         arg_kids = kids[1:]
         template_args: tuple[str, ...] = ()
@@ -533,6 +538,16 @@ class _Lowering:
                                                       else bt).spelling)
                 if base and base[0].kind == K.CXX_THIS_EXPR:
                     receiver = ir.Ref("this", "local", self.types.convert(base[0].type.get_pointee()), span)
+            elif inner.kind == K.DECL_REF_EXPR and inner.referenced is not None \
+                    and inner.referenced.kind in (K.VAR_DECL, K.PARM_DECL) \
+                    and _function_pointer_callee(inner) is not None:
+                # `op(a, b)` with `op` a function pointer variable (see the `else` below)
+                var, fn_decl = _function_pointer_callee(inner)  # type: ignore[misc]
+                arg_kids = kids
+                if fn_decl is not None:
+                    name, ref, arg_kids = fn_decl.spelling, fn_decl, kids[1:]
+                else:
+                    name, via = "", var
             elif inner.kind == K.DECL_REF_EXPR:
                 name = inner.spelling
                 template_args = _template_args_from_tokens(inner)
@@ -557,6 +572,14 @@ class _Lowering:
             else:
                 # Not a named callee (a function pointer, a functor): keep the args for side effects.
                 arg_kids = kids
+                pointer = _function_pointer_callee(inner)
+                if pointer is not None:
+                    var, fn_decl = pointer
+                    if fn_decl is not None:
+                        # `op(a, b)` with `op` a pointer that can only hold `add`: a call of `add`.
+                        name, ref, arg_kids = fn_decl.spelling, fn_decl, kids[1:]
+                    else:
+                        via = var
         target = ""
         if ref is not None and ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             defn = ref.get_definition()
@@ -572,7 +595,8 @@ class _Lowering:
                 and _is_device(ref):
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
                                  template_args)
-        return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args)
+        return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args,
+                       via)
 
     def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
                            span: ir.Span) -> ir.Expr | None:
@@ -1038,10 +1062,15 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
             *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything", "-ferror-limit=0"]
     pch = shim_pch.pch_for(ci, shim_path(), base + [f"-D{d}" for d in defines])  # see shim_pch.py
     args = base + (["-include-pch", pch] if pch else ["-include", shim_path()])
-    # The stub directory comes last, so a stub never hides a real header of the same name.
-    args += [f"-I{d}" for d in include_dirs] + [f"-I{STUB_DIR}"]
+    # The main file's directory is searched after the user's include directories for `<name>` too
+    # (nvcc builds nearly always pass it: the CUDA SDK's common.mk and Rodinia's makefiles add `-I.`;
+    # kernlint's own nvcc run passes it first). The stub directory comes last, so a stub never hides
+    # a real header of the same name.
+    here = os.path.dirname(parse_path) if path != "<stdin>" else ""
+    args += [f"-I{d}" for d in include_dirs] + ([f"-I{here}"] if here and here not in include_dirs else [])
+    args += [f"-I{STUB_DIR}"]
     args += [f"-D{d}" for d in defines]
-    names, paths = _stub_includes(text, parse_path, include_dirs)
+    names, paths = _stub_includes(text, parse_path, include_dirs + ((here,) if here else ()))
     text = clang_spelling(text)
     if fragment_text is not None:
         fragment_text = clang_spelling(fragment_text)
@@ -1049,7 +1078,7 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     index = ci.Index.create(excludeDecls=pch is not None and shim_pch.EXCLUDE)
     tu = None
     for _round in range(_MAX_PARSE_ROUNDS):
-        unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", "") for n in sorted(names)]
+        unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", stub_text(n)) for n in sorted(names)]
         unsaved += [(p, "") for p in sorted(paths) if p != parse_path]
         if fragment is not None and fragment_text is not None:
             unsaved.append((_clang_name(os.path.abspath(fragment)), fragment_text))
@@ -1682,6 +1711,45 @@ def _host_samples(launch: ci.Cursor, ancestors: list[ci.Cursor], args: list[ci.C
     for i, v in zip(todo, got):
         out[i] = v
     return tuple(out) if any(v is not None for v in out) else ()
+
+
+def _function_pointer_callee(c: ci.Cursor) -> tuple[str, ci.Cursor | None] | None:
+    """For a call through a function pointer (`(*op)(a, b)`, `op(a, b)`, `(*table[k])(a)`): the
+    pointer as written, and the one function it can hold, when that is certain: a variable that is
+    `const`, or a local never assigned after its declaration, initialised with a function's name
+    (`= add`, `= &add`). None when `c` is no function pointer."""
+    n: ci.Cursor | None = c
+    while n is not None and n.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.UNARY_OPERATOR):
+        if n.kind == K.UNARY_OPERATOR and _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(n)) != "*":  # type: ignore[attr-defined]
+            return None
+        sub = [k for k in n.get_children() if k.kind.is_expression()]
+        n = sub[0] if len(sub) == 1 else None
+    if n is None:
+        return None
+    t = n.type.get_canonical()
+    if t.kind == ci.TypeKind.POINTER:
+        t = t.get_pointee()
+    if t.kind not in (ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
+        return None
+    written = " ".join(tok.spelling for tok in n.get_tokens())[:60] or "?"
+    var = n.referenced if n.kind == K.DECL_REF_EXPR else None
+    if var is None or var.kind != K.VAR_DECL:
+        return (written, None)
+    init = [k for k in var.get_children() if k.kind.is_expression()]
+    f = init[-1] if init else None
+    while f is not None and f.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.UNARY_OPERATOR):
+        if f.kind == K.UNARY_OPERATOR and _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(f)) != "&":  # type: ignore[attr-defined]
+            return (written, None)
+        sub = [k for k in f.get_children() if k.kind.is_expression()]
+        f = sub[0] if len(sub) == 1 else None
+    target = f.referenced if f is not None and f.kind == K.DECL_REF_EXPR else None
+    if target is None or target.kind != K.FUNCTION_DECL or not _is_device(target.get_definition() or target):
+        return (written, None)
+    parent = var.semantic_parent
+    fixed = var.type.is_const_qualified() or (
+        parent is not None and parent.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD)
+        and var.spelling not in _reassigned_names(parent))
+    return (written, target.get_definition() or target) if fixed else (written, None)
 
 
 def _reassigned_names(fn: ci.Cursor) -> set[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.frozen import frozen
 
 
-SCAN_VERSION = 5  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 6  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen
@@ -19,6 +19,7 @@ class RawLaunch:
     locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
     host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
+    arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
 
 
 @frozen

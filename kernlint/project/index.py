@@ -71,6 +71,9 @@ class ProjectLaunch:
     block_text: str = ""
     in_template: bool = False  # inside a host function template
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes (project/pointer_offsets.py)
+    # per argument naming a host variable, its declared type with the host's binding and the file's
+    # type aliases applied (`__nv_bfloat16 *`; "" unknown): template type arguments are deduced from it
+    arg_types: tuple[str, ...] = ()
 
     def site(self, root: Path | None = None) -> str:
         return f"{_rel(self.path, root)}:{self.line}"
@@ -364,6 +367,14 @@ class ProjectIndex:
                     return out
         return out
 
+    def _arg_type(self, text: str, binding: dict[str, str], unbound: set[str], path: str,
+                  env: dict[str, str | int]) -> str:
+        got = _arg_type_of(text, binding, unbound)
+        if got is None:
+            return ""
+        base, stars = got
+        return (self.dealias(base, path, env) + (" " + stars if stars else "")).strip()
+
     def _resolve(self, path: str, ln: RawLaunch) -> list[ProjectLaunch]:
         key = f"{path}:{ln.line}:{ln.kernel}"
         hit = self._launch_memo.get(key)
@@ -390,10 +401,26 @@ class ProjectIndex:
             block = _fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None
             shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
             args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
+            types = tuple(self._arg_type(t, binding, unbound, path, e) for t in ln.arg_types)
             out.append(ProjectLaunch(ln.kernel, targs, grid, block, shared, args, path, ln.line, via,
-                                     ln.config[1] if len(ln.config) > 1 else "", bool(host_names), ln.arg_offsets))
+                                     ln.config[1] if len(ln.config) > 1 else "", bool(host_names), ln.arg_offsets,
+                                     types))
         self._launch_memo[key] = out
         return out
+
+
+def _arg_type_of(text: str, binding: dict[str, str], unbound: set[str]) -> tuple[str, str] | None:
+    """(base type, pointer stars) of a declared argument type with the host binding applied; None
+    when it names an unbound host template parameter or is not a plain (pointer to a) type."""
+    if not text or _names(text) & unbound:
+        return None
+    t = re.sub(r"[A-Za-z_]\w*", lambda m: binding.get(m.group(0), m.group(0)), text)
+    t = " ".join(re.sub(r"\bconst\b", " ", t).split())
+    stars = t.count("*")
+    base = t.replace("*", "").strip()
+    if "&" in base or not re.fullmatch(r"[A-Za-z_][\w :<>,]*", base):
+        return None
+    return base, "*" * stars
 
 
 def _names(text: str) -> set[str]:

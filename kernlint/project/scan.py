@@ -30,6 +30,10 @@ _INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?!<)[^;{}]*?
 _KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
                       "template typename class struct union namespace operator decltype alignof".split())
 _MAX_CALLS = 4000
+# `Engine<Real>::run` / `Engine<Real>::operator` at the end of a function header's name part.
+_CLASS_MEMBER = re.compile(r"([A-Za-z_]\w*)\s*<[^<>]*(?:<[^<>]*>[^<>]*)*>\s*::\s*~?[A-Za-z_]\w*\s*$")
+_CLASS_INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<", re.M)
+_DECL_KEYWORDS = _KEYWORDS | frozenset("return else case goto delete throw new typedef using default do".split())
 
 
 def blank(text: str) -> str:
@@ -161,6 +165,7 @@ class _Block:
     tparams: tuple[tuple[str, bool, str], ...] = ()
     args: tuple[str, ...] = ()
     start: int = 0
+    params_text: str = ""  # the parameter list as written (for the declared types of launch arguments)
 
 
 _SCOPE_HEAD = re.compile(r"\b(namespace|struct|class|union|enum)\b|extern\s*\"C\"\s*$")
@@ -181,14 +186,24 @@ def _classify_header(head: str) -> _Block:
         return _Block("other")
     if _SCOPE_HEAD.match(h) and h.find("(") > h.find(" "):
         return _Block("scope")
-    pre = h[:h.find("(")]
+    open_at = h.find("(")
+    member = _CLASS_MEMBER.search(h[:open_at]) if tparams else None
+    if member is not None and h[:open_at].rstrip().endswith("operator"):
+        # `R C<T>::operator()(...)`: the parameters follow the operator's own `()`.
+        open_at = h.find("(", h.find(")", open_at) + 1)
+    pre = h[:open_at]
     names = re.findall(r"[A-Za-z_]\w*", pre)
-    if not names or names[-1] in _KEYWORDS or names[-1] in ("dim3",) or "=" in pre:
+    if open_at < 0 or not names or (names[-1] in _KEYWORDS and member is None) or names[-1] in ("dim3",) \
+            or "=" in pre:
         return _Block("other")
-    inner = h[h.find("(") + 1:h.rfind(")")] if ")" in h else ""
+    inner = h[open_at + 1:h.rfind(")")] if ")" in h else ""
     args = tuple(re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$", a)[0] for a in split_top(inner)
                  if re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$", a))
-    return _Block("function", names[-1], tparams, args)
+    # A member of a class template defined outside its class (`template <class Real> void
+    # Engine<Real>::run()`): the template parameters are the class's, bound where the class is
+    # instantiated (`template class Engine<float>;`), so the host is named after the class.
+    name = member.group(1) if member is not None else names[-1]
+    return _Block("function", name, tparams, args, params_text=inner)
 
 
 def scan_text(text: str) -> FileFacts:
@@ -259,6 +274,13 @@ def scan_text(text: str) -> FileFacts:
             at = m.start() + m.group(0).find("template")
             instantiations.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     calls: list[tuple[str, tuple[str, ...], int]] = []
+    for m in _CLASS_INSTANTIATION.finditer(code):
+        # `template class Engine<float>;`: binds the members of Engine defined outside the class.
+        lt = m.end() - 1
+        close = _angle_forward(code, lt)
+        if close > 0 and re.match(r"\s*;", code[close + 1:]):
+            at = m.start() + m.group(0).find("template")
+            calls.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     for m in _TEMPLATE_CALL.finditer(code):
         if len(calls) >= _MAX_CALLS:
             break
@@ -331,9 +353,13 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
             args = tuple(split_top(code[k + 1:end_args]))
     locals_: tuple[tuple[str, str], ...] = ()
     offsets: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
     if fn is not None:
         body = code[fn.start:pos]
         offsets = arg_offsets(args, body)
+        types = tuple(_declared_type(a, fn.params_text, body) for a in args)
+        if not any(types):
+            types = ()
         found: dict[str, str] = {}
         assigned = set()
         for m in _LOCAL.finditer(body):
@@ -350,7 +376,34 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
                 assigned.add(name_)
         locals_ = tuple((k_, v) for k_, v in found.items() if k_ not in assigned)
     return RawLaunch(name, targs, config, args, _line_of(starts, pos),
-                     fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else (), offsets)
+                     fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else (), offsets,
+                     types)
+
+
+_TYPE_WORDS = r"(?:(?:const|volatile|static|unsigned|signed|struct)\s+)*[A-Za-z_][\w:]*(?:\s*<[^;{}()]*?>)?"
+
+
+def _declared_type(arg: str, params: str, body: str) -> str:
+    """The declared type of a launch argument that names a variable of the host function (its last
+    declaration before the launch: `floatX* param_ptr = ...;`, a parameter `const Float* values`),
+    normalised (`floatX *`, `const Float *`); "" for anything else."""
+    arg = arg.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+        return ""
+    decl = re.compile(rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
+                      rf"(?:\b__restrict__\s*)?\b{re.escape(arg)}\s*(?=[=;,)\[]|$)")
+    found = ""
+    for text in (params, body):
+        for m in decl.finditer(text):
+            t = " ".join(m.group(1).split())
+            if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
+                continue
+            found = t
+    if not found:
+        return ""
+    t = re.sub(r"\b(?:static|__restrict__|volatile)\b", " ", found)
+    t = re.sub(r"\s*\*\s*", " *", t)
+    return " ".join(t.split()).replace(" *", "*").replace("*", " *").strip()
 
 
 def _strip_decls(body: str, name: str) -> str:

@@ -126,10 +126,43 @@ def project_launches(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple
         if same and not in_template:
             continue
         site = "" if same else pl.site(index.root)
-        out.append(ir.Launch(pl.kernel, tuple(a or "" for a in pl.template_args), pl.grid, pl.block,
+        targs = deduce_template_args(fn, pl.template_args, pl.arg_types)
+        out.append(ir.Launch(pl.kernel, tuple(a or "" for a in targs), pl.grid, pl.block,
                              pl.shared_bytes, ir.Span(pl.line, 1, pl.line, 1), pl.block_text, pl.args, "",
                              site, pl.via, arg_offsets=pl.arg_offsets))
     return tuple(out)
+
+
+def deduce_template_args(fn: ir.Function, explicit: tuple[str | None, ...],
+                         arg_types: tuple[str, ...]) -> tuple[str | None, ...]:
+    """The launch's template arguments, completed as C++ deduces them from the arguments' declared
+    types ([temp.deduct.call]): a kernel parameter `T*` / `const T*` given a `float *` gives T = float,
+    a parameter `T` given a `float` the same. Only type parameters after the explicit ones are
+    deduced, only from arguments whose declared type the index saw, and only when every such
+    parameter is deduced, consistently; otherwise the explicit arguments are returned unchanged."""
+    params = fn.template_params
+    if len(explicit) >= len(params) or not arg_types or any(a is None for a in explicit):
+        return explicit
+    wanted = {tp.name for tp in params[len(explicit):]}
+    if not all(tp.is_type for tp in params[len(explicit):]):
+        return explicit
+    got: dict[str, str] = {}
+    for p, at in zip(fn.params, arg_types):
+        t = p.ctype
+        stars = 0
+        while t.kind == "pointer" and t.pointee is not None:
+            t, stars = t.pointee, stars + 1
+        name = t.name.replace("const ", "").replace("volatile ", "").strip() if t.kind == "template" else ""
+        if name not in wanted or not at:
+            continue
+        base = at.replace("*", "").strip()
+        if at.count("*") != stars or not base:
+            continue
+        if got.setdefault(name, base) != base:
+            return explicit  # two arguments disagree: leave it to the user
+    if set(got) != wanted:
+        return explicit
+    return tuple(explicit) + tuple(got[tp.name] for tp in params[len(explicit):])
 
 
 def project_instantiations(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple[tuple[tuple[str, ...], str], ...]:
