@@ -183,3 +183,30 @@ def test_launch_arguments_and_class_instantiations_bind_header_kernels(tmp_path:
     assert sectors(by_line[27]) == 16
     assert any("via Engine<double>" in a for a in by_line[27].assumptions)
     assert all(c.status == "full" for c in r.coverage)
+
+
+def test_host_template_bound_by_deduction_from_a_call_without_template_arguments() -> None:
+    from kernlint.project.index import _deduce_from_types
+    from kernlint.project.scan import scan_text
+
+    facts = scan_text("void f(void* raw, float* out) {\n    floatX* p = (floatX*)raw;\n"
+                      "    reduce(out, p, 4);\n    other(1, 2);\n}\n")
+    assert facts.typed_calls == (("reduce", ("float *", "floatX *", ""), 3),)
+    names = {"T", "U"}
+    assert _deduce_from_types(names, ("float *", "const T *", "U *"), ("float *", "__half *", "int *")) \
+        == {"T": "__half", "U": "int"}
+    assert _deduce_from_types(names, ("T *", "T *"), ("float *", "int *")) is None  # disagree
+    assert _deduce_from_types(names, ("T *",), ("float **",)) == {}  # not the same depth
+
+
+def test_kernel_in_a_host_template_called_without_template_arguments(tmp_path: Path, monkeypatch) -> None:
+    from kernlint.project.index import ProjectIndex
+
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "cache"))
+    idx = ProjectIndex.build(FIXTURE_PROJECT)
+    path = FIXTURE_PROJECT / "kernels.cuh"
+    r = lint_source(path.read_text(), str(path), LintOptions(project=idx, resources=False))
+    (d,) = [d for d in r.diagnostics if d.code == "KL101" and d.line == 36]
+    # T = __half (2 bytes) 8 bytes apart: 256 bytes span 8 sectors; with T = float it would be 16.
+    assert sectors(d) == 8
+    assert any("T = __half" in a and "reduce(...) at runner.cu:13" in a for a in d.assumptions)

@@ -51,6 +51,7 @@ def facts_from_json(d: dict[str, Any]) -> FileFacts:
         launches=tuple(RawLaunch(**{k: _tuples(v) for k, v in ln.items()}) for ln in d["launches"]),
         instantiations=_tuples(d["instantiations"]), template_calls=_tuples(d["template_calls"]),
         cuda=bool(d["cuda"]), type_aliases=_tuples(d.get("type_aliases", [])),
+        typed_calls=_tuples(d.get("typed_calls", [])),
     )
 
 

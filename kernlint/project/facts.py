@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.frozen import frozen
 
 
-SCAN_VERSION = 6  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 7  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen
@@ -20,6 +20,7 @@ class RawLaunch:
     host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
     arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
+    host_arg_types: tuple[str, ...] = ()  # in a host function template: its parameters' declared types
 
 
 @frozen
@@ -42,3 +43,5 @@ class FileFacts:
     # File-scope `typedef float T;` / `using T = float;`: NAME -> the type as written (a launch
     # `k<T><<<...>>>` in such a file binds the kernel's parameter to the aliased type).
     type_aliases: tuple[tuple[str, str], ...] = ()
+    # Calls with arguments of declared pointer types: (name, declared type per argument, line).
+    typed_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()

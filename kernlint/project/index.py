@@ -367,6 +367,45 @@ class ProjectIndex:
                     return out
         return out
 
+    def _deduced_host_bindings(self, host: str, params: tuple[tuple[str, bool, str], ...],
+                               param_types: tuple[str, ...], defined_in: str) -> list[tuple[dict[str, str], str]]:
+        """Bindings of a host function template's type parameters deduced, as C++ does, from calls
+        `host(a, b, ...)` without template arguments whose arguments' declared types the scan saw
+        (`adamw_update(param_ptr, ...)` with `floatX* param_ptr` and a parameter `Tp* params`):
+        only when every parameter is deduced (or has a default) and the arguments agree."""
+        out: list[tuple[dict[str, str], str]] = []
+        seen = set()
+        names = {n for n, is_type, _d in params if is_type}
+        if not param_types or len(names) != len(params):
+            return out
+        for p, facts in self.facts.items():
+            if not any(name == host for name, _a, _l in facts.typed_calls):
+                continue
+            if p != defined_in and defined_in not in self.closure(p):
+                continue
+            env = self.env(p)
+            for name, types, line in facts.typed_calls:
+                if name != host or len(types) != len(param_types):
+                    continue
+                b = _deduce_from_types(names, param_types, types)
+                if b is None:
+                    continue
+                for n, _t, default in params:
+                    if n not in b and default:
+                        b[n] = default
+                if set(b) != names:
+                    continue
+                b = {k: self.dealias(v, p, env) for k, v in b.items()}
+                key = tuple(sorted(b.items()))
+                if key in seen:
+                    continue
+                seen.add(key)
+                shown = ", ".join(b[n] for n, _t, _d in params)
+                out.append((b, f"{host}(...) at {_rel(p, self.root)}:{line}, deducing {shown}"))
+                if len(out) >= MAX_HOST_BINDINGS:
+                    return out
+        return out
+
     def _arg_type(self, text: str, binding: dict[str, str], unbound: set[str], path: str,
                   env: dict[str, str | int]) -> str:
         got = _arg_type_of(text, binding, unbound)
@@ -388,7 +427,8 @@ class ProjectIndex:
         host_names = {n for n, _t, _d in ln.host_params}
         variants: list[tuple[dict[str, str], str]] = [({}, "")]
         if host_names:
-            found = self._host_bindings(ln.host, ln.host_params, path)
+            found = self._host_bindings(ln.host, ln.host_params, path) \
+                or self._deduced_host_bindings(ln.host, ln.host_params, ln.host_arg_types, path)
             variants = found or [({}, "")]
         out = []
         for binding, via in variants:
@@ -421,6 +461,25 @@ def _arg_type_of(text: str, binding: dict[str, str], unbound: set[str]) -> tuple
     if "&" in base or not re.fullmatch(r"[A-Za-z_][\w :<>,]*", base):
         return None
     return base, "*" * stars
+
+
+def _deduce_from_types(names: set[str], param_types: tuple[str, ...], arg_types: tuple[str, ...]
+                       ) -> dict[str, str] | None:
+    """Type parameters deduced from (declared parameter type, declared argument type) pairs of the
+    forms `T *`/`const T *` against a pointer of the same depth; None when two arguments disagree."""
+    got: dict[str, str] = {}
+    for pt, at in zip(param_types, arg_types):
+        if not pt or not at:
+            continue
+        base = " ".join(re.sub(r"\bconst\b", " ", pt).replace("*", " ").split())
+        if base not in names or "*" not in pt:
+            continue
+        abase = " ".join(re.sub(r"\bconst\b", " ", at).replace("*", " ").split())
+        if at.count("*") != pt.count("*") or not re.fullmatch(r"[A-Za-z_][\w :<>,]*", abase):
+            continue
+        if got.setdefault(base, abase) != abase:
+            return None
+    return got
 
 
 def _names(text: str) -> set[str]:

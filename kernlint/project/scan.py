@@ -230,6 +230,7 @@ def scan_text(text: str) -> FileFacts:
     aliases: list[tuple[str, str]] = []
     boundary = 0
     func_locals: dict[int, list[tuple[str, str]]] = {}
+    functions: list[tuple[int, int, str]] = []  # (body start, body end, parameter list) of each function
     inside = 0  # open blocks that are functions or other non-scope blocks
     for m in _STRUCTURE.finditer(code):
         i = m.start()
@@ -248,8 +249,12 @@ def scan_text(text: str) -> FileFacts:
             stack.append(blk)
             boundary = i + 1
         elif ch == "}":
-            if stack and stack.pop().kind != "scope":
-                inside -= 1
+            if stack:
+                closed = stack.pop()
+                if closed.kind != "scope":
+                    inside -= 1
+                if closed.kind == "function" and not any(b.kind == "function" for b in stack):
+                    functions.append((closed.start, i, closed.params_text))
             boundary = i + 1
         elif ch == ";":
             if not inside and "=" in code[boundary:i]:
@@ -298,7 +303,69 @@ def scan_text(text: str) -> FileFacts:
             continue
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, m.start())))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
-                     tuple(instantiations), tuple(calls), cuda, tuple(aliases))
+                     tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions))
+
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_MAX_TYPED_CALLS = 2000
+
+
+def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, str]]
+                 ) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+    """Calls `name(a, b, ...)` inside functions with at least one argument naming a variable whose
+    declared pointer type the function shows (`adamw_update(param_ptr, ...)` with `floatX* param_ptr`):
+    (name, declared type per argument ("" unknown), line). A host function template called so is
+    bound by deduction (index._host_bindings)."""
+    out: list[tuple[str, tuple[str, ...], int]] = []
+    for start, end, params in functions:
+        body = code[start:end]
+        if "*" not in body and "*" not in params:
+            continue
+        decls = _declarations(params, body)
+        if not decls:
+            continue
+        for m in _CALL.finditer(body):
+            if m.group(1) in _DECL_KEYWORDS or len(out) >= _MAX_TYPED_CALLS:
+                continue
+            close = _match_forward(body, m.end() - 1, "(", ")")
+            if close < 0:
+                continue
+            args = split_top(body[m.end():close])
+            types = tuple(_type_before(decls, a, m.start()) for a in args)
+            if any("*" in t for t in types):
+                out.append((m.group(1), types, _line_of(starts, start + m.start())))
+    return tuple(out)
+
+
+def _declarations(params: str, body: str) -> list[tuple[int, str, str]]:
+    """(position in `body`, name, normalised type) of each declaration; parameters at position -1."""
+    decl = re.compile(rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
+                      rf"(?:\b__restrict__\s*)?\b([A-Za-z_]\w*)\s*(?=[=;,)\[]|$)")
+    out = []
+    for text, base in ((params, -1), (body, 0)):
+        for m in decl.finditer(text):
+            t = " ".join(m.group(1).split())
+            if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
+                continue
+            out.append((m.start() if base == 0 else -1, m.group(2), _normal_type(t)))
+    return out
+
+
+def _type_before(decls: list[tuple[int, str, str]], arg: str, pos: int) -> str:
+    arg = arg.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+        return ""
+    found = ""
+    for at, name, t in decls:
+        if at < pos and name == arg:
+            found = t
+    return found
+
+
+def _normal_type(found: str) -> str:
+    t = re.sub(r"\b(?:static|__restrict__|volatile)\b", " ", found)
+    t = re.sub(r"\s*\*\s*", " *", t)
+    return " ".join(t.split()).replace(" *", "*").replace("*", " *").strip()
 
 
 def _type_alias(stmt: str) -> tuple[str, str] | None:
@@ -375,9 +442,12 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
                          rf"\b{re.escape(name_)}\s*(?:\+\+|--)", _strip_decls(body, name_)):
                 assigned.add(name_)
         locals_ = tuple((k_, v) for k_, v in found.items() if k_ not in assigned)
+    host_types: tuple[str, ...] = ()
+    if fn is not None and fn.tparams:
+        host_types = tuple(_declared_type(a, fn.params_text, "") for a in fn.args)
     return RawLaunch(name, targs, config, args, _line_of(starts, pos),
                      fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else (), offsets,
-                     types)
+                     types, host_types)
 
 
 _TYPE_WORDS = r"(?:(?:const|volatile|static|unsigned|signed|struct)\s+)*[A-Za-z_][\w:]*(?:\s*<[^;{}()]*?>)?"
@@ -399,11 +469,7 @@ def _declared_type(arg: str, params: str, body: str) -> str:
             if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
                 continue
             found = t
-    if not found:
-        return ""
-    t = re.sub(r"\b(?:static|__restrict__|volatile)\b", " ", found)
-    t = re.sub(r"\s*\*\s*", " *", t)
-    return " ".join(t.split()).replace(" *", "*").replace("*", " *").strip()
+    return _normal_type(found) if found else ""
 
 
 def _strip_decls(body: str, name: str) -> str:
