@@ -124,19 +124,27 @@ def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchSha
 
 # Re-evaluations at most for dead regions whose guards ask for values of different names.
 MAX_EXACT_GROUPS = 3
+# Levels of re-sampling for guards found dead inside regions a re-sampled evaluation opened.
+MAX_NESTED_RESAMPLES = 2
 
 
 def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: "LaunchShape",
                    defines: dict[str, int], res: object, source_lines: tuple[str, ...],
-                   loop_cap: int | None = None, said: str = "") -> list[KernelResult]:
+                   loop_cap: int | None = None, said: str = "", base: dict[str, tuple[int, ...]] | None = None,
+                   only: frozenset | None = None, depth: int = 0) -> list[KernelResult]:
     """Guards the sampled sizes made dead in the evaluation `res`: evaluate again with those
     parameters small (eval/resample.py), then with other samples for what that leaves dead.
+    Guards that the re-evaluation itself finds dead inside the regions it opened (`x = j - c + e;
+    if (x >= 0)` nested in `if (y >= 0)`, each over its own parameters) are re-sampled once more on
+    top of its samples (`base`, `only`: those regions), up to MAX_NESTED_RESAMPLES levels.
     Regions whose guards ask for exact values (`if (P.frame == 0)`, `if (bx == 1)`) are evaluated
     apart from the ones sampled small when both kinds occur, so that one region's small sizes do not
     change the addresses in the other (a template's row count sampled as 1 because some other loop
     over it ran no iteration). `loop_cap` and `said` carry over from a frugal evaluation (`_frugal`)
     that found the regions."""
     dead, targets = res.dead_regions, res.block_targets  # type: ignore[attr-defined]
+    if only is not None:
+        dead = {k: v for k, v in dead.items() if k in only}
     exact = {k: v for k, v in dead.items() if targets.get(k) and set(v) <= set(targets[k])}
     small = {k: v for k, v in dead.items() if k not in exact}
     # Exact regions that ask for values of different names are evaluated apart too (`nf == 512`
@@ -149,7 +157,9 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
         groups = [dead]
     out: list[KernelResult] = []
     for group in groups:
-        overrides = resample.overrides_for(group, targets)
+        overrides = dict(base or {})
+        for name, vals in resample.overrides_for(group, targets).items():
+            overrides.setdefault(name, vals)
         again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
         if again.truncated and loop_cap is not None:
             continue
@@ -165,6 +175,12 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
         ))
         out.extend(_reversed_resample(run_tu, run_fn, fn, shape, defines, res, again, source_lines, loop_cap, said,
                                       dead=group))
+        nested = frozenset(k for k in again.dead_regions if k not in res.dead_regions  # type: ignore[attr-defined]
+                           and any(g[2] <= k[2] and k[3] <= g[3] for g in group))
+        if nested and depth < MAX_NESTED_RESAMPLES and not again.truncated:
+            out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, again, source_lines, loop_cap,
+                                      "; ".join(x for x in (how, said) if x), base=overrides, only=nested,
+                                      depth=depth + 1))
     return out
 
 

@@ -247,6 +247,17 @@ def _flipped_by(e: MemoryAccess, result: KernelResult) -> tuple[str, int] | None
     return None
 
 
+_USES_Y: list = []  # [the source lines last asked about, whether they spell threadIdx.y]
+
+
+def _uses_threadidx_y(lines: tuple[str, ...]) -> bool:
+    """Whether the source spells `threadIdx.y`; remembered for the last file (one scan per file, not
+    one per finding: 20,000 findings in an 80,000-line file were 80 million line scans)."""
+    if not (_USES_Y and _USES_Y[0] is lines):
+        _USES_Y[:] = [lines, any("threadIdx.y" in ln for ln in lines)]
+    return bool(_USES_Y[1])
+
+
 def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult) -> str:
     if ratio < WARN_RATIO:
         return ("align the start of each warp's segment to 32 bytes (for example pad the row pitch or shift the "
@@ -258,8 +269,7 @@ def _fix(e: MemoryAccess, stride: int | None, ratio: float, result: KernelResult
         return (f"structure of arrays: keep each field in its own array so consecutive lanes read consecutive "
                 f"elements (the lanes are {stride} bytes apart, the size of one record)")
     if stride is not None and stride >= 128:
-        uses_y = any("threadIdx.y" in ln for ln in result.source_lines)
-        if uses_y:
+        if _uses_threadidx_y(result.source_lines):
             return ("swap the x/y mapping so that threadIdx.x indexes the contiguous (innermost) dimension, or stage "
                     "the tile through shared memory: load it coalesced, then read it transposed from shared memory")
         return ("make consecutive lanes (threadIdx.x) touch consecutive addresses, or stage the data through "

@@ -124,6 +124,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.recent_loads = RecentLoads()
         self.sample_overrides = dict(sample_overrides or {})
         self.ifs_taken: set[tuple[int, int, int, int]] = set()
+        # id() of the `if`s a run left with a side no lane took (a loop may run them again).
+        self.one_sided: set[int] = set()
         self.ifs_dead: dict[tuple[int, int, int, int], frozenset[str]] = {}
         self.ifs_targets: dict[tuple[int, int, int, int], dict[str, int]] = {}
         # Integers every lane of a warp loads from one address, and globals the kernel does not write:
@@ -441,14 +443,22 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         if ck is not None:
             self.ifs_taken.add(ck)
 
+    def region_noted(self, key: tuple[int, int, int, int]) -> bool:
+        """Whether a dead region is noted already: its own key and, in a helper, the key of this
+        call line (a helper called from several lines is dead at each of them)."""
+        if key not in self.ifs_dead:
+            return False
+        ck = self._call_key(key)
+        return ck is None or ck in self.ifs_dead
+
     def region_dead(self, key: tuple[int, int, int, int], params: frozenset[str]) -> None:
-        self.ifs_dead[key] = params
+        self.ifs_dead.setdefault(key, params)  # the first call that noted it keeps its own key's entry
         ck = self._call_key(key)
         if ck is not None:
             self.ifs_dead[ck] = params
 
     def region_targets(self, key: tuple[int, int, int, int], targets: dict[str, int]) -> None:
-        self.ifs_targets[key] = targets
+        self.ifs_targets.setdefault(key, targets)
         ck = self._call_key(key)
         if ck is not None:
             self.ifs_targets[ck] = targets

@@ -12,10 +12,10 @@ from kernlint.eval import fast_forward, resample
 from kernlint.eval.flops import statement_flops
 from kernlint.eval.shared_scalars import is_shared_scalar_type
 from kernlint.eval import uniform_data
-from kernlint.eval import local_arrays
+from kernlint.eval import local_arrays, liveness
 from kernlint.eval.values import UNINIT, Val, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
-from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var
+from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
 
 
 class StatementsMixin:
@@ -209,6 +209,8 @@ class StatementsMixin:
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
         w0 = self.warp_work.copy()
         self.cov.hit(self.site_key(s.span, cov.BRANCH))
+        if not taken.any() or (s.other is not None and not not_taken.any()):
+            self.one_sided.add(id(s))  # a side no lane took (exec_loop: a second iteration)
         if taken.any():
             self.mask = taken
             self.exec(s.then)
@@ -259,7 +261,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(s.then):
+        if self.region_noted(key) or not resample.has_memory_access(s.then):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         targets = self.block_targets(s.cond) if resample.block_names(deps) else {}
@@ -279,7 +281,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(s.other):
+        if self.region_noted(key) or not resample.has_memory_access(s.other):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         neg = resample.negated(s.cond)
@@ -302,7 +304,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(block):
+        if self.region_noted(key) or not resample.has_memory_access(block):
             return
         params = resample.sampled_parameters(c.deps, self.result.assumed)
         name = resample.switched_parameter(s.cond)
@@ -320,7 +322,7 @@ class StatementsMixin:
         if ran:
             self.region_taken(key)
             return
-        if key in self.ifs_dead or not resample.has_memory_access(node):
+        if self.region_noted(key) or not resample.has_memory_access(node):
             return
         params = resample.sampled_parameters(deps, self.result.assumed)
         if params:
@@ -502,7 +504,10 @@ class StatementsMixin:
                     active = active & c_lanes
                 if not active.any():
                     break
-                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1) or (
+                # A data-dependent trip count: the body is evaluated once, twice when a guard on a
+                # counter of the loop left a side untaken (`if (k == 0) {...} else {...}`).
+                if k >= MAX_LOOP_ITERATIONS or (data_dependent and k >= 1 + (k == 1 and any(
+                        id(n) in self.one_sided for n in _counter_branches(s)))) or (
                         self.loop_cap is not None and k >= self.loop_cap and deps) or (
                         k >= 2 and self._loop_over_budget(loop_start_cost, k)):
                     truncated = True
@@ -545,7 +550,12 @@ class StatementsMixin:
             for name, v in ahead.items():
                 self.frame.env[name] = v  # where the loop leaves it: it advances by a constant step
             written = written - set(ahead)
-            for name in written:
+            stale = written
+            if len(self.frames) == 1:
+                # Names every later path assigns before reading keep no value anything reads
+                # (eval/liveness.py): the next loop's counter is not made unknown.
+                stale = liveness.names_read_after(self.fn.body, s, written)
+            for name in stale:
                 if name in self.frame.env:
                     self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why, uniform=False)
                                             if data_cond is not None

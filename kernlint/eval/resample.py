@@ -20,15 +20,39 @@ sampled decreasing in declaration order, so min > max), and the rest of a kernel
 `return` that every sampled thread takes (`if (depth >= max_depth) return;`). Both are regions
 like a dead `if`'s body. A region that the small samples still leave dead is evaluated once more
 with the sampled parameters of its guard in reversed order (`reversed_overrides`), which flips
-every comparison between two of them.
+every comparison between two of them. Before that, a parameter whose name says it is a position
+rather than a size (`is_position_name`: `deviceRank`, `part_id`) is sampled as the first positions
+(`FIRST_SAMPLES`, 0 and 1) with the others as sampled: a grid-stride loop that starts at this
+device's share, `for (i = rank * gridSize + tid; i < n; ...)`, runs from rank 0. A guard that a
+re-sampled evaluation finds dead inside a region it opened (`if (x >= 0)` with `x = j - sn / 2 + b`,
+nested in a row guard over other parameters) is re-sampled once more on top of its samples
+(engine.py `_resample_dead`, at most `MAX_NESTED_RESAMPLES` levels).
 """
 from __future__ import annotations
+
+import re
 
 from kernlint import ir
 from kernlint.eval.uniform_data import short
 
 # Small values for a re-sampled parameter: near a host loop's start, one per sample.
 SMALL_SAMPLES = (1, 32)
+# The first values of a parameter that names a position rather than a size (`deviceRank`, `part_id`):
+# the first device, rank or part (eval/resample.py `other_overrides`).
+FIRST_SAMPLES = (0, 1)
+# Names of such parameters (the last component of a struct member): a rank, an id or an index of a
+# device, a shard or a part, alone, after `_` or as the last camelCase word (`deviceRank`, `part_id`,
+# `gpuID`; not `grid`, `valid`). Sampled as a size (thousands), `i = rank * gridSize + tid` starts
+# beyond every sampled bound and a grid-stride loop over it runs no iteration.
+_POSITION_WORDS = ("rank", "id", "idx", "index", "device", "dev", "gpu", "shard")
+_POSITION_NAME = re.compile(r"(?:^|_)(?:%s)$|[a-z0-9](?:%s)$" % (
+    "|".join(_POSITION_WORDS), "|".join(w.capitalize() + "|" + w.upper() for w in _POSITION_WORDS)))
+
+
+def is_position_name(name: str) -> bool:
+    """Whether a parameter's name says it is a position (rank, id, index), not a size."""
+    last = name.rsplit(".", 1)[-1]
+    return bool(_POSITION_NAME.search(last))
 
 
 def sampled_parameters(deps: frozenset[str], assumed: dict[str, tuple[int, ...]]) -> frozenset[str]:
@@ -165,14 +189,19 @@ def reversed_overrides(dead: dict[tuple[int, int, int, int], frozenset[str]],
 def other_overrides(dead: dict[tuple[int, int, int, int], frozenset[str]],
                     assumed: dict[str, tuple[int, ...]]) -> list[tuple[dict[str, tuple[int, ...]], str]]:
     """Further samples to try for regions neither the first nor the small samples reach, in order:
-    the guards' parameters in reversed order, then each of them small with the others as sampled
+    the position-like ones (`is_position_name`) as the first positions (0 and 1) with the others as
+    sampled (`for (i = rank * gridSize + tid; i < n; ...)` needs rank 0 and n large), the guards'
+    parameters in reversed order, then each of them small with the others as sampled
     (`for (y = r + 1; y < h - r; y++)` needs a small r and a large h). (overrides, how) pairs."""
     out: list[tuple[dict[str, tuple[int, ...]], str]] = []
+    names = [n for n in assumed if any(n in deps for deps in dead.values())
+             and not n.startswith(("blockIdx", "gridDim"))]
+    first = {n: FIRST_SAMPLES for n in names if is_position_name(n) and assumed.get(n) != FIRST_SAMPLES}
+    if first:
+        out.append((first, "with the position-like ones as the first positions (a rank or id, not a size)"))
     rev = reversed_overrides(dead, assumed)
     if rev:
         out.append((rev, "with their order reversed"))
-    names = [n for n in assumed if any(n in deps for deps in dead.values())
-             and not n.startswith(("blockIdx", "gridDim"))]
     if len(names) >= 2:
         for n in names:
             out.append(({n: SMALL_SAMPLES}, "with only this one small"))

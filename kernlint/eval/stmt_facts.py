@@ -362,3 +362,33 @@ def _loop_var(s: ir.Stmt) -> str | None:
             if len(names) == 1:
                 return next(iter(names))
     return None
+
+
+@_memo_by_identity
+def _counter_branches(s: object) -> tuple[object, ...]:
+    """The `if`s of a loop `s` on one of its counters: its own variable, or a name the body steps by
+    `++`/`--` (`while (r > tol) { if (k > 1) {...} else {...} k++; }`). A loop whose trip count is
+    data runs its body once for evaluation; a side of such a guard that the first iteration does not
+    take is only taken from the second iteration on (eval/interp_statements.py `exec_loop`)."""
+    body = getattr(s, "body", None)
+    if body is None:
+        return ()
+    counters: set[str] = set()
+    var = _loop_var(s)  # type: ignore[arg-type]
+    if var:
+        counters.add(var)
+    for n in ir.walk(body):
+        if isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            t = _target_name(n.operand)
+            if t:
+                counters.add(t)
+    if not counters:
+        return ()
+    out = []
+    for n in ir.walk(body):
+        if isinstance(n, ir.If):
+            # The counter itself, not an element it indexes (`if (r[j] > m)` is a test on data).
+            inside = {id(r) for x in ir.walk(n.cond) if isinstance(x, ir.Index) for r in ir.walk(x.index)}
+            if any(isinstance(r, ir.Ref) and r.name in counters and id(r) not in inside for r in ir.walk(n.cond)):
+                out.append(n)
+    return tuple(out)

@@ -21,7 +21,8 @@ from kernlint.project.fold import fold
 from kernlint.project.facts import FileFacts, RawLaunch
 
 MARKERS = ("pyproject.toml", "kernlint.toml", ".git")
-SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl", ".cuinc")
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl", ".cuinc")
+# (.c: benchmark suites keep the macros their kernels and launches use in C files they `#include`.)
 MAX_FILES = 5000
 MAX_BYTES = 2_000_000
 MAX_HOST_BINDINGS = 4

@@ -20,6 +20,7 @@ _CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:uns
                     r"unsigned|short|u?int\d+_t|auto)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 _LOCAL = re.compile(r"\b(?:(?:static|const|constexpr)\s+)*(?:unsigned\s+)?(?:int|long|size_t|unsigned|"
                     r"u?int\d+_t|auto|dim3)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+)|\(([^;{}]*)\)|\{([^;{}]*)\})\s*;")
+_PLAIN_DIM3 = re.compile(r"\bdim3\s+([A-Za-z_]\w*)\s*;")
 _GLOBAL_KW = re.compile(r"\b__global__\b")
 _TYPEDEF = re.compile(r"typedef ([^;{}()\[\]]+) ([A-Za-z_]\w*) ?;")  # on whitespace-normalised text
 _USING = re.compile(r"using ([A-Za-z_]\w*) ?= ?([^;{}()\[\]]+?) ?;")
@@ -436,6 +437,27 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
                 if m.group(1) in found:
                     assigned.add(m.group(1))
                 found[m.group(1)] = " ".join(value.split())
+        # A dim3 declared plain (`dim3 threads;`) and set member by member (`threads.x = N;`): one
+        # value when each member is assigned at most once before the launch (CUDA: a plain dim3 is
+        # (1, 1, 1), runtime API dim3's default constructor) anywhere in the function: a launch in a
+        # loop sees the assignments after it too.
+        close_ = _match_forward(code, fn.start, "{", "}") if "dim3" in body else -1
+        whole = code[fn.start:close_] if close_ > pos else code[fn.start:]
+        for m in _PLAIN_DIM3.finditer(body):
+            name_ = m.group(1)
+            if name_ in found:
+                continue
+            members = {}
+            for a in re.finditer(rf"\b{re.escape(name_)}\s*\.\s*([xyz])\s*=(?!=)\s*([^;{{}}]+);", whole):
+                members.setdefault(a.group(1), []).append(" ".join(a.group(2).split()))
+            if any(len(v) > 1 for v in members.values()) or re.search(
+                    rf"\b{re.escape(name_)}\s*(?:=(?!=)|\.\s*[xyz]\s*(?:[-+*/%&|^]|<<|>>)=|\.\s*[xyz]\s*(?:\+\+|--))",
+                    whole) or re.search(rf"(?:\+\+|--)\s*{re.escape(name_)}\s*\.", whole) or \
+                    re.search(rf"&\s*{re.escape(name_)}\b", whole) or any(
+                        a.start() > pos - fn.start for a in re.finditer(rf"\b{re.escape(name_)}\s*\.\s*[xyz]\s*=", whole)):
+                continue  # assigned as a whole, more than once, or through a pointer: no single value
+            if members:
+                found[name_] = "dim3(" + ", ".join(members.get(d, ["1"])[0] for d in "xyz") + ")"
         # A name assigned again after its declaration has no single value.
         for name_ in list(found):
             if re.search(rf"\b{re.escape(name_)}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{re.escape(name_)}\b|"
