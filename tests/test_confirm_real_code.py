@@ -295,3 +295,16 @@ def test_a_sampled_value_given_to_a_narrow_parameter_wraps_as_in_c() -> None:
                                  {"t": "scalar", "dtype": "float32", "value": 1.5}], [])
     assert [type(a) for a in args] == [np.uint8, np.int32, np.float32]
     assert [a.item() for a in args] == [3328 % 256, 5, 1.5]
+
+
+def test_a_function_pointer_parameter_is_not_synthesized() -> None:
+    """A zeroed buffer passed for `binary_t op` and called faults the kernel (H100: illegal address in
+    KL101_function_pointer.cu's through_parameter): such a kernel is not run, with the reason named."""
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "KL101_function_pointer.cu"
+    text = path.read_text()
+    plan = confirm.plan_file(lint_with_suppressions(text, str(path), OPTIONS), text, OPTIONS)
+    runs = {r.name_expr: r for r in plan.runs}
+    bad = runs["through_parameter"]
+    assert bad.spec is None and bad.status == "not-run" and bad.category == "arguments"
+    assert "function pointer parameter `op`" in bad.reason
+    assert runs["through_local_pointer"].spec is not None

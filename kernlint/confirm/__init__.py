@@ -447,6 +447,10 @@ def _launch_args(kr: KernelResult, sample: int = 0) -> tuple[list[dict[str, Any]
         t = _resolve(p.ctype, binds)
         if t.kind == "reference" and t.pointee is not None:
             t = t.pointee
+        if t.kind == "pointer" and t.pointee is not None and t.pointee.kind == "function":
+            # A zeroed buffer called as code faults the kernel; a device function's address exists only
+            # on the device (the host reads it from a `__device__` variable), so none is synthesized.
+            return None, f"the function pointer parameter `{p.name}` cannot be synthesized (a device function's address)", {}
         if t.kind in ("pointer", "array"):
             spec = _buffer(extents.get(p.name))
             if spec["bytes"] + spec["front"] > MAX_BUFFER_BYTES:
