@@ -727,7 +727,7 @@ def test_gpu_ncu_counters_per_instruction_equal_the_trace(fixture: str) -> None:
 def test_a_site_behind_a_branch_on_loaded_data_that_never_ran_is_data_dependent() -> None:
     """On zeroed inputs a branch on loaded values may keep a site from running at all: that is not a
     refutation nor a probe failure, but the data-dependent case (KL102_reference_flag.cu's `bisect`)."""
-    from kernlint.confirm import _verdict
+    from kernlint.confirm.verdict import _verdict
 
     path = FIXTURES / "KL102_reference_flag.cu"
     text, result = _lint(path)

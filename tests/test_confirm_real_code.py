@@ -9,7 +9,13 @@ import pytest
 
 from kernlint import confirm
 from kernlint.confirm import instrument as ins
-from kernlint.confirm.ncu import access_counters, instruction_kind, parse_source_tables, sass_opcode
+from kernlint.confirm import plan as confirm_plan
+from kernlint.confirm.ncu import (
+    access_counters,
+    instruction_kind,
+    parse_source_tables,
+    sass_opcode,
+)
 from kernlint.engine import LintOptions, lint_with_suppressions
 
 OPTIONS = LintOptions(resources=False)
@@ -166,12 +172,12 @@ def test_buffers_over_the_cap_are_refit_with_smaller_sizes(tmp_path: Path) -> No
     run = plan.runs[0]
     assert run.spec is not None, run.reason
     assert run.refit.startswith("sizes sampled smaller to fit the buffers") and "nx = " in run.refit
-    assert sum(a.get("bytes", 0) + a.get("front", 0) for a in run.spec["args"]) <= 3 * confirm.MAX_BUFFER_BYTES
+    assert sum(a.get("bytes", 0) + a.get("front", 0) for a in run.spec["args"]) <= 3 * confirm_plan.MAX_BUFFER_BYTES
 
 
 def test_size_message_names_the_side_and_the_sampled_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(confirm, "_refit", lambda kr, *a, **k: None)
-    monkeypatch.setattr(confirm, "MAX_BUFFER_BYTES", 1 << 20)
+    monkeypatch.setattr(confirm_plan, "_refit", lambda kr, *a, **k: None)
+    monkeypatch.setattr(confirm_plan, "MAX_BUFFER_BYTES", 1 << 20)
     plan = _plan_text(tmp_path, "stencil.cu", STENCIL)
     run = plan.runs[0]
     assert run.spec is None and run.category == "size"

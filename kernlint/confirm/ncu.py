@@ -323,7 +323,7 @@ def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
     column is compared with the instructions one by one; when the two sets of numbers are the same,
     the finding's number is its instruction's, else the line's sums are compared and said so.
     """
-    from kernlint.confirm import site_totals
+    from kernlint.confirm.verdict import site_totals
     from kernlint.eval import events as ev
 
     accesses = [e for e in run.result.events if isinstance(e, ev.MemoryAccess) and e.span.line == d.line]
@@ -385,7 +385,7 @@ def _attach(d: Diagnostic, table: SourceTable, run: Any) -> Diagnostic:
 def _per_launch(d: Diagnostic, launches: list[SourceTable], run: Any) -> Diagnostic:
     """For a run of two launches (one per sampled block, each with its own values): ncu's count of
     the finding's instructions in each launch beside the trace's count for that block."""
-    from kernlint.confirm import site_totals
+    from kernlint.confirm.verdict import site_totals
     from kernlint.eval import events as ev
 
     mine = [e for e in run.result.events if isinstance(e, ev.MemoryAccess)
