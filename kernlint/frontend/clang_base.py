@@ -1,0 +1,254 @@
+"""The libclang layer every front-end module shares: the bindings, cursor kinds, operator tables,
+source spans and the type converter (clang Type -> ir.CType).
+"""
+from __future__ import annotations
+
+import ctypes
+from importlib import resources
+from typing import Iterator
+
+from kernlint import ir
+from kernlint.frozen import frozen
+
+try:  # libclang is a hard dependency, but keep the import error readable.
+    import clang.cindex as ci
+except ImportError as exc:  # pragma: no cover - exercised only on broken installs
+    raise ImportError("kernlint needs the 'libclang' package: pip install libclang") from exc
+
+K = ci.CursorKind
+STUB_DIR = "/__kernlint_stub__"
+
+_CURSOR_VISIT = ci.callbacks["cursor_visit"]
+
+
+def _get_children(self: ci.Cursor) -> Iterator[ci.Cursor]:
+    """`Cursor.get_children` of the bindings, less their per-child assertion that the child is not the null
+    cursor (two ctypes calls per child, ~10,000 children per parse of a corpus file; libclang never visits a null
+    cursor): the same children, in the same order, keeping their translation unit alive."""
+    children: list[ci.Cursor] = []
+    tu = self._tu
+
+    def visitor(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        child._tu = tu
+        children.append(child)
+        return 1  # CXChildVisit_Continue
+
+    ci.conf.lib.clang_visitChildren(self, _CURSOR_VISIT(visitor), children)
+    return iter(children)
+
+
+ci.Cursor.get_children = _get_children  # type: ignore[method-assign]
+
+
+class FrontendError(Exception):
+    """The file could not be parsed at all (not a per-kernel problem)."""
+
+
+# Binary/unary operator kinds (CXBinaryOperatorKind / CXUnaryOperatorKind, clang-c/Index.h, LLVM 17+).
+_BINOPS = {
+    3: "*", 4: "/", 5: "%", 6: "+", 7: "-", 8: "<<", 9: ">>", 10: "<=>", 11: "<", 12: ">", 13: "<=",
+    14: ">=", 15: "==", 16: "!=", 17: "&", 18: "^", 19: "|", 20: "&&", 21: "||", 22: "=", 23: "*=",
+    24: "/=", 25: "%=", 26: "+=", 27: "-=", 28: "<<=", 29: ">>=", 30: "&=", 31: "^=", 32: "|=", 33: ",",
+}
+_BINARY_SPELLINGS = frozenset(("*", "/", "%", "+", "-", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^",
+                               "|", "&&", "||", "=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=",
+                               "|="))
+_UNOPS = {1: "post++", 2: "post--", 3: "pre++", 4: "pre--", 5: "&", 6: "*", 7: "+", 8: "-", 9: "~", 10: "!"}
+
+_lib_ready = False
+
+
+def _lib() -> object:
+    """Return the libclang handle with the few functions the 18.x bindings do not wrap."""
+    global _lib_ready
+    lib = ci.conf.lib
+    if not _lib_ready:
+        lib.clang_getCursorBinaryOperatorKind.argtypes = [ci.Cursor]
+        lib.clang_getCursorBinaryOperatorKind.restype = ctypes.c_int
+        lib.clang_getCursorUnaryOperatorKind.argtypes = [ci.Cursor]
+        lib.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
+        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getKind.restype = ctypes.c_int
+        lib.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
+        lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+        lib.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
+        lib.clang_EvalResult_getAsDouble.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsDouble.restype = ctypes.c_double
+        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_dispose.restype = None
+        lib.clang_Location_isFromMainFile.argtypes = [ci.SourceLocation]
+        lib.clang_Location_isFromMainFile.restype = ctypes.c_int
+        _lib_ready = True
+    return lib
+
+
+def _evaluate(cursor: ci.Cursor) -> int | float | None:
+    """Constant-fold `cursor` with clang's own evaluator (handles macros, sizeof, constexpr)."""
+    lib = _lib()
+    res = lib.clang_Cursor_Evaluate(cursor)  # type: ignore[attr-defined]
+    if not res:
+        return None
+    try:
+        kind = lib.clang_EvalResult_getKind(res)  # type: ignore[attr-defined]
+        if kind == 1:  # CXEval_Int
+            if lib.clang_EvalResult_isUnsignedInt(res):  # type: ignore[attr-defined]
+                return int(lib.clang_EvalResult_getAsUnsigned(res))  # type: ignore[attr-defined]
+            return int(lib.clang_EvalResult_getAsLongLong(res))  # type: ignore[attr-defined]
+        if kind == 2:  # CXEval_Float
+            return float(lib.clang_EvalResult_getAsDouble(res))  # type: ignore[attr-defined]
+        return None
+    finally:
+        lib.clang_EvalResult_dispose(res)  # type: ignore[attr-defined]
+
+
+def shim_path() -> str:
+    return str(resources.files("kernlint.frontend").joinpath("kernlint_cuda_shim.h"))
+
+
+@frozen
+class _Ctx:
+    path: str
+    text: str
+
+
+def _line_column(loc: ci.SourceLocation) -> tuple[bool, int, int]:
+    """(in a file, line, column) of `loc` in one ctypes call (the bindings' `file`, `line` and `column`
+    properties make one each, and wrap the file)."""
+    f, line, col, off = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    ci.conf.lib.clang_getInstantiationLocation(loc, ctypes.byref(f), ctypes.byref(line), ctypes.byref(col),
+                                               ctypes.byref(off))
+    return bool(f), line.value, col.value
+
+
+def _span(cursor: ci.Cursor) -> ir.Span:
+    ext = cursor.extent
+    lib = ci.conf.lib
+    in_file, line, col = _line_column(lib.clang_getRangeStart(ext))
+    if not in_file or line == 0:
+        _f, line, col = _line_column(cursor.location)
+    _f, end_line, end_col = _line_column(lib.clang_getRangeEnd(ext))
+    return ir.Span(line, col, end_line, end_col)
+
+
+def _in_main(cursor: ci.Cursor, path: str) -> bool:
+    f = cursor.location.file
+    return f is not None and f.name == path
+
+
+_INT_KINDS = {
+    ci.TypeKind.BOOL: (1, False), ci.TypeKind.CHAR_U: (1, False), ci.TypeKind.UCHAR: (1, False),
+    ci.TypeKind.CHAR_S: (1, True), ci.TypeKind.SCHAR: (1, True), ci.TypeKind.SHORT: (2, True),
+    ci.TypeKind.USHORT: (2, False), ci.TypeKind.INT: (4, True), ci.TypeKind.UINT: (4, False),
+    ci.TypeKind.LONG: (8, True), ci.TypeKind.ULONG: (8, False), ci.TypeKind.LONGLONG: (8, True),
+    ci.TypeKind.ULONGLONG: (8, False), ci.TypeKind.INT128: (16, True), ci.TypeKind.UINT128: (16, False),
+    ci.TypeKind.WCHAR: (4, True), ci.TypeKind.CHAR16: (2, False), ci.TypeKind.CHAR32: (4, False),
+}
+_FLOAT_KINDS = {ci.TypeKind.FLOAT: 4, ci.TypeKind.DOUBLE: 8, ci.TypeKind.HALF: 2, ci.TypeKind.LONGDOUBLE: 16}
+
+
+class _TypeConverter:
+    """clang Type -> ir.CType, cached by spelling (the same types recur across a file)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, ir.CType] = {}
+        # The same clang type by identity (its CXType: kind, QualType pointer, translation unit), which
+        # needs no ctypes call for its spelling: ~15 % of lowering a large body. One converter serves one
+        # parse, during which the translation unit, and so every pointer in a key, stays alive.
+        self.by_identity: dict[tuple[int, int, int], ir.CType] = {}
+
+    def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
+        ident = t.data[0]
+        if ident:
+            idkey = (t._kind_id, ident, t.data[1] or 0)
+            hit = self.by_identity.get(idkey)
+            if hit is None:
+                hit = self.by_identity[idkey] = self._convert_by_spelling(t, depth)
+            return hit
+        return self._convert_by_spelling(t, depth)
+
+    def _convert_by_spelling(self, t: ci.Type, depth: int) -> ir.CType:
+        # The written spelling alone is not a key: `typename vec4<T>::Type` is dependent in a function
+        # template and `float4` in the same file's instantiated kernel (where `T` is an alias), and
+        # whichever came first would be reused for the other. The canonical spelling tells them apart.
+        key = t.spelling
+        if "<" in key or not key.replace(" ", "").replace("_", "").isalnum():
+            key = f"{key}\x00{t.get_canonical().spelling}"
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        out = self._convert(t, depth)
+        self.cache[key] = out
+        return out
+
+    def _convert(self, t: ci.Type, depth: int) -> ir.CType:
+        if depth > 8:
+            return ir.UNKNOWN_TYPE
+        const = t.is_const_qualified()
+        c = t.get_canonical()
+        k = c.kind
+        if k in _INT_KINDS:
+            size, signed = _INT_KINDS[k]
+            return ir.CType("bool" if k == ci.TypeKind.BOOL else "int", size, signed, name=c.spelling, const=const)
+        if k in _FLOAT_KINDS:
+            return ir.CType("float", _FLOAT_KINDS[k], True, name=c.spelling, const=const)
+        if k == ci.TypeKind.ENUM:
+            size = c.get_size()
+            return ir.CType("int", size if size > 0 else 4, True, name=c.spelling, const=const)
+        if k == ci.TypeKind.VOID:
+            return ir.CType("void", 0, name="void", const=const)
+        if k in (ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
+            # What `*op` names for a function pointer `op`: code, not data (no memory is read).
+            return ir.CType("function", 0, name=c.spelling)
+        if k == ci.TypeKind.POINTER:
+            # Recurse on the written pointee where there is one, so `const T*` keeps the name `T`
+            # (the canonical type says `type-parameter-0-0`); typedefs need the canonical one.
+            written = t.get_pointee()
+            pointee = self.convert(written if written.kind != ci.TypeKind.INVALID else c.get_pointee(), depth + 1)
+            return ir.CType("pointer", 8, False, pointee=pointee, name=c.spelling, const=const)
+        if k in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
+            return ir.CType("reference", 8, False, pointee=self.convert(c.get_pointee(), depth + 1), name=c.spelling)
+        if k in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
+                 ci.TypeKind.DEPENDENTSIZEDARRAY):
+            elem = self.convert(c.get_array_element_type(), depth + 1)
+            count = c.element_count if k == ci.TypeKind.CONSTANTARRAY else 0
+            size = c.get_size()
+            return ir.CType("array", size if size > 0 else 0, pointee=elem, count=max(count, 0), name=c.spelling)
+        if k == ci.TypeKind.RECORD:
+            size = c.get_size()
+            align = c.get_align()
+            fields = []
+            try:
+                for f in c.get_fields():
+                    off = c.get_offset(f.spelling)
+                    fields.append(ir.Field(f.spelling, off // 8 if off >= 0 else -1, self.convert(f.type, depth + 1)))
+            except Exception:  # libclang raises on some dependent records; layout unknown then
+                fields = []
+            name = c.spelling.replace("struct ", "").replace("const ", "")
+            return ir.CType("struct", size if size > 0 else 0, name=name, fields=tuple(fields),
+                            align=align if align > 0 else 0, const=const)
+        spelling = c.spelling.replace("const ", "").replace("volatile ", "").strip()
+        if k in (ci.TypeKind.UNEXPOSED, ci.TypeKind.DEPENDENT) or "type-parameter" in spelling:
+            return ir.CType("template", 0, name=t.spelling.replace("const ", "").strip(), const=const)
+        return ir.CType("unknown", 0, name=spelling)
+
+
+_SITE_KINDS = frozenset({K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.UNARY_OPERATOR, K.CALL_EXPR,
+                         K.CONDITIONAL_OPERATOR})
+
+
+# Statements and expressions nested deeper than this are lowered as opaque "too deeply nested to
+# analyse" (coverage reports them, KL904): Python's recursion limit (1,000 frames) must never be reached
+# by the lowering, the evaluator or the rules, whatever the input (an `else if` chain of 1,000 arms).
+MAX_NESTING = 150
+# Statements lowered per function (nested ones included). The rest of a block past it becomes one
+# OpaqueStmt(TOO_LARGE) spanning it, which coverage reports (KL904): the evaluator's step budget
+# (60,000 steps, eval/limits.py) would not reach that far on real code, where a statement costs 20-30
+# steps, and lowering one through libclang's bindings costs about 0.1-0.2 ms (a hostile body of 40,000
+# statements was 10 s of CPU before any analysis). The largest function of the corpus (rodinia
+# myocyte's kernel_ecc) has 678 statements.
+MAX_STATEMENTS = ir.MAX_STATEMENTS

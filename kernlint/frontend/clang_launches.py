@@ -1,0 +1,303 @@
+"""Launches in host code, as clang sees them: each kernel launch's grid, block, template and pointer arguments, folded to values where the host code fixes them."""
+from __future__ import annotations
+
+from kernlint import ir
+from kernlint.frontend.clang_base import (
+    _BINOPS,
+    _INT_KINDS,
+    _UNOPS,
+    K,
+    _evaluate,
+    _lib,
+    _span,
+    ci,
+)
+from kernlint.frontend.lowering import (
+    _function_key,
+    _is_callee_ref,
+    _reassigned_names,
+    _split_template_args,
+    _template_args_from_tokens,
+)
+from kernlint.project.pointer_offsets import arg_offsets
+
+
+def _launches(c: ci.Cursor) -> list[ir.Launch]:
+    """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers."""
+    out: list[ir.Launch] = []
+    local_inits: dict[str, ci.Cursor | None] = {}
+    reassigned = _reassigned_names(c)
+    # `dim3 b; b.x = 256;`: a member assigned exactly once overrides the declared value (key
+    # "b.x"); one assigned more than once, or by `+=`/`>>=`, is unknown (None).
+    local_inits.update(_member_assignments(c))
+
+    ancestors: list[ci.Cursor] = []  # enclosing for/if statements of the host code (host_samples.py)
+    tokens: list[tuple[int, str]] | None = None  # the host function's tokens (offset, text), read once
+
+    def offsets(launch: ci.Cursor, arg_cursors: list[ci.Cursor]) -> tuple[str, ...]:
+        """Pointer offsets the arguments pass (project/pointer_offsets.py), from the text before the launch."""
+        nonlocal tokens
+        ptrs = [a for a in arg_cursors if a.type.get_canonical().kind == ci.TypeKind.POINTER]
+        if not ptrs:
+            return ()
+        if tokens is None:
+            tokens = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
+        at = launch.extent.start.offset  # once, not per token (four ctypes calls)
+        before = " ".join(s for off, s in tokens if off < at)
+        texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
+                 else "" for a in arg_cursors]
+        return arg_offsets(texts, before)
+
+    def walk(n: ci.Cursor, depth: int) -> None:
+        if depth > 200:
+            return
+        for ch in n.get_children():
+            if ch.kind == K.VAR_DECL and ch.spelling not in reassigned:
+                # Only variables never assigned after their declaration fold to their initializer
+                # (`for (int s = 1; ...; s++) k<<<...>>>(s)` must not bind s = 1).
+                inits = [k for k in ch.get_children() if k.kind.is_expression()]
+                if inits:
+                    local_inits[ch.spelling] = inits[-1]
+            if ch.kind == K.CALL_EXPR:
+                kids = [k for k in ch.get_children() if k.kind.is_expression()]
+                config = kids[1] if len(kids) > 1 else None
+                if config is not None and config.kind == K.CALL_EXPR and config.spelling in (
+                        "cudaConfigureCall", "__cudaPushCallConfiguration"):
+                    cargs = [k for k in config.get_children() if k.kind.is_expression()][1:]
+                    grid = _fold_dim3(cargs[0], local_inits) if cargs else None
+                    block = _fold_dim3(cargs[1], local_inits) if len(cargs) > 1 else None
+                    shmem = _fold_int(cargs[2], local_inits) if len(cargs) > 2 else None
+                    callee = kids[0]
+                    targs: tuple[str, ...] = ()
+                    ref = callee
+                    while ref.kind == K.UNEXPOSED_EXPR:
+                        sub = [k for k in ref.get_children() if k.kind.is_expression()]
+                        if not sub:
+                            break
+                        ref = sub[0]
+                    if ref.kind == K.DECL_REF_EXPR:
+                        targs = _template_args_from_tokens(ref)
+                    block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if len(cargs) > 1 else ""
+                    name = ref.spelling or ch.spelling
+                    if not name:
+                        # A launch inside a host template has a dependent callee with no name.
+                        toks = [t.spelling for t in ch.get_tokens()]
+                        name = toks[0] if toks and toks[0].isidentifier() else ""
+                        if len(toks) > 2 and toks[1] == "<":
+                            targs = _split_template_args(toks[2:])
+                    targs = _fold_template_args(targs, local_inits)
+                    decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
+                    deduced = _deduced_template_args(decl, targs) if decl is not None else ()
+                    key = _function_key(decl.get_definition() or decl) if decl is not None else ""
+                    args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
+                                 for a in kids[2:])
+                    out.append(ir.Launch(name, deduced or targs, grid, block, shmem, _span(ch), block_text, args, key,
+                                         arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits),
+                                         deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, kids[2:])))
+            scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
+            if scoped:
+                ancestors.append(ch)
+            walk(ch, depth + 1)
+            if scoped:
+                ancestors.pop()
+
+    walk(c, 0)
+    return out
+
+
+def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[str, ...]:
+    """All template arguments of the kernel specialization a launch calls, when clang deduced some
+    from the argument types (`scale<<<g, b>>>(out, inp)` with `template <class T> scale(T*, const T*)`
+    and `floatX* out`): the explicit ones as written, the deduced ones as clang resolved them (the
+    canonical type, or the integer value). () when nothing was deduced or an argument is not a type
+    or an integer."""
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings: no deduction
+        return ()
+    if n <= len(explicit):
+        return ()
+    out = list(explicit)
+    for i in range(len(explicit), n):
+        kind = decl.get_template_argument_kind(i)
+        if kind == ci.TemplateArgumentKind.TYPE:
+            spelling = decl.get_template_argument_type(i).get_canonical().spelling
+            out.append(spelling.replace("struct ", "").replace("class ", ""))
+        elif kind == ci.TemplateArgumentKind.INTEGRAL:
+            out.append(str(decl.get_template_argument_value(i)))
+        else:
+            return ()
+    return tuple(out)
+
+
+def _fold_template_args(targs: tuple[str, ...], local_inits: dict[str, ci.Cursor | None]) -> tuple[str, ...]:
+    """Template arguments that name a host constant (`const int N = 128; k<N><<<1, N>>>()`) as its value."""
+    out = []
+    for a in targs:
+        init = local_inits.get(a.strip()) if a.strip().isidentifier() else None
+        v = _fold_int(init, local_inits) if init is not None else None
+        out.append(str(v) if v is not None else a)
+    return tuple(out)
+
+
+def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
+    """`v.x = expr` in a host function, keyed "v.x": the assigned value, or None when `v.x` is
+    assigned more than once or by a compound assignment (its value at a launch is then unknown)."""
+    out: dict[str, ci.Cursor | None] = {}
+    wholes: dict[str, list[ci.Cursor]] = {}
+    stack = [fn]
+    while stack:
+        n = stack.pop()
+        kids = list(n.get_children())
+        stack.extend(kids)
+        if n.kind == K.CALL_EXPR and n.spelling == "operator=":
+            # `threads = dim3(512, 1);` on a class type is an operator= call: "threads=" lists the
+            # values assigned (the variable's value at a launch when they all fold to the same).
+            ops = [k for k in kids if k.kind.is_expression() and not _is_callee_ref(k, "operator=")]
+            t = ops[0] if len(ops) == 2 else None
+            while t is not None and t.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+                sub = [k for k in t.get_children() if k.kind.is_expression()]
+                t = sub[0] if len(sub) == 1 else None
+            if t is not None and t.kind == K.DECL_REF_EXPR:
+                wholes.setdefault(t.spelling, []).append(ops[1])
+            continue
+        if n.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
+            continue
+        op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
+        if not op or not op.endswith("=") or op in ("==", "!=", "<=", ">="):
+            continue
+        lhs = kids[0]
+        if lhs.kind != K.MEMBER_REF_EXPR or lhs.spelling not in ("x", "y", "z"):
+            continue
+        base = [k for k in lhs.get_children() if k.kind.is_expression()]
+        b = base[0] if base else None
+        while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+            sub = [k for k in b.get_children() if k.kind.is_expression()]
+            b = sub[0] if len(sub) == 1 else None
+        if b is None or b.kind != K.DECL_REF_EXPR:
+            continue
+        key = f"{b.spelling}.{lhs.spelling}"
+        out[key] = kids[1] if op == "=" and key not in out else None
+    for name, values in wholes.items():
+        for i, v in enumerate(values):
+            out[f"{name}={i}"] = v
+    return out
+
+
+def _host_samples(launch: ci.Cursor, ancestors: list[ci.Cursor], args: list[ci.Cursor],
+                  folded: tuple[int | None, ...], inits: dict[str, ci.Cursor]) -> tuple[tuple[int, ...] | None, ...]:
+    """Joint samples for integer arguments that do not fold, from the loops and ifs around the launch."""
+    from kernlint.frontend.host_samples import launch_arg_samples
+
+    todo = [i for i, a in enumerate(args) if folded[i] is None and a.type.get_canonical().kind in _INT_KINDS]
+    if not todo or not ancestors:
+        return ()
+    try:
+        got = launch_arg_samples(
+            launch, list(ancestors), [args[i] for i in todo], inits,
+            lambda c: _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(c)),  # type: ignore[attr-defined]
+            lambda c: _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(c)),  # type: ignore[attr-defined]
+            _evaluate)
+    except Exception:  # noqa: BLE001 - host code is only a hint: trouble here must not stop the parse
+        return ()
+    out: list[tuple[int, ...] | None] = [None] * len(args)
+    for i, v in zip(todo, got):
+        out[i] = v
+    return tuple(out) if any(v is not None for v in out) else ()
+
+
+def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> int | None:
+    v = _evaluate(c)
+    if isinstance(v, (int, float)):
+        return int(v) if abs(v) < 1 << 64 else None  # (inf/NaN fail the comparison too)
+    if depth > 8:
+        return None
+    kids = [k for k in c.get_children() if k.kind.is_expression()]
+    if c.kind == K.DECL_REF_EXPR and inits.get(c.spelling) is not None:
+        return _fold_int(inits[c.spelling], inits, depth + 1)  # type: ignore[arg-type]
+    if c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
+                  K.CXX_FUNCTIONAL_CAST_EXPR) and kids:
+        return _fold_int(kids[-1], inits, depth + 1)
+    if c.kind == K.BINARY_OPERATOR and len(kids) == 2:
+        op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(c))  # type: ignore[attr-defined]
+        a = _fold_int(kids[0], inits, depth + 1)
+        b = _fold_int(kids[1], inits, depth + 1)
+        if a is None or b is None:
+            return None
+        if op not in ("+", "-", "*", "/", "%", "<<", ">>"):
+            return None
+        from kernlint import intfold
+
+        return intfold.evaluate([a, op, b])  # bounded: `1 << huge` is unknown, never a huge int
+    if c.kind == K.MEMBER_REF_EXPR and kids and kids[0].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):
+        base = kids[0]
+        while base.kind == K.UNEXPOSED_EXPR:
+            sub = [k for k in base.get_children() if k.kind.is_expression()]
+            if not sub:
+                break
+            base = sub[0]
+        if base.kind == K.DECL_REF_EXPR and (base.spelling in inits or f"{base.spelling}.{c.spelling}" in inits
+                                             or f"{base.spelling}=0" in inits):
+            dims = _fold_dim3_var(base.spelling, inits, depth + 1)
+            if dims is not None and c.spelling in ("x", "y", "z"):
+                return dims["xyz".index(c.spelling)]
+    return None
+
+
+def _fold_dim3_var(name: str, inits: dict[str, ci.Cursor | None], depth: int) -> tuple[int, int, int] | None:
+    """A dim3 local's value at a launch: its initializer (a plain `dim3 b;` is (1, 1, 1)) with the
+    members assigned one by one (`b.x = 256`) folded in."""
+    init = inits.get(name)
+    if f"{name}=0" in inits:
+        # Assigned as a whole (`threads = dim3(512, 1)`): the value when every assignment agrees.
+        values = {_fold_dim3(v, inits, depth + 1) for k, v in inits.items()
+                  if k.startswith(f"{name}=") and k[len(name) + 1:].isdigit() and v is not None}
+        init = None
+        folded = values.pop() if len(values) == 1 else None
+        if folded is None:
+            return None
+    elif init is None:  # not a local declared here (a parameter, a member): its other members are unknown
+        return None
+    else:
+        folded = _fold_dim3(init, inits, depth + 1)
+    dims: list[int | None] = list(folded) if folded is not None else [None, None, None]
+    for i, m in enumerate("xyz"):
+        key = f"{name}.{m}"
+        if key in inits:
+            value = inits[key]
+            dims[i] = _fold_int(value, inits, depth + 1) if value is not None else None
+    if any(d is None for d in dims):
+        return None
+    return (int(dims[0]), int(dims[1]), int(dims[2]))  # type: ignore[arg-type]
+
+
+def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> tuple[int, int, int] | None:
+    """Fold a launch-configuration argument (an int, `dim3(a, b)`, `{a, b}` or a dim3 variable)."""
+    if depth > 8:
+        return None
+    kids = [k for k in c.get_children() if k.kind.is_expression()]
+    spelling_type = c.type.get_canonical().spelling
+    if "dim3" not in spelling_type:
+        v = _fold_int(c, inits, depth + 1)
+        return (v, 1, 1) if v is not None else None
+    if c.kind == K.DECL_REF_EXPR and (c.spelling in inits or f"{c.spelling}=0" in inits
+                                      or any(f"{c.spelling}.{m}" in inits for m in "xyz")):
+        return _fold_dim3_var(c.spelling, inits, depth)
+    if c.kind in (K.CALL_EXPR, K.INIT_LIST_EXPR, K.UNEXPOSED_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR):
+        if c.kind == K.CALL_EXPR and len(kids) >= 1 and c.spelling == "dim3" and len(kids) <= 3 and not (
+                len(kids) == 1 and "dim3" in kids[0].type.get_canonical().spelling):
+            vals = [_fold_int(k, inits, depth + 1) for k in kids]
+            if any(v is None for v in vals):
+                # Default arguments appear as expressions without tokens; clang evaluates them.
+                return None
+            dims = [int(v) for v in vals if v is not None] + [1, 1, 1]
+            return (dims[0], dims[1], dims[2])
+        if c.kind == K.INIT_LIST_EXPR:
+            vals = [_fold_int(k, inits, depth + 1) for k in kids]
+            if any(v is None for v in vals):
+                return None
+            dims = [int(v) for v in vals if v is not None] + [1, 1, 1]
+            return (dims[0], dims[1], dims[2])
+        if len(kids) == 1:
+            return _fold_dim3(kids[0], inits, depth + 1)
+    return None
