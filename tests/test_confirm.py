@@ -787,3 +787,23 @@ def test_a_re_evaluation_of_dead_regions_judges_only_findings_inside_them(tmp_pa
     out = confirm.apply_results(list(result.diagnostics), [plan], [result], [])
     (judged,) = [x for x in out if x.code == "KL103" and x.line == 6]
     assert judged.confirmation == "confirmed", judged.notes[-1]
+
+
+def test_a_site_under_a_loop_cut_short_that_never_ran_is_data_dependent() -> None:
+    """`while (*residual > tol)`: the static pass assumes iterations (it cannot load `*residual`); zeroed
+    inputs never enter the loop, so the site is not traced: that is not-run data-dependent, naming the loop."""
+    fixture = FIXTURES / "KL102_data_loop_second_iteration.cu"
+    text, result = _lint(fixture)
+    plan = confirm.plan_file(result, text, OPTIONS)
+    run = next(r for r in plan.runs if r.name_expr == "iterate")
+    run.status = "ok"
+    run.static_keys = {(d.line, d.column, d.code) for d in result.diagnostics if d.kernel == "iterate"}
+    run.traced_spans = set()
+    run.measured = run.result  # a measurement in which the site never ran
+    finding = next(d for d in result.diagnostics if d.kernel == "iterate" and d.code == "KL101")
+    plan.runs = [run]
+    from kernlint.confirm.verdict import _verdict
+    out = _verdict(finding, plan)
+    assert out.confirmation == "not-run", out.notes
+    assert out.metrics["confirm_not_run"] == "data-dependent"
+    assert "loop at line 35" in " ".join(out.notes)

@@ -307,6 +307,15 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
                      f"not run on a GPU: the site did not execute on zeroed inputs, and branches of the kernel "
                      f"depend on loaded data (line {', '.join(map(str, loaded_branches[:3]))})")
+    cut_loops = sorted({e.span.line for r in relevant for e in r.result.events
+                        if isinstance(e, ev.Loop) and e.truncated and e.span.line <= d.line <= e.span.end_line})
+    if not traced and cut_loops:
+        # The static analysis assumed iterations of an enclosing loop it did not run to its end (a trip
+        # count from loaded data, `while (*residual > tol)`): on the GPU's inputs the loop need not run.
+        return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
+                     "not run on a GPU: the site did not execute on the synthesized inputs, and the static "
+                     f"analysis assumed iterations of the loop at line {cut_loops[0]}, whose trip count it did "
+                     "not evaluate to its end")
     if not traced and any(r.data_dependent for r in relevant):
         why = next(r.data_dependent for r in relevant if r.data_dependent)
         return _mark(d, "not-run", {"confirm_not_run": "data-dependent"},
