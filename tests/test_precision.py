@@ -87,8 +87,8 @@ __global__ void k(const float* a, float* out, int n) {
     assert any("over all" in d.message for d in diags)
 
 
-def test_a_sweep_inside_warps_is_an_info_and_interleaved_addressing_a_warning() -> None:
-    src = """// kernlint: block=(256,1,1)
+# A shared-memory tree reduction inside each warp (lanes 16, 8, ... 1): a sweep, packed lanes.
+WARP_TREE = """// kernlint: block=(256,1,1)
 __global__ void warp_tree(const float* in, float* out) {
     __shared__ float s[256];
     int tid = threadIdx.x;
@@ -104,7 +104,11 @@ __global__ void warp_tree(const float* in, float* out) {
     }
     if (lane == 0) out[blockIdx.x * 8 + tid / 32] = s[tid];
 }
+"""
 
+
+def test_a_sweep_inside_warps_is_an_info_and_interleaved_addressing_a_warning() -> None:
+    src = WARP_TREE + """
 // kernlint: block=(256,1,1)
 __global__ void interleaved(const float* in, float* out) {
     __shared__ float s[256];
@@ -320,23 +324,7 @@ def test_kl301_advice_matches_the_pattern_pyramid_butterfly_tree() -> None:
     assert "already one contiguous run that moves by a constant step" in pyramid
     butterfly = next(n for n in diags["butterfly"].notes if n.startswith("fix:"))
     assert "one thread per pair" in butterfly
-    tree = """// kernlint: block=(256,1,1)
-__global__ void warp_tree(const float* in, float* out) {
-    __shared__ float s[256];
-    int tid = threadIdx.x;
-    int lane = tid & 31;
-    s[tid] = in[blockIdx.x * 256 + tid];
-    __syncwarp();
-    for (int i = 16; i > 0; i >>= 1) {
-        if (lane < i) {
-            float t = s[tid + i];
-            s[tid] = s[tid] + t * 0.5f + t * t;
-        }
-        __syncwarp();
-    }
-    if (lane == 0) out[blockIdx.x * 8 + tid / 32] = s[tid];
-}
-"""
+    tree = WARP_TREE
     (d,) = [d for d in lint_source(tree, "tree.cu").diagnostics if d.code == "KL301"]
     assert "warp shuffles" in next(n for n in d.notes if n.startswith("fix:"))
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kernlint.project.pointer_offsets import arg_offsets
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
+from kernlint.project.pointer_offsets import arg_offsets
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
@@ -272,21 +272,10 @@ def scan_text(text: str) -> FileFacts:
             if ln is not None:
                 launches.append(ln)
 
-    instantiations = []
-    for m in _INSTANTIATION.finditer(code):
-        lt = m.end() - 1
-        close = _angle_forward(code, lt)
-        if close > 0 and re.match(r"\s*\(", code[close + 1:]):
-            at = m.start() + m.group(0).find("template")
-            instantiations.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
-    calls: list[tuple[str, tuple[str, ...], int]] = []
-    for m in _CLASS_INSTANTIATION.finditer(code):
-        # `template class Engine<float>;`: binds the members of Engine defined outside the class.
-        lt = m.end() - 1
-        close = _angle_forward(code, lt)
-        if close > 0 and re.match(r"\s*;", code[close + 1:]):
-            at = m.start() + m.group(0).find("template")
-            calls.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
+    # `template void k<...>(...)`: explicit instantiations of functions; `template class Engine<float>;`
+    # binds the members of Engine defined outside the class (they go with the calls).
+    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, r"\s*\(")
+    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, r"\s*;")
     for m in _TEMPLATE_CALL.finditer(code):
         if len(calls) >= _MAX_CALLS:
             break
@@ -305,6 +294,20 @@ def scan_text(text: str) -> FileFacts:
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, m.start())))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
                      tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions))
+
+
+def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: str
+                             ) -> list[tuple[str, tuple[str, ...], int]]:
+    """(name, template arguments, line) of each `template ... name<...>` match of `pattern` (ending at
+    its `<`) whose closing `>` is followed by `follows`."""
+    out: list[tuple[str, tuple[str, ...], int]] = []
+    for m in pattern.finditer(code):
+        lt = m.end() - 1
+        close = _angle_forward(code, lt)
+        if close > 0 and re.match(follows, code[close + 1:]):
+            at = m.start() + m.group(0).find("template")
+            out.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
+    return out
 
 
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
