@@ -6,13 +6,17 @@ from typing import Any, Callable, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MAX_ENTRIES = 256  # per function; the cache is emptied when full (memory stays bounded over many files)
+MAX_ENTRIES = 256  # per function unless given; the cache is emptied when full (memory stays bounded over many files)
 
 
-def by_identity(fn: F) -> F:
+def by_identity(fn: F | None = None, *, max_entries: int = MAX_ENTRIES) -> Any:
     """`fn(node, *args)` computed once per (node, args): IR nodes are immutable, and the cache holds a
     reference to each node it keys, so an id is never reused while cached. For facts about a kernel that
-    every evaluation of it asks again (re-evaluations for KL201's padding, dead regions, odd offsets)."""
+    every evaluation of it asks again (re-evaluations for KL201's padding, dead regions, odd offsets), and
+    (with a larger `max_entries`) the static questions the evaluator asks at every branch and loop
+    iteration (eval/stmt_facts.py). `@by_identity` or `@by_identity(max_entries=N)`."""
+    if fn is None:
+        return lambda f: by_identity(f, max_entries=max_entries)
     cache: dict[tuple, tuple[object, object]] = {}
 
     @functools.wraps(fn)
@@ -22,9 +26,9 @@ def by_identity(fn: F) -> F:
         if hit is not None and hit[0] is node:
             return hit[1]
         value = fn(node, *args)
-        if len(cache) >= MAX_ENTRIES:
+        if len(cache) >= max_entries:
             cache.clear()
         cache[key] = (node, value)
         return value
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper

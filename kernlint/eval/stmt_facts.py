@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-
 from kernlint import ir
 from kernlint.eval.values import Val
+from kernlint.memo import by_identity
 
 
 def _block_member(e: ir.Expr) -> str | None:
@@ -221,26 +221,9 @@ def _target_name(e: ir.Expr) -> str | None:
     return None
 
 
-def _memo_by_identity(fn):  # type: ignore[no-untyped-def]
-    """Cache a pure function of an IR node by the node's identity.
-
-    IR nodes are immutable, and the cache holds a reference to each node it keys, so an id is
-    never reused while cached; the static questions asked at every branch and loop iteration
-    (what does this body assign, how costly is it) are then answered once per node.
-    """
-    cache: dict[int, tuple[object, object]] = {}
-
-    def wrapper(node):  # type: ignore[no-untyped-def]
-        hit = cache.get(id(node))
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        value = fn(node)
-        if len(cache) > 20000:
-            cache.clear()
-        cache[id(node)] = (node, value)
-        return value
-
-    return wrapper
+# The static questions asked at every branch and loop iteration (what does this body assign, how costly
+# is it) are answered once per node.
+_memo_by_identity = by_identity(max_entries=20001)
 
 
 @_memo_by_identity
