@@ -434,23 +434,35 @@ def _has_kernlint_table(pyproject: Path) -> bool:
         return re.search(r"^\s*\[\s*tool\s*\.\s*kernlint\s*[\].]", text, re.MULTILINE) is not None
 
 
-def find_config(start: Path) -> Path | None:
+def find_config(start: Path, memo: dict[str, Path | None] | None = None) -> Path | None:
     """Return the nearest kernlint.toml, or pyproject.toml with a [tool.kernlint] table.
 
     The search starts at `start` (a directory, or the directory of a file) and walks up to the
-    filesystem root; in one directory kernlint.toml wins over pyproject.toml.
+    filesystem root; in one directory kernlint.toml wins over pyproject.toml. `memo` (resolved
+    directory -> its answer), shared by the searches of one run, spares walking up again.
     """
     here = start.resolve()
     if not here.is_dir():
         here = here.parent
+    walked: list[str] = []
+    found = None
     for directory in (here, *here.parents):
+        key = str(directory)
+        if memo is not None and key in memo:
+            found = memo[key]
+            break
+        walked.append(key)
         candidate = directory / "kernlint.toml"
         if candidate.is_file():
-            return candidate
+            found = candidate
+            break
         candidate = directory / "pyproject.toml"
         if candidate.is_file() and _has_kernlint_table(candidate):
-            return candidate
-    return None
+            found = candidate
+            break
+    if memo is not None:
+        memo.update(dict.fromkeys(walked, found))
+    return found
 
 
 _HEADER = re.compile(r"^\s*\[(?!\[)\s*(.+?)\s*\]\s*(?:#.*)?$")

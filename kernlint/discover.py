@@ -45,6 +45,7 @@ class SettingsResolver:
         self._config = config
         self._by_config: dict[Path | None, Settings] = {}
         self._by_dir: dict[str, Path | None] = {}
+        self._by_resolved_dir: dict[str, Path | None] = {}  # find_config's memo
 
     def config_for(self, path: str) -> Path | None:
         """Return the config file that governs `path` (a file or directory; "-" is the working directory)."""
@@ -53,7 +54,7 @@ class SettingsResolver:
         start = os.getcwd() if path == "-" else os.path.abspath(path)
         directory = start if os.path.isdir(start) else os.path.dirname(start)
         if directory not in self._by_dir:
-            self._by_dir[directory] = find_config(Path(directory))
+            self._by_dir[directory] = find_config(Path(directory), self._by_resolved_dir)
         return self._by_dir[directory]
 
     def load(self, config: Path | None) -> Settings:

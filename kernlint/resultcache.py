@@ -148,9 +148,15 @@ def _nvcc_stamp() -> Any:
     return _NVCC["stamp"]
 
 
-def job_key(job: Any, setup: Any, data: bytes) -> str:
-    """The key of `job` (a parallel.FileJob) whose file holds `data`."""
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("KERNLINT_") and k not in _ENV_NOT_KEYED)
+def keyed_environment() -> list[tuple[str, str]]:
+    """The `KERNLINT_*` variables a result depends on (all but the cache's own settings), sorted."""
+    return sorted((k, v) for k, v in os.environ.items() if k.startswith("KERNLINT_") and k not in _ENV_NOT_KEYED)
+
+
+def job_key(job: Any, setup: Any, data: bytes, env: list[tuple[str, str]] | None = None) -> str:
+    """The key of `job` (a parallel.FileJob) whose file holds `data` (`env`: `keyed_environment()`, read
+    once per run by the caller)."""
+    env = keyed_environment() if env is None else env
     options = job.options
     material = (
         FORMAT, fingerprint(), _digest(data), job.path, job.name, os.path.abspath(job.path), os.getcwd(),
@@ -170,6 +176,7 @@ class Deps:
     """What one lint read besides its own file: files (path -> state) and index questions (-> answer)."""
 
     root: str | None = None  # the project index's root (None: no index)
+    index_state: str = ""  # the index's ProjectIndex.state: the same state gives the same answers
     files: dict[str, str | None] = field(default_factory=dict)
     questions: list[tuple[tuple[Any, ...], str]] = field(default_factory=list)
     volatile: str = ""  # why this outcome must not be cached ("" if it may)
@@ -228,6 +235,7 @@ class Recording:
 
     def wrap(self, index: Any) -> Any:
         self.deps.root = str(index.root)
+        self.deps.index_state = getattr(index, "state", "")
         return _Recorder(index, self.deps)
 
     def index_failed(self) -> None:
@@ -343,7 +351,9 @@ class ResultCache:
         ok, index = index_for()
         if not ok or (str(index.root) if index is not None else None) != deps.root:
             return None
-        for question, answer in deps.questions:
+        # An index built from the same inputs answers alike: only another one is asked again.
+        same_index = index is not None and bool(deps.index_state) and getattr(index, "state", "") == deps.index_state
+        for question, answer in () if same_index else deps.questions:
             try:
                 if question[0] == "attr":
                     value = getattr(index, question[1])
@@ -452,6 +462,8 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
 
     hits: dict[int, Any] = {}
     keys: dict[int, str] = {}
+    roots: dict[str, Any] = {}  # directory -> its project root, for this run's lookups
+    env = keyed_environment()
     misses = []
     for i, job in enumerate(jobs):
         if job.path == "-" or job.data is not None:
@@ -462,15 +474,15 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
         except (ReadProblem, OSError, ValueError):
             misses.append(job)  # the lint reports it
             continue
-        key = keys[i] = job_key(job, setup, data)
-        hit = cache.lookup(key, lambda job=job: _index_for(job, setup))
+        key = keys[i] = job_key(job, setup, data, env)
+        hit = cache.lookup(key, lambda job=job: _index_for(job, setup, roots))
         if hit is not None:
             hits[i] = hit
         else:
             # The bytes that were hashed are the bytes linted, even if the file changes meanwhile.
             misses.append(dataclasses.replace(job, data=data))
     if misses:
-        _prepare_indexes(misses, setup)
+        _prepare_indexes(misses, setup, roots)
     record = dataclasses.replace(setup, record=True)
     it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
     try:
@@ -489,14 +501,15 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
         cache.prune()
 
 
-def _index_for(job: Any, setup: Any) -> tuple[bool, Any]:
-    """(ok, the project index `job`'s lint uses, or None), as parallel.project_options finds it."""
+def _index_for(job: Any, setup: Any, roots: dict[str, Any] | None = None) -> tuple[bool, Any]:
+    """(ok, the project index `job`'s lint uses, or None), as parallel.project_options finds it
+    (`roots`: find_project_root's memo)."""
     if job.no_project or job.path == "-":
         return True, None
     from kernlint.project import load_index
     from kernlint.project.index import project_root_for
 
-    root, shallow = project_root_for(job.path, setup.project_dir, getattr(job, "project_hint", None))
+    root, shallow = project_root_for(job.path, setup.project_dir, getattr(job, "project_hint", None), roots)
     if root is None:
         return True, None
     try:
@@ -505,7 +518,7 @@ def _index_for(job: Any, setup: Any) -> tuple[bool, Any]:
         return False, None
 
 
-def _prepare_indexes(jobs: Sequence[Any], setup: Any) -> None:
+def _prepare_indexes(jobs: Sequence[Any], setup: Any, roots: dict[str, Any] | None = None) -> None:
     """Build each project index the jobs need once, here, so its on-disk cache is warm for the workers."""
     for job in jobs:
-        _index_for(job, setup)
+        _index_for(job, setup, roots)

@@ -155,6 +155,44 @@ def test_a_changed_launch_elsewhere_in_the_project_invalidates(tmp_path: Path, m
     assert counter.names == ["k.cuh"] * 2
 
 
+def test_an_unchanged_project_index_is_not_asked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit whose project index was built from the same files (ProjectIndex.state) needs no question
+    asked again; an index built from other files has another state and is asked (the test above)."""
+    from kernlint.project.index import ProjectIndex, load_index
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "kernlint.toml").write_text("")
+    (root / "k.cuh").write_text(KERNEL)
+    run = root / "run.cu"
+    run.write_text('#include "k.cuh"\nvoid go() { tile<128, 16, float><<<8, 128>>>(0, 0); }\n')
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "c"))
+    cache = tmp_path / "c"
+    header = str(root / "k.cuh")
+    out, _e, _c = _lint(cache, "--format", "concise", header)
+    assert "KL201" in out
+    asked: list[str] = []
+    real = ProjectIndex.launches_of
+
+    def counting(self: ProjectIndex, kernel: str, defined_in: str) -> Any:
+        asked.append(kernel)
+        return real(self, kernel, defined_in)
+
+    monkeypatch.setattr(ProjectIndex, "launches_of", counting)
+    counter = _Counter(monkeypatch)
+    assert _lint(cache, "--format", "concise", header)[0] == out
+    assert counter.names == [] and asked == []
+    from kernlint.project import index
+
+    index._INDEXES.clear()
+    before = load_index(root).state
+    index._INDEXES.clear()
+    assert load_index(root).state == before and len(before) == 32
+    (root / "other.cu").write_text("__global__ void other(float* x) { x[threadIdx.x] = 1; }\n")
+    index._INDEXES.clear()
+    assert load_index(root).state != before
+
+
 def test_changed_settings_and_a_damaged_entry_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     counter = _Counter(monkeypatch)
     f = tmp_path / "k.cu"

@@ -369,3 +369,23 @@ template __global__ void tile<32, 4, T>(const T*, T*);
     assert pl.template_args == ("64", "8", "double")
     [(args, _p, _l)] = idx.instantiations_of("tile", str(root / "k.cuh"))
     assert args == ("32", "4", "double")
+
+
+def test_cached_facts_read_back_equal_to_the_scan() -> None:
+    """The index cache's JSON (dataclasses.asdict) read back by facts_from_json is the scanned FileFacts,
+    for every fixture and fixture project file (every field: launches with host parameters, typed calls, ...)."""
+    import dataclasses
+
+    from kernlint.project.cache import facts_from_json
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    paths = sorted(p for p in fixtures.rglob("*") if p.suffix in (".cu", ".cuh", ".h", ".c", ".cpp"))
+    assert len(paths) > 90
+    seen_fields = set()
+    for p in paths:
+        facts = scan_text(p.read_text(encoding="utf-8", errors="replace"))
+        back = facts_from_json(json.loads(json.dumps(dataclasses.asdict(facts))))
+        assert back == facts and repr(back) == repr(facts), p
+        seen_fields |= {f.name for f in dataclasses.fields(facts) if getattr(facts, f.name)}
+        seen_fields |= {f.name for ln in facts.launches for f in dataclasses.fields(ln) if getattr(ln, f.name)}
+    assert {"launches", "typed_calls", "template_calls", "host_params", "locals", "arg_types"} <= seen_fields

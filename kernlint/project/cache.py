@@ -44,14 +44,34 @@ def _tuples(x: Any) -> Any:
     return tuple(_tuples(i) for i in x) if isinstance(x, list) else x
 
 
+def _rows(x: list[list[Any]]) -> tuple[tuple[Any, ...], ...]:
+    """A list of flat lists (`includes`, `defines`, template parameters, ...) as tuples."""
+    return tuple(map(tuple, x))
+
+
+def _named(x: list[list[Any]]) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+    """[name, [args...], line] rows (instantiations, template calls, typed calls) as tuples."""
+    return tuple((name, tuple(args), line) for name, args, line in x)
+
+
+_NESTED_LAUNCH_FIELDS = frozenset({"host_params", "locals"})  # RawLaunch fields holding rows, not strings
+
+
+def _launch(d: dict[str, Any]) -> RawLaunch:
+    return RawLaunch(**{k: (_rows(v) if k in _NESTED_LAUNCH_FIELDS else tuple(v)) if isinstance(v, list) else v
+                        for k, v in d.items()})
+
+
 def facts_from_json(d: dict[str, Any]) -> FileFacts:
+    """The FileFacts `dataclasses.asdict` wrote as `d` (every list read back as a tuple, as `_tuples` would,
+    by the shape of each field: this runs for every file of a project on every run)."""
     return FileFacts(
-        includes=_tuples(d["includes"]), defines=_tuples(d["defines"]), constants=_tuples(d["constants"]),
-        kernels=tuple(KernelDef(k["name"], k["line"], _tuples(k["template_params"])) for k in d["kernels"]),
-        launches=tuple(RawLaunch(**{k: _tuples(v) for k, v in ln.items()}) for ln in d["launches"]),
-        instantiations=_tuples(d["instantiations"]), template_calls=_tuples(d["template_calls"]),
-        cuda=bool(d["cuda"]), type_aliases=_tuples(d.get("type_aliases", [])),
-        typed_calls=_tuples(d.get("typed_calls", [])),
+        includes=_rows(d["includes"]), defines=_rows(d["defines"]), constants=_rows(d["constants"]),
+        kernels=tuple(KernelDef(k["name"], k["line"], _rows(k["template_params"])) for k in d["kernels"]),
+        launches=tuple(map(_launch, d["launches"])),
+        instantiations=_named(d["instantiations"]), template_calls=_named(d["template_calls"]),
+        cuda=bool(d["cuda"]), type_aliases=_rows(d.get("type_aliases", [])),
+        typed_calls=_named(d.get("typed_calls", [])),
     )
 
 
@@ -82,12 +102,15 @@ class FactsCache:
         except (ReadProblem, OSError, ValueError, RecursionError):
             self.raw = {}  # missing or corrupt: rebuilt and rewritten
 
-    def get_unchanged(self, path: str, stamp: tuple[int, int]) -> FileFacts | None:
-        """The entry of `path` if its (mtime_ns, size) are those it was hashed with (no need to re-read)."""
+    def get_unchanged(self, path: str, stamp: tuple[int, int]) -> tuple[str, FileFacts] | None:
+        """(content digest, facts) of `path` if its (mtime_ns, size) are those it was hashed with (no need
+        to re-read)."""
         hit = self.raw.get(path)
         if not isinstance(hit, dict) or hit.get("stamp") != list(stamp):
             return None
-        return self.get(path, str(hit.get("hash")), stamp)
+        digest = str(hit.get("hash"))
+        facts = self.get(path, digest, stamp)
+        return (digest, facts) if facts is not None else None
 
     def get(self, path: str, digest: str, stamp: tuple[int, int] = (0, 0)) -> FileFacts | None:
         hit = self.raw.get(path)

@@ -30,25 +30,42 @@ _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "build", "builds", "dist"
                         "CMakeFiles", "_build", "out"})
 
 
-def find_project_root(path: str | os.PathLike[str]) -> Path | None:
-    """The nearest ancestor of `path` (a file or directory) holding pyproject.toml, kernlint.toml or .git."""
-    p = Path(os.path.abspath(path))
-    start = p if p.is_dir() else p.parent
-    for d in (start, *start.parents):
-        if any((d / m).exists() for m in MARKERS):
-            return d
-    return None
+def find_project_root(path: str | os.PathLike[str], memo: dict[str, Path | None] | None = None) -> Path | None:
+    """The nearest ancestor of `path` (a file or directory) holding pyproject.toml, kernlint.toml or .git.
+
+    `memo` (directory -> its answer), shared by the lookups of one run, spares the walk up from a
+    directory whose answer is already known."""
+    p = os.path.abspath(path)
+    d = p if os.path.isdir(p) else os.path.dirname(p)
+    walked = []
+    while True:
+        if memo is not None and d in memo:
+            found = memo[d]
+            break
+        walked.append(d)
+        if any(os.path.exists(os.path.join(d, m)) for m in MARKERS):
+            found = Path(d)
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            found = None
+            break
+        d = parent
+    if memo is not None:
+        memo.update(dict.fromkeys(walked, found))
+    return found
 
 
-def project_root_for(path: str, project_dir: str | None = None,
-                     hint: str | None = None) -> tuple[Path | None, bool]:
+def project_root_for(path: str, project_dir: str | None = None, hint: str | None = None,
+                     memo: dict[str, Path | None] | None = None) -> tuple[Path | None, bool]:
     """(root, shallow) of the project `path` is linted in: `--project`, else the nearest ancestor holding
     a marker, else (a tree without one: an unpacked archive, a benchmark suite) the directory argument
     `path` was found under (`hint`), else the files directly beside it (`shallow`: a lone file in a
-    big directory must not walk it); a fragment's includer is usually beside it."""
+    big directory must not walk it); a fragment's includer is usually beside it. `memo`: as for
+    `find_project_root`."""
     if project_dir:
         return Path(project_dir).resolve(), False
-    root = find_project_root(path)
+    root = find_project_root(path, memo)
     if root is not None or not os.path.isfile(path):
         return root, False
     if hint and os.path.isdir(hint):
@@ -108,6 +125,13 @@ class ProjectIndex:
     flags: dict[str, FileFlags] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     scanned: int = 0  # files scanned this run (the rest came from the cache)
+    # A digest of everything the index's answers are computed from (root, include dirs, compile
+    # database flags, notes, and each file's path and content digest in walk order): two indexes with
+    # the same state answer every question alike (the result cache compares it before asking again).
+    state: str = ""
+    # name -> the files (in `facts` order) whose launches / template calls / typed calls /
+    # instantiations name it: a question about one kernel reads only those files.
+    _by_name: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     _env_memo: dict[str, dict[str, str | int]] = field(default_factory=dict)
     _launch_memo: dict[str, list[ProjectLaunch]] = field(default_factory=dict)
 
@@ -129,6 +153,7 @@ class ProjectIndex:
         if len(paths) >= max_files:
             idx.notes.append(f"project index: stopped at {max_files} files under {root}")
         skipped: list[str] = []
+        digests: list[tuple[str, str]] = []
         for p in paths:
             try:
                 st = os.stat(p)
@@ -139,9 +164,10 @@ class ProjectIndex:
                 skipped.append(f"{_rel(p, root)} (not a regular file)")
                 continue
             stamp = (st.st_mtime_ns, st.st_size)
-            facts = cache.get_unchanged(p, stamp)
-            if facts is not None:
-                idx.facts[p] = facts
+            hit = cache.get_unchanged(p, stamp)
+            if hit is not None:
+                digests.append((p, hit[0]))
+                idx.facts[p] = hit[1]
                 continue
             if st.st_size > max_bytes:
                 skipped.append(f"{_rel(p, root)} (over {max_bytes // 1_000_000} MB)")
@@ -167,12 +193,14 @@ class ProjectIndex:
                     continue
                 cache.put(p, digest, facts, stamp)
                 idx.scanned += 1
+            digests.append((p, digest))
             idx.facts[p] = facts
         if skipped:
             idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
                              + (" ..." if len(skipped) > 5 else ""))
         cache.save(root)
         idx._link(include_dirs)
+        idx.state = _state_digest(root, include_dirs, build_dir, shallow, idx.flags, idx.notes, digests)
         return idx
 
     def _link(self, include_dirs: tuple[str, ...]) -> None:
@@ -304,13 +332,30 @@ class ProjectIndex:
         defs = set(self.kernel_files.get(kernel, ()))
         return len(defs) <= 1  # separately compiled: a unique name is unambiguous
 
+    def _files_naming(self, kind: str, name: str) -> list[str]:
+        """The files (in `facts` order) whose `kind` entries ("launches", "instantiations",
+        "template_calls", "typed_calls") name `name`; the maps are built on the first question."""
+        if not self._by_name:
+            maps: dict[str, dict[str, list[str]]] = {k: {} for k in _NAMED_KINDS}
+            for p, facts in self.facts.items():
+                for ln in facts.launches:
+                    files = maps["launches"].setdefault(ln.kernel, [])
+                    if not files or files[-1] != p:
+                        files.append(p)
+                for k in _NAMED_KINDS[1:]:
+                    for entry in getattr(facts, k):
+                        files = maps[k].setdefault(entry[0], [])
+                        if not files or files[-1] != p:
+                            files.append(p)
+            self._by_name = maps
+        return self._by_name[kind].get(name, [])
+
     def launches_of(self, kernel: str, defined_in: str) -> list[ProjectLaunch]:
         """Every launch of `kernel` in the project that can refer to its definition in `defined_in`."""
         defined_in = os.path.abspath(defined_in)
         out = []
-        for p, facts in self.facts.items():
-            if not any(ln.kernel == kernel for ln in facts.launches):
-                continue
+        for p in self._files_naming("launches", kernel):
+            facts = self.facts[p]
             if not self.visible(p, kernel, defined_in):
                 continue
             for ln in facts.launches:
@@ -321,8 +366,8 @@ class ProjectIndex:
     def instantiations_of(self, kernel: str, defined_in: str) -> list[tuple[tuple[str, ...], str, int]]:
         defined_in = os.path.abspath(defined_in)
         out = []
-        for p, facts in self.facts.items():
-            for name, args, line in facts.instantiations:
+        for p in self._files_naming("instantiations", kernel):
+            for name, args, line in self.facts[p].instantiations:
                 if name == kernel and self.visible(p, kernel, defined_in):
                     env = self.env(p)
                     folded = tuple(self.dealias(_fold_arg(a, env), p, env) for a in args)
@@ -341,9 +386,8 @@ class ProjectIndex:
         project files that can see its definition (C++ needs it visible where it is instantiated)."""
         out: list[tuple[dict[str, str], str]] = []
         seen = set()
-        for p, facts in self.facts.items():
-            if not any(name == host for name, _a, _l in facts.template_calls):
-                continue
+        for p in self._files_naming("template_calls", host):
+            facts = self.facts[p]
             if p != defined_in and defined_in not in self.closure(p):
                 continue
             for name, args, line in facts.template_calls:
@@ -379,9 +423,8 @@ class ProjectIndex:
         names = {n for n, is_type, _d in params if is_type}
         if not param_types or len(names) != len(params):
             return out
-        for p, facts in self.facts.items():
-            if not any(name == host for name, _a, _l in facts.typed_calls):
-                continue
+        for p in self._files_naming("typed_calls", host):
+            facts = self.facts[p]
             if p != defined_in and defined_in not in self.closure(p):
                 continue
             env = self.env(p)
@@ -448,6 +491,25 @@ class ProjectIndex:
                                      types))
         self._launch_memo[key] = out
         return out
+
+
+_NAMED_KINDS = ("launches", "instantiations", "template_calls", "typed_calls")
+
+
+def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,
+                  flags: dict[str, FileFlags], notes: list[str], digests: list[tuple[str, str]]) -> str:
+    """ProjectIndex.state: a digest of everything an index is built from (a file's facts are a function
+    of its content and SCAN_VERSION)."""
+    import hashlib
+
+    from kernlint.project.facts import SCAN_VERSION
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((SCAN_VERSION, str(root), tuple(include_dirs), build_dir, shallow, sorted(flags.items()),
+                   tuple(notes))).encode("utf-8", "surrogateescape"))
+    for p, d in digests:
+        h.update(f"\0{p}\0{d}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 def _arg_type_of(text: str, binding: dict[str, str], unbound: set[str]) -> tuple[str, str] | None:
