@@ -389,3 +389,43 @@ def test_cached_facts_read_back_equal_to_the_scan() -> None:
         seen_fields |= {f.name for f in dataclasses.fields(facts) if getattr(facts, f.name)}
         seen_fields |= {f.name for ln in facts.launches for f in dataclasses.fields(ln) if getattr(ln, f.name)}
     assert {"launches", "typed_calls", "template_calls", "host_params", "locals", "arg_types"} <= seen_fields
+
+
+def test_scan_locals_reassigned_or_not() -> None:
+    """A host local keeps its declared value at a launch only if nothing assigns it again (`n += 1`,
+    `++n`, `n--`, `n = ...`); its own declaration, a comparison and another name's assignment do not count."""
+    src = """
+__global__ void k(float* a, int n) { a[threadIdx.x] = n; }
+void host(float* d, int other) {
+    int kept = 256;
+    int bumped = 128;
+    int pre = 64, post = 32, shifted = 8, plain = 4;
+    unsigned keptu = 16;
+    bumped += 1; ++pre; post--; shifted <<= 1; plain = 2;
+    if (kept == 3 || kept <= 4 || keptu != 2) other = kept;
+    float* p = d + kept;
+    k<<<kept, bumped>>>(p, pre + post + shifted + plain + keptu);
+}
+"""
+    (ln,) = scan_text(src).launches
+    assert dict(ln.locals) == {"kept": "256", "keptu": "16"}
+    assert ln.arg_types == ("float *", "")
+    assert ln.arg_offsets == ("p = d + kept", "pre + post + shifted + plain + keptu")
+
+
+def test_scan_split_and_instantiation_prefixes() -> None:
+    """Template arguments split at top-level commas only; `template` counts as an explicit
+    instantiation after a line start, `;`, `}` or white space (not inside a longer name)."""
+    from kernlint.project.scan import split_top
+
+    assert split_top("a<b, c>, d(e, f), g[h, i], x << 2, y > 1") == ["a<b, c>", "d(e, f)", "g[h, i]", "x << 2", "y > 1"]
+    assert split_top(" x ,\n y ") == ["x", "y"]
+    src = ("template <typename T> __global__ void k(T* a) { a[threadIdx.x] = 0; }\n"
+           "template void k<float>(float*);\n"
+           "extern template void k<double>(double*);\n"
+           "int mytemplate k<int>(int*);\n"
+           "}template void k<short>(short*);\n")
+    facts = scan_text(src)
+    assert [(name, args) for name, args, _line in facts.instantiations] == [
+        ("k", ("float",)), ("k", ("double",)), ("k", ("short",))]
+    assert [line for _n, _a, line in facts.instantiations] == [2, 3, 5]

@@ -11,6 +11,7 @@ results for pointer parameters only.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -74,15 +75,34 @@ def offset_of(arg: str, host_text: str, depth: int = 0, seen: frozenset[str] = f
         return ""
     if _is_offset(t):
         return t
-    if not re.fullmatch(r"[A-Za-z_]\w*", t) or t in seen:
+    if not re.fullmatch(r"[A-Za-z_]\w*", t) or t in seen or not _assigned_somewhere(t, host_text):
         return ""
     # Every assignment of the name before the launch: `T* name = rhs;`, `name = rhs;` (not `==`).
-    for m in re.finditer(rf"(?<![\w.>])\b{re.escape(t)}\s*=(?!=)\s*([^;{{}}]+);", host_text):
+    for m in _assignments_of(t).finditer(host_text):
         rhs = m.group(1)
         found = offset_of(rhs, host_text, depth + 1, seen | {t})
         if found:
             return f"{t} = {_strip(rhs)}" if found == _strip(rhs) else found
     return ""
+
+
+def _assigned_somewhere(name: str, text: str) -> bool:
+    """Whether `name` occurs in `text` followed by `=` (not `==`): the cheap test before the regex of
+    `_assignments_of`, whose matches all are such occurrences."""
+    i = text.find(name)
+    while i >= 0:
+        j = i + len(name)
+        while j < len(text) and text[j].isspace():
+            j += 1
+        if text.startswith("=", j) and not text.startswith("==", j):
+            return True
+        i = text.find(name, i + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=512)
+def _assignments_of(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.>])\b{re.escape(name)}\s*=(?!=)\s*([^;{{}}]+);")
 
 
 def arg_offsets(args: Sequence[str], host_text: str) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ written; folding to numbers happens in `index`, where the project's macros are k
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -26,14 +27,18 @@ _TYPEDEF = re.compile(r"typedef ([^;{}()\[\]]+) ([A-Za-z_]\w*) ?;")  # on whites
 _USING = re.compile(r"using ([A-Za-z_]\w*) ?= ?([^;{}()\[\]]+?) ?;")
 _MAX_ALIAS_TEXT = 300
 _STRUCTURE = re.compile(r"<<<|[{};]")
+_INNER_STRUCTURE = re.compile(r"<<<|[{}]")
+_CLASS_KW = re.compile(r"\b(struct|class|union)\b")
 _TEMPLATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*<")
-_INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<", re.M)
+# Explicit instantiations: `template` (after a line start, `;`, `}` or white space; `extern template` too)
+# not opening a parameter list; the scan checks what precedes (a literal first is a fast search).
+_INSTANTIATION = re.compile(r"template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<")
 _KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
                       "template typename class struct union namespace operator decltype alignof".split())
 _MAX_CALLS = 4000
 # `Engine<Real>::run` / `Engine<Real>::operator` at the end of a function header's name part.
 _CLASS_MEMBER = re.compile(r"([A-Za-z_]\w*)\s*<[^<>]*(?:<[^<>]*>[^<>]*)*>\s*::\s*~?[A-Za-z_]\w*\s*$")
-_CLASS_INSTANTIATION = re.compile(r"(?:^|[;}\s])(?:extern\s+)?template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<", re.M)
+_CLASS_INSTANTIATION = re.compile(r"template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<")
 _DECL_KEYWORDS = _KEYWORDS | frozenset("return else case goto delete throw new typedef using default do".split())
 
 
@@ -55,12 +60,26 @@ def _line_of(starts: list[int], pos: int) -> int:
     return bisect.bisect_right(starts, pos)
 
 
+_NESTING_CHARS = frozenset("()[]{}<")  # without any of these, nothing in a text nests (a lone `>` closes nothing)
+
+
+@functools.lru_cache(maxsize=8)
+def _marks(sep: str) -> re.Pattern[str]:
+    """The characters split_top looks at: brackets and `sep`."""
+    return re.compile(r"[()\[\]{}<>" + re.escape(sep) + "]")
+
+
 def split_top(text: str, sep: str = ",") -> list[str]:
-    """Split `text` at top-level `sep` (outside (), [], {} and template <>)."""
-    out: list[str] = [""]
+    """Split `text` at top-level `sep` (outside (), [], {} and template <>), each part with its
+    whitespace normalised."""
+    if _NESTING_CHARS.isdisjoint(text):
+        return [" ".join(p.split()) for p in text.split(sep)]
+    cuts = []  # positions of the top-level separators
     depth = 0
     angle = 0
-    for i, ch in enumerate(text):
+    for m in _marks(sep).finditer(text):
+        i = m.start()
+        ch = m.group()
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
@@ -70,16 +89,30 @@ def split_top(text: str, sep: str = ",") -> list[str]:
         elif ch == ">" and depth == 0 and angle > 0 and text[i + 1:i + 2] != ">" and text[i - 1:i] != ">":
             angle -= 1
         if ch == sep and depth == 0 and angle == 0:
-            out.append("")
-            continue
-        out[-1] += ch
-    return [" ".join(p.split()) for p in out]
+            cuts.append(i)
+    bounds = [-1, *cuts, len(text)]
+    return [" ".join(text[a + 1:b].split()) for a, b in zip(bounds, bounds[1:])]
+
+
+_PARENS = re.compile(r"[()]")
+_BRACES = re.compile(r"[{}]")
 
 
 def _match_forward(text: str, pos: int, open_ch: str, close_ch: str) -> int:
-    """Index of the bracket closing the one at `pos`, or -1."""
+    """Index of the bracket closing the one at `pos`, or -1 (within 20,000 characters)."""
+    end = min(len(text), pos + 20000)
+    if (open_ch, close_ch) in (("(", ")"), ("{", "}")):
+        depth = 0
+        for m in (_PARENS if open_ch == "(" else _BRACES).finditer(text, pos, end):
+            if m.group() == open_ch:
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    return m.start()
+        return -1
     depth = 0
-    for i in range(pos, min(len(text), pos + 20000)):
+    for i in range(pos, end):
         ch = text[i]
         if ch == open_ch:
             depth += 1
@@ -87,7 +120,7 @@ def _match_forward(text: str, pos: int, open_ch: str, close_ch: str) -> int:
             depth -= 1
             if depth == 0:
                 return i
-        elif ch in ";{}" and open_ch != "{" and open_ch != "(":
+        elif ch in ";{}":
             return -1
     return -1
 
@@ -221,7 +254,7 @@ def scan_text(text: str) -> FileFacts:
             continue
         defines.append((m.group(1), body))
     code = _PP_LINE.sub(lambda m: "\n".join(" " * len(x) for x in m.group(0).split("\n")), clean)
-    cuda = bool(_GLOBAL_KW.search(code)) or "<<<" in code or "__device__" in code
+    cuda = ("__global__" in code and bool(_GLOBAL_KW.search(code))) or "<<<" in code or "__device__" in code
 
     # Brace structure: each `{` opens a block whose header is the text since the previous ; { or }.
     stack: list[_Block] = []
@@ -233,16 +266,28 @@ def scan_text(text: str) -> FileFacts:
     func_locals: dict[int, list[tuple[str, str]]] = {}
     functions: list[tuple[int, int, str]] = []  # (body start, body end, parameter list) of each function
     inside = 0  # open blocks that are functions or other non-scope blocks
-    for m in _STRUCTURE.finditer(code):
+    pos = 0
+    while True:
+        # Inside a function a `;` only moves `boundary`, which the next `{` inside reads not: skipped.
+        m = (_INNER_STRUCTURE if inside else _STRUCTURE).search(code, pos)
+        if m is None:
+            break
         i = m.start()
         ch = m.group(0)
+        pos = m.end()
         if ch == "{":
+            if inside:
+                blk = _Block("other", start=i)
+                inside += 1
+                stack.append(blk)
+                boundary = i + 1
+                continue
             head = code[boundary:i]
-            blk = _classify_header(head) if not inside else _Block("other")
+            blk = _classify_header(head)
             blk.start = i
-            if blk.kind == "scope" and re.search(r"\b(struct|class|union)\b", head):
+            if blk.kind == "scope" and _CLASS_KW.search(head):
                 blk.name = "class"  # (a class's member typedefs are not file-scope aliases)
-            if blk.kind == "function" and _GLOBAL_KW.search(head):
+            if blk.kind == "function" and "__global__" in head and _GLOBAL_KW.search(head):
                 kernels.append(KernelDef(blk.name, _line_of(starts, boundary + len(head) - len(head.lstrip())),
                                          blk.tparams))
             if blk.kind != "scope":
@@ -274,8 +319,8 @@ def scan_text(text: str) -> FileFacts:
 
     # `template void k<...>(...)`: explicit instantiations of functions; `template class Engine<float>;`
     # binds the members of Engine defined outside the class (they go with the calls).
-    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, r"\s*\(")
-    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, r"\s*;")
+    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT)
+    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT)
     for m in _TEMPLATE_CALL.finditer(code):
         if len(calls) >= _MAX_CALLS:
             break
@@ -296,18 +341,32 @@ def scan_text(text: str) -> FileFacts:
                      tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions))
 
 
-def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: str
+_PAREN_NEXT = re.compile(r"\s*\(")
+_SEMICOLON_NEXT = re.compile(r"\s*;")
+
+
+def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: re.Pattern[str]
                              ) -> list[tuple[str, tuple[str, ...], int]]:
-    """(name, template arguments, line) of each `template ... name<...>` match of `pattern` (ending at
-    its `<`) whose closing `>` is followed by `follows`."""
+    """(name, template arguments, line) of each `template ... name<...>` match of `pattern` (from its
+    `template` to its `<`) after a line start, `;`, `}` or white space, whose closing `>` is followed by
+    `follows`. (Matches are taken left to right without overlapping, as `finditer` would.)"""
     out: list[tuple[str, tuple[str, ...], int]] = []
-    for m in pattern.finditer(code):
+    if "template" not in code:
+        return out
+    pos = 0
+    while True:
+        m = pattern.search(code, pos)
+        if m is None:
+            return out
+        at = m.start()
+        if at and code[at - 1] not in ";}" and not code[at - 1].isspace():
+            pos = at + 1  # `mytemplate ...`, `>template`: not this one
+            continue
+        pos = m.end()
         lt = m.end() - 1
         close = _angle_forward(code, lt)
-        if close > 0 and re.match(follows, code[close + 1:]):
-            at = m.start() + m.group(0).find("template")
+        if close > 0 and follows.match(code, close + 1):
             out.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
-    return out
 
 
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
@@ -322,50 +381,61 @@ def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, s
     bound by deduction (index._host_bindings)."""
     out: list[tuple[str, tuple[str, ...], int]] = []
     for start, end, params in functions:
+        if len(out) >= _MAX_TYPED_CALLS:
+            break
         body = code[start:end]
         if "*" not in body and "*" not in params:
             continue
         decls = _declarations(params, body)
-        if not decls:
-            continue
+        pointers = {name for names in decls.values() for _at, name, t in names if "*" in t}
+        if not pointers:
+            continue  # no argument can have a pointer type
         for m in _CALL.finditer(body):
-            if m.group(1) in _DECL_KEYWORDS or len(out) >= _MAX_TYPED_CALLS:
+            if m.group(1) in _DECL_KEYWORDS:
                 continue
             close = _match_forward(body, m.end() - 1, "(", ")")
             if close < 0:
                 continue
-            args = split_top(body[m.end():close])
-            types = tuple(_type_before(decls, a, m.start()) for a in args)
+            inner = body[m.end():close]
+            if pointers.isdisjoint(_IDENTIFIER.findall(inner)):
+                continue  # no argument names a pointer
+            types = tuple(_type_before(decls, a, m.start()) for a in split_top(inner))
             if any("*" in t for t in types):
                 out.append((m.group(1), types, _line_of(starts, start + m.start())))
+                if len(out) >= _MAX_TYPED_CALLS:
+                    break
     return tuple(out)
 
 
-def _declarations(params: str, body: str) -> list[tuple[int, str, str]]:
-    """(position in `body`, name, normalised type) of each declaration; parameters at position -1."""
-    decl = re.compile(rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
-                      rf"(?:\b__restrict__\s*)?\b([A-Za-z_]\w*)\s*(?=[=;,)\[]|$)")
-    out = []
+def _declarations(params: str, body: str) -> dict[str, list[tuple[int, str, str]]]:
+    """name -> (position in `body`, name, type as written) of each of its declarations, in order;
+    parameters at position -1."""
+    out: dict[str, list[tuple[int, str, str]]] = {}
     for text, base in ((params, -1), (body, 0)):
-        for m in decl.finditer(text):
+        for m in _DECLARATION.finditer(text):
             t = " ".join(m.group(1).split())
             if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
                 continue
-            out.append((m.start() if base == 0 else -1, m.group(2), _normal_type(t)))
+            out.setdefault(m.group(2), []).append((m.start() if base == 0 else -1, m.group(2), t))
     return out
 
 
-def _type_before(decls: list[tuple[int, str, str]], arg: str, pos: int) -> str:
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _type_before(decls: dict[str, list[tuple[int, str, str]]], arg: str, pos: int) -> str:
+    """The normalised type of the last declaration of `arg` before `pos`, or ""."""
     arg = arg.strip()
-    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+    if not _IDENTIFIER.fullmatch(arg):
         return ""
     found = ""
-    for at, name, t in decls:
-        if at < pos and name == arg:
+    for at, _name, t in decls.get(arg, ()):
+        if at < pos:
             found = t
-    return found
+    return _normal_type(found) if found else ""
 
 
+@functools.lru_cache(maxsize=1024)
 def _normal_type(found: str) -> str:
     t = re.sub(r"\b(?:static|__restrict__|volatile)\b", " ", found)
     t = re.sub(r"\s*\*\s*", " *", t)
@@ -428,7 +498,7 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
     if fn is not None:
         body = code[fn.start:pos]
         offsets = arg_offsets(args, body)
-        types = tuple(_declared_type(a, fn.params_text, body) for a in args)
+        types = _declared_types(args, fn.params_text, body)
         if not any(types):
             types = ()
         found: dict[str, str] = {}
@@ -450,26 +520,31 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
             name_ = m.group(1)
             if name_ in found:
                 continue
+            n = re.escape(name_)
             members = {}
-            for a in re.finditer(rf"\b{re.escape(name_)}\s*\.\s*([xyz])\s*=(?!=)\s*([^;{{}}]+);", whole):
+            for a in _named_pattern(rf"\b{n}\s*\.\s*([xyz])\s*=(?!=)\s*([^;{{}}]+);").finditer(whole):
                 members.setdefault(a.group(1), []).append(" ".join(a.group(2).split()))
-            if any(len(v) > 1 for v in members.values()) or re.search(
-                    rf"\b{re.escape(name_)}\s*(?:=(?!=)|\.\s*[xyz]\s*(?:[-+*/%&|^]|<<|>>)=|\.\s*[xyz]\s*(?:\+\+|--))",
-                    whole) or re.search(rf"(?:\+\+|--)\s*{re.escape(name_)}\s*\.", whole) or \
-                    re.search(rf"&\s*{re.escape(name_)}\b", whole) or any(
-                        a.start() > pos - fn.start for a in re.finditer(rf"\b{re.escape(name_)}\s*\.\s*[xyz]\s*=", whole)):
+            if any(len(v) > 1 for v in members.values()) or _named_pattern(
+                    rf"\b{n}\s*(?:=(?!=)|\.\s*[xyz]\s*(?:[-+*/%&|^]|<<|>>)=|\.\s*[xyz]\s*(?:\+\+|--))").search(
+                    whole) or _named_pattern(rf"(?:\+\+|--)\s*{n}\s*\.").search(whole) or \
+                    _named_pattern(rf"&\s*{n}\b").search(whole) or any(
+                        a.start() > pos - fn.start for a in _named_pattern(rf"\b{n}\s*\.\s*[xyz]\s*=").finditer(whole)):
                 continue  # assigned as a whole, more than once, or through a pointer: no single value
             if members:
                 found[name_] = "dim3(" + ", ".join(members.get(d, ["1"])[0] for d in "xyz") + ")"
-        # A name assigned again after its declaration has no single value.
+        # A name assigned again after its declaration has no single value. (A name written once in the
+        # body is only its declaration, which _strip_decls removes: nothing to search.)
         for name_ in list(found):
-            if re.search(rf"\b{re.escape(name_)}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{re.escape(name_)}\b|"
-                         rf"\b{re.escape(name_)}\s*(?:\+\+|--)", _strip_decls(body, name_)):
+            if not _maybe_reassigned(body, name_):
+                continue
+            n = re.escape(name_)
+            if _named_pattern(rf"\b{n}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{n}\b|"
+                              rf"\b{n}\s*(?:\+\+|--)").search(_strip_decls(body, name_)):
                 assigned.add(name_)
         locals_ = tuple((k_, v) for k_, v in found.items() if k_ not in assigned)
     host_types: tuple[str, ...] = ()
     if fn is not None and fn.tparams:
-        host_types = tuple(_declared_type(a, fn.params_text, "") for a in fn.args)
+        host_types = _declared_types(fn.args, fn.params_text, "")
     return RawLaunch(name, targs, config, args, _line_of(starts, pos),
                      fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else (), offsets,
                      types, host_types)
@@ -478,25 +553,93 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
 _TYPE_WORDS = r"(?:(?:const|volatile|static|unsigned|signed|struct)\s+)*[A-Za-z_][\w:]*(?:\s*<[^;{}()]*?>)?"
 
 
-def _declared_type(arg: str, params: str, body: str) -> str:
-    """The declared type of a launch argument that names a variable of the host function (its last
-    declaration before the launch: `floatX* param_ptr = ...;`, a parameter `const Float* values`),
-    normalised (`floatX *`, `const Float *`); "" for anything else."""
-    arg = arg.strip()
-    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
-        return ""
-    decl = re.compile(rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
-                      rf"(?:\b__restrict__\s*)?\b{re.escape(arg)}\s*(?=[=;,)\[]|$)")
-    found = ""
+def _declaration_of(name: str) -> str:
+    """A declaration of `name` (the regex text; `_declarations` uses it with any name)."""
+    return (rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
+            rf"(?:\b__restrict__\s*)?\b{name}\s*(?=[=;,)\[]|$)")
+
+
+_DECLARATION = re.compile(_declaration_of(r"([A-Za-z_]\w*)"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_pattern(text: str) -> re.Pattern[str]:
+    """`re.compile(text)` for the patterns built around one name (a local, an argument): kept here, as
+    there are more of them than `re`'s own cache holds."""
+    return re.compile(text)
+
+
+def _declared_types(args: tuple[str, ...], params: str, body: str) -> tuple[str, ...]:
+    """Per argument, the declared type of a launch argument that names a variable of the host function
+    (its last declaration before the launch: `floatX* param_ptr = ...;`, a parameter `const Float*
+    values`), normalised (`floatX *`, `const Float *`); "" for anything else. (The declarations are
+    read once for all arguments: a match of one declaration ends at its name, so the names found
+    are those a search for each name alone finds.)"""
+    wanted = {a.strip() for a in args}
+    last: dict[str, str] = {}
     for text in (params, body):
-        for m in decl.finditer(text):
+        if not any(a in text for a in wanted):
+            continue
+        for m in _DECLARATION.finditer(text):
+            if m.group(2) not in wanted:
+                continue
             t = " ".join(m.group(1).split())
             if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
                 continue
-            found = t
-    return _normal_type(found) if found else ""
+            last[m.group(2)] = t
+    out = []
+    for a in args:
+        a = a.strip()
+        found = last.get(a, "") if _IDENTIFIER.fullmatch(a) else ""
+        out.append(_normal_type(found) if found else "")
+    return tuple(out)
+
+
+_STRIPPED_TYPES = re.compile(r"int|long|size_t|unsigned|auto|dim3|u?int\d+_t")
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _maybe_reassigned(body: str, name: str) -> bool:
+    """False when the search of `_launch_at` for an assignment of `name` (`name = ...`, `name += ...`,
+    `++name`, `name--`, not its declarations `int name = ...`, which `_strip_decls` removes) cannot
+    match: no word occurrence of `name` is followed by an assignment operator or `++`/`--` or preceded
+    by `++`/`--`, but for the `=` of a declaration. A text test, much cheaper than the regex it spares."""
+    i = body.find(name)
+    n = len(body)
+    while i >= 0:
+        j = i + len(name)
+        if (i == 0 or not _is_word(body[i - 1])) and (j == n or not _is_word(body[j])):
+            k = j
+            while k < n and body[k].isspace():
+                k += 1
+            after = body[k:k + 4]
+            if after.startswith(("++", "--")):
+                return True
+            if after[:1] and after[:1] in "-+*/%&|^" and after[1:2] == "=" and after[2:3] != "=":
+                return True
+            if after[:2] in ("<<", ">>") and after[2:3] == "=" and after[3:4] != "=":
+                return True
+            if after[:1] == "=" and after[1:2] != "=":
+                b = i
+                while b > 0 and body[b - 1].isspace():
+                    b -= 1
+                w = b
+                while w > 0 and _is_word(body[w - 1]):
+                    w -= 1
+                if b == i or not _STRIPPED_TYPES.fullmatch(body[w:b]):
+                    return True  # not a declaration `TYPE name =`
+            b = i
+            while b > 0 and body[b - 1].isspace():
+                b -= 1
+            if body[max(0, b - 2):b] in ("++", "--"):
+                return True
+        i = body.find(name, i + 1)
+    return False
 
 
 def _strip_decls(body: str, name: str) -> str:
     """`body` without the declarations of `name` (so `int n = 4;` is not read as an assignment)."""
-    return re.sub(rf"\b(?:int|long|size_t|unsigned|auto|dim3|u?int\d+_t)\s+{re.escape(name)}\s*=", " ", body)
+    return _named_pattern(rf"\b(?:int|long|size_t|unsigned|auto|dim3|u?int\d+_t)\s+{re.escape(name)}\s*=").sub(" ", body)
