@@ -10,9 +10,7 @@ selector wins (a code or name beats a prefix, a longer prefix beats a shorter on
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import fnmatch
-import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,10 +23,15 @@ from kernlint.frozen import frozen
 if TYPE_CHECKING:  # a runtime import would close a cycle: checks -> suppress -> config -> checks
     from kernlint.checks.base import Rule
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+
+
+def _toml_module() -> Any:
+    """tomllib (tomli before 3.11), imported when a config file is read: most runs read none."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 CONFIG_NAMES = ("kernlint.toml", "pyproject.toml")  # looked for in this order in each directory
 FORMATS = ("text", "concise", "json", "sarif", "github")  # kept equal to kernlint.reporters.FORMATS
@@ -131,6 +134,8 @@ def selector_known(selector: str, rules: Sequence[Rule], allow_all: bool = True)
 
 def unknown_selector_message(selector: str, rules: Sequence[Rule]) -> str:
     """Return why `selector` picks no rule, with the closest code or name as a suggestion."""
+    import difflib
+
     sel = selector.strip()
     choices = [r.code for r in rules] + [r.name for r in rules]
     close = difflib.get_close_matches(sel.upper() if _CODE.match(sel) or sel.upper().startswith("KL") else sel.lower(),
@@ -426,6 +431,7 @@ def _has_kernlint_table(pyproject: Path) -> bool:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    tomllib = _toml_module()
     try:
         return "kernlint" in tomllib.loads(text).get("tool", {})
     except tomllib.TOMLDecodeError:
@@ -528,6 +534,7 @@ def load_settings(path: Path | None, rules: Sequence[Rule] | None = None) -> Set
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, None, f"cannot read config file: {exc}") from None
+    tomllib = _toml_module()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -544,6 +551,8 @@ def load_settings(path: Path | None, rules: Sequence[Rule] | None = None) -> Set
     for key, value in table.items():
         line = key_line(text, table_path, key)
         if key not in _KEYS:
+            import difflib
+
             close = difflib.get_close_matches(key.replace("_", "-"), list(_KEYS), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(_KEYS)}"
             raise ConfigError(path, line, f"unknown key {key!r} in {title}{hint}")
@@ -620,6 +629,8 @@ def merge_cli(settings: Settings, rules: Sequence[Rule] | None = None, **overrid
 
 
 def _toml(value: Any) -> str:
+    import json
+
     if isinstance(value, Severity):
         return json.dumps(value.label)
     if isinstance(value, (str, PurePath)):

@@ -10,8 +10,6 @@ git work tree) what `.gitignore` ignores; a file named explicitly is always lint
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +76,9 @@ def gitignored(directory: Path) -> set[str] | None:
 
     None when git is absent or `directory` is not inside a git work tree: then nothing is ignored.
     """
+    import shutil
+    import subprocess
+
     git = shutil.which("git")
     if git is None:
         return None

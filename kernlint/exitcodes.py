@@ -21,7 +21,6 @@ traceback is printed only with `--verbose` or the environment variable `KERNLINT
 from __future__ import annotations
 
 import os
-import traceback
 from collections.abc import Iterable
 
 from kernlint.diagnostics import Diagnostic, Severity
@@ -57,6 +56,8 @@ def tracebacks_wanted() -> bool:
 
 def raised_at(exc: BaseException) -> str:
     """`module.py:LINE in function` of the innermost frame of `exc`'s traceback ("" without one)."""
+    import traceback
+
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return ""
@@ -82,4 +83,6 @@ def internal_error_line(exc: BaseException, path: str | None = None) -> str:
 
 
 def format_traceback(exc: BaseException) -> str:
+    import traceback
+
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n")

@@ -19,8 +19,9 @@ import os
 import signal
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
+
+from kernlint.frozen import frozen
 
 DEFAULT_TIMEOUT_S = 20.0  # per file, CPU seconds of the worker (config `timeout`)
 WALL_FACTOR = 4.0  # the wall-clock backstop, in timeouts: a worker blocked without computing
@@ -28,7 +29,7 @@ POLL_S = 0.25  # how often the workers' CPU time is read while they work
 DEFAULT_MEMORY_MB = 1024  # address space of one worker (config `memory-limit`); ~0.3 GB is used before any file
 
 
-@dataclass(frozen=True)
+@frozen
 class Limits:
     """Per-file timeout (CPU seconds) and per-worker address-space limit (MiB); None: no limit."""
 
@@ -209,7 +210,7 @@ def _context() -> Any:
     return mp.get_context("spawn")
 
 
-@dataclass(frozen=True)
+@frozen
 class Failure:
     """Why a task produced no outcome: `kind` is "crash", "timeout", "memory" or "unpicklable"."""
 

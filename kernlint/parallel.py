@@ -13,12 +13,14 @@ import contextlib
 import dataclasses
 import io
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from kernlint.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class FileJob:
     """One input: `path` to read (or `data` already read, for standard input), shown as `name`."""
 
@@ -33,7 +35,7 @@ class FileJob:
     project_hint: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class LintSetup:
     """What every file's lint needs, the same for all files of a run."""
 
@@ -48,7 +50,7 @@ class LintSetup:
     record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
-@dataclass(frozen=True)
+@frozen
 class FileOutcome:
     """One file's contribution to the report. `problems` are (path, message, line) for `InputProblem`."""
 

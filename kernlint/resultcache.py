@@ -29,9 +29,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import pickle
 import re
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +70,8 @@ def clear(root: Path) -> list[str]:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
         return removed
+    import shutil
+
     for e in entries:
         ours = (e.name.startswith(("results-v", "index-v")) and e.is_dir(follow_symlinks=False)) or \
                (e.name.startswith("resources-") and e.name.endswith(".json"))
@@ -136,6 +136,8 @@ _NVCC: dict[str, Any] = {}
 
 def _nvcc_stamp() -> Any:
     if "stamp" not in _NVCC:
+        import shutil
+
         exe = shutil.which("nvcc")
         stamp: Any = None
         if exe is not None:
@@ -328,6 +330,8 @@ class ResultCache:
         """The cached FileOutcome of `key` if its dependencies are unchanged, else None.
 
         `index_for()` gives (ok, the project index the file would use now, or None)."""
+        import pickle
+
         p = self._path(key)
         try:
             with open(p, "rb") as fh:
@@ -375,6 +379,8 @@ class ResultCache:
         deps = outcome.deps
         if not isinstance(deps, Deps) or deps.volatile or not cacheable(outcome):
             return
+        import pickle
+
         entry = {"deps": deps, "outcome": dataclasses.replace(outcome, deps=None, result=None)}
         try:
             data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)

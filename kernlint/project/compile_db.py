@@ -1,9 +1,7 @@
 """`compile_commands.json`: each file's include directories and macros (nvcc-only flags dropped)."""
 from __future__ import annotations
 
-import json
 import os
-import shlex
 from pathlib import Path
 
 from kernlint.frozen import frozen
@@ -62,6 +60,9 @@ def parse_flags(args: list[str], directory: str) -> FileFlags:
 
 def load_compile_db(path: Path) -> tuple[dict[str, FileFlags], str | None]:
     """abs file path -> flags; and a note when the database cannot be read."""
+    import json
+    import shlex
+
     try:
         entries = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError) as exc:
