@@ -71,11 +71,29 @@ def is_virtualenv(directory: Path) -> bool:
     return (directory / "pyvenv.cfg").is_file()
 
 
+def _may_be_in_work_tree(directory: Path) -> bool:
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return True
+    for d in {os.path.abspath(directory), os.path.realpath(directory)}:  # as spelled, and as git sees it
+        while True:
+            if os.path.lexists(os.path.join(d, ".git")):
+                return True
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return False
+
+
 def gitignored(directory: Path) -> set[str] | None:
     """Return the absolute paths under `directory` that git ignores (directories end in "/").
 
     None when git is absent or `directory` is not inside a git work tree: then nothing is ignored.
+    (Git finds a work tree by a `.git` in the directory or an ancestor, or by GIT_DIR/GIT_WORK_TREE:
+    with none of them, git is not started.)
     """
+    if not _may_be_in_work_tree(directory):
+        return None
     import shutil
     import subprocess
 
