@@ -546,13 +546,14 @@ def _swizzle(events: Sequence[object], root: str, base: int, t: ir.CType) -> str
         off = np.where(e.mask, e.address - base, 0)
         if np.any(off % elem.size) or np.any(off < 0) or np.any(off >= rows * cols * elem.size):
             return ""
-    for e in accesses:
-        k = (e.address - base) // elem.size
-        r, c = k // cols, k % cols
-        swz = base + (r * cols + (c ^ (r % cols))) * elem.size
-        ways, _wf, _ideal = shared_wavefronts(swz, e.mask, e.width)
-        if np.any(ways[e.mask.any(axis=-1)] > 1):
-            return ""
+    # Every access measured at once (one width, so one batch of requests): each request is measured
+    # on its own, so laying them end to end changes nothing but the number of NumPy calls.
+    k = np.concatenate([(e.address - base).reshape(-1, 32) for e in accesses]) // elem.size
+    mask = np.concatenate([np.broadcast_to(e.mask, e.address.shape).reshape(-1, 32) for e in accesses])
+    r, c = k // cols, k % cols
+    ways, _wf, _ideal = shared_wavefronts(base + (r * cols + (c ^ (r % cols))) * elem.size, mask, elem.size)
+    if np.any(ways[mask.any(axis=-1)] > 1):
+        return ""
     xor = "r" if rows <= cols else f"(r % {cols})"
     return (f"swizzle the column: index {root}[r][c ^ {xor}] at every access (conflict-free for every "
             f"access, with no extra memory)")
