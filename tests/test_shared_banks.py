@@ -5,6 +5,8 @@ import json
 import math
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -343,3 +345,61 @@ def test_evidence_lists_colliding_lanes() -> None:
     assert all(lane == 0 or lane >= 16 for lane in shown) and len(shown) == 4
     assert set(re.findall(r"\(bank (\d+)\)", note)) == {"0"}
     assert "16 lanes, each a different word of bank 0" in note
+
+
+DEFERRED_SRC = """#define TILE 32
+__global__ void transpose(float* out, const float* in, int n) {
+    __shared__ float tile[TILE][TILE];
+    __shared__ float pair[TILE][TILE];
+    __shared__ float odd[TILE][48];
+    int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    pair[threadIdx.y][threadIdx.x] = in[y * n + x];
+    odd[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    out[x * n + y] = tile[threadIdx.x][threadIdx.y];
+    out[x * n + y + 1] = pair[threadIdx.x][threadIdx.y] + pair[threadIdx.x][(threadIdx.y + 1) % TILE];
+    out[x * n + y + 2] = odd[threadIdx.x][threadIdx.y] + odd[threadIdx.x][threadIdx.y + 1];
+}
+"""
+TWO_LAUNCHES = """void host(float* o, const float* i) {
+    transpose<<<dim3(4, 4), dim3(32, 32)>>>(o, i, 128);
+    transpose<<<dim3(8, 8), dim3(32, 32)>>>(o, i, 256);
+}
+"""
+
+
+@pytest.mark.parametrize("host", [TWO_LAUNCHES, ""], ids=["two-launches", "guessed-shapes"])
+def test_fix_search_runs_only_for_the_findings_combine_keeps(host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Several launch shapes (two launches, or the guessed shapes) each find the conflicts, but one
+    # finding per site is reported: the fix search (re-evaluations of the kernel) runs for that one
+    # only, where the fix cannot change which findings there are (tile: one conflicting access; pair:
+    # a swizzle edit fixes both accesses). odd[32][48] has no swizzle and two conflicting accesses,
+    # so whether they are one finding depends on the padding found: searched for every shape (as
+    # tile and pair are under the guessed 16 x 16 block, where their stores conflict too). The
+    # findings are the same as with every search run.
+    from kernlint.checks import KERNEL_RULES, shared_banks
+    from kernlint.engine import lint_source
+
+    searched: list[tuple[tuple[tuple[str, int], ...], tuple[int, ...], str]] = []
+    search = shared_banks._suggest_fix
+
+    def counted(result: object, root: str) -> object:
+        searched.append((result.shape.arg_values, result.shape.block, root))  # type: ignore[attr-defined]
+        return search(result, root)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shared_banks, "_suggest_fix", counted)
+    text = DEFERRED_SRC + host
+    deferred = lint_source(text, "t.cu", OPTIONS)
+    lazy = list(searched)
+    searched.clear()
+    eager = lint_source(text, "t.cu", OPTIONS, rules=tuple(replace(r, deferred=None) for r in KERNEL_RULES))
+    assert [d.to_dict() for d in deferred.diagnostics] == [d.to_dict() for d in eager.diagnostics]
+    assert any(d.code == "KL201" for d in deferred.diagnostics)
+    shapes = {s[:2] for s in searched}
+    assert len(shapes) >= 2 and sorted(searched) == sorted((*s, root) for s in shapes for root in ("tile", "pair", "odd"))
+    assert Counter(lazy) <= Counter(searched)
+    if host:
+        # The launch with n = 256 finds the same conflicts as the first (tied, so the first is
+        # reported): only odd's search runs for it.
+        assert sorted(r for *_s, r in lazy) == ["odd", "odd", "pair", "tile"]
