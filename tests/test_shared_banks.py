@@ -403,3 +403,25 @@ def test_fix_search_runs_only_for_the_findings_combine_keeps(host: str, monkeypa
         # The launch with n = 256 finds the same conflicts as the first (tied, so the first is
         # reported): only odd's search runs for it.
         assert sorted(r for *_s, r in lazy) == ["odd", "odd", "pair", "tile"]
+
+
+def test_measuring_a_site_at_once_matches_event_by_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    # measure_site stacks the events of a site (one shape and width) and measures them together;
+    # the event-by-event loop is the reference (worst request, steps, typical ways, totals, deps).
+    from kernlint import engine
+    from kernlint.checks import shared_banks
+
+    combine = engine.combine
+    stacked = []
+
+    def checked(results, rules, skipped=None):  # type: ignore[no-untyped-def]
+        for r in results:
+            for evs in shared_banks._sites(r.events).values():
+                assert shared_banks.measure_site(evs) == shared_banks._measure_each(evs)
+                stacked.append(len(evs) > 1)
+        return combine(results, rules, skipped)
+
+    monkeypatch.setattr(engine, "combine", checked)
+    for path in sorted(FIXTURES.glob("KL201_*.cu")):
+        kl201(path)
+    assert sum(stacked) >= 10

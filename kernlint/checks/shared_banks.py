@@ -104,8 +104,30 @@ def _site_wavefronts(evs: list[MemoryAccess]) -> list[tuple[np.ndarray, np.ndarr
     return out
 
 
+def _stacked_wavefronts(evs: list[MemoryAccess]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`shared_wavefronts` of events of one width and shape, stacked: arrays of shape (events, ...)."""
+    shape, width = evs[0].address.shape, evs[0].width
+    per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(shape[:-1]))))
+    parts = [shared_wavefronts(np.stack([e.address for e in evs[at:at + per]]),
+                               np.stack([e.mask for e in evs[at:at + per]]), width)
+             for at in range(0, len(evs), per)]
+    if len(parts) == 1:
+        return parts[0]
+    ways, wf, ideal = zip(*parts)
+    return np.concatenate(ways), np.concatenate(wf), np.concatenate(ideal)
+
+
 def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     """Measure the requests of one site; None when no lane was active."""
+    shape = evs[0].address.shape
+    if len(evs) > 1 and len(shape) == 3 and all(e.address.shape == shape and e.mask.shape == shape
+                                                and e.width == evs[0].width for e in evs):
+        return _measure_stacked(evs)
+    return _measure_each(evs)
+
+
+def _measure_each(evs: list[MemoryAccess]) -> SiteBanks | None:
+    """`measure_site` event by event (events of several shapes or widths)."""
     width = evs[0].width
     samples = evs[0].mask.shape[0]
     sample_worst = np.zeros(samples, dtype=np.int64)
@@ -153,6 +175,39 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
         requests=int(flat.size), conflicting=int((flat >= 2).sum()),
         always=bool(sample_live.any() and np.all(sample_worst[sample_live] >= 2)),
         total_wavefronts=total_wf, total_ideal=total_ideal, steps=steps, deps=deps,
+    )
+
+
+def _measure_stacked(evs: list[MemoryAccess]) -> SiteBanks | None:
+    """`measure_site` of events of one width and (samples, warps, 32) shape, every event at once."""
+    ways, wf, ideal = _stacked_wavefronts(evs)  # (events, samples, warps)
+    lanes = np.stack([e.mask for e in evs]).sum(axis=-1)
+    live = lanes > 0
+    live_events = live.any(axis=(1, 2))
+    if not live_events.any():
+        return None
+    deps: frozenset[str] = frozenset().union(*(e.deps for e, lv in zip(evs, live_events) if lv))
+    sample_live = live.any(axis=(0, 2))
+    sample_worst = np.where(live, ways, 0).max(axis=(0, 2))
+    flat = np.sort(ways[live])
+    # The worst request: most ways, then most active lanes, then the earliest event (the first maximum
+    # in event order; lanes < 64).
+    n, s_at, w_at = (int(i) for i in np.unravel_index(np.argmax(np.where(live, ways * 64 + lanes, -1)), ways.shape))
+    step_worst: dict[str, int] = {}
+    varying = _varying_loops(evs)
+    event_worst = np.where(live, ways, np.iinfo(np.int64).min).max(axis=(1, 2))
+    for e, lv, worst in zip(evs, live_events, event_worst):
+        label = _step_label(e, varying) if lv else ""
+        if label:
+            step_worst[label] = max(step_worst.get(label, 0), int(worst))
+    return SiteBanks(
+        first=evs[0], root=evs[0].root, kinds=tuple(sorted({e.kind for e in evs})), width=evs[0].width,
+        ways=int(ways[n, s_at, w_at]), wavefronts=int(wf[n, s_at, w_at]), ideal=int(ideal[n, s_at, w_at]),
+        active_lanes=int(lanes[n, s_at, w_at]), worst=evs[n], worst_at=(s_at, w_at),
+        typical_ways=int(flat[len(flat) // 2]), requests=int(flat.size), conflicting=int((flat >= 2).sum()),
+        always=bool(sample_live.any() and np.all(sample_worst[sample_live] >= 2)),
+        total_wavefronts=int(wf[live].sum()), total_ideal=int(ideal[live].sum()),
+        steps=tuple(Step(lbl, w) for lbl, w in step_worst.items()), deps=deps,
     )
 
 
@@ -343,8 +398,23 @@ def _swizzle_edits(result: KernelResult, root: str, swizzle: str) -> tuple[Edit,
     return tuple(swizzle_edits(result.source_lines, root, decl.span.line, scope, dims[0], dims[1]))
 
 
+_SWIZZLED: list[tuple[object, object, str, str]] = []
+"""The last few `_array_swizzle` answers, with the events and layout they were computed from (kept, so
+an identity match is never a recycled id): check_deferred asks before the fix search, which asks again."""
+
+
 def _array_swizzle(result: KernelResult, root: str) -> str:
     """`_swizzle` of a sized shared array `root` as `_suggest_fix` computes it; "" for an unsized (extern) one."""
+    for events, layout, name, swizzle in _SWIZZLED:
+        if events is result.events and name == root and layout == result.shared_layout:
+            return swizzle
+    swizzle = _compute_swizzle(result, root)
+    _SWIZZLED.insert(0, (result.events, result.shared_layout, root, swizzle))
+    del _SWIZZLED[8:]
+    return swizzle
+
+
+def _compute_swizzle(result: KernelResult, root: str) -> str:
     layout = {name: (base, t) for name, base, t in result.shared_layout}
     if root not in layout:
         return ""
@@ -372,7 +442,7 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
         return Fix(f"{root} is an unsized (extern) array: pad the row pitch in the index arithmetic "
                    f"(for example row * (width + 1) + col), or swizzle the column with an XOR of the row")
     events = result.events  # the same sequence for every array of this result (see _measured_sites)
-    swizzle = _swizzle(events, root, base, t)
+    swizzle = _array_swizzle(result, root)
     if len(dims) < 2:
         text = (f"padding the declaration cannot help: {root} is one-dimensional, so the conflict comes "
                 f"from the index arithmetic; make consecutive lanes touch consecutive elements")
