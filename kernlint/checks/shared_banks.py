@@ -573,23 +573,35 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
         site = np.array([keys.setdefault((e.span.line, e.span.column), len(keys)) for e, _i, _r in items])
         batches.append((width, idx_cat, rem_cat, mask, starts, site, min(rows) > 0))
     old = np.array([old_sites.get(k, -1) for k in keys])  # -1: a site not measured before is never "worse"
-    for pad in [*shrink, *range(1, tries + 1)]:
-        new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
-        per_site = np.zeros(len(keys), dtype=np.int64)
-        excess = 0
-        for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
-            addr = (base + np.ravel_multi_index(idx_cat, new_dims) * esize + rem_cat).reshape(-1, 32)
-            ways, wf, ideal = shared_wavefronts(addr, mask, width)
-            excess += int((wf - ideal).sum())
+    pads = np.array([*shrink, *range(1, tries + 1)], dtype=np.int64)
+    per_site = np.zeros((len(pads), len(keys)), dtype=np.int64)
+    excess = np.zeros(len(pads), dtype=np.int64)
+    for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
+        # Only the innermost dimension changes: an element's offset is (its row among the outer
+        # dimensions) * (row length) + its column, for every padding at once (a few paddings per
+        # shared_wavefronts call, so that a call measures at most _BATCH_REQUESTS requests).
+        row = np.ravel_multi_index(idx_cat[:-1], tuple(dims[:-1])) if len(dims) > 1 else 0
+        requests = len(mask)
+        per = max(1, _BATCH_REQUESTS // max(1, requests))
+        for at in range(0, len(pads), per):
+            chunk = pads[at:at + per, None]
+            addr = base + (row * (dims[-1] + chunk) + idx_cat[-1]) * esize + rem_cat  # (paddings, lanes)
+            ways, wf, ideal = shared_wavefronts(addr.reshape(len(chunk), requests, 32), mask, width)
+            excess[at:at + per] += (wf - ideal).sum(axis=1)
             if no_empty:
-                per_access = np.maximum.reduceat(ways, starts)  # the worst request of each access
+                per_access = np.maximum.reduceat(ways, starts, axis=1)  # the worst request of each access
             else:
-                ends = [*starts[1:], len(ways)]
-                per_access = np.array([ways[a:b].max() if b > a else 0 for a, b in zip(starts, ends)], dtype=np.int64)
-            np.maximum.at(per_site, site, per_access)
-        worst = int(per_site.max()) if len(keys) else 0
-        worse = int(((old >= 0) & (per_site > old)).sum())
-        out[pad] = (worst, excess, worse)
+                ends = [*starts[1:], requests]
+                per_access = np.array([[w[a:b].max() if b > a else 0 for a, b in zip(starts, ends)] for w in ways],
+                                      dtype=np.int64).reshape(len(chunk), len(starts))
+            for j in range(len(keys)):
+                of_site = per_access[:, site == j]
+                if of_site.shape[1]:
+                    per_site[at:at + per, j] = np.maximum(per_site[at:at + per, j], of_site.max(axis=1))
+    for n, pad in enumerate(pads.tolist()):
+        worst = int(per_site[n].max()) if len(keys) else 0
+        worse = int(((old >= 0) & (per_site[n] > old)).sum())
+        out[pad] = (worst, int(excess[n]), worse)
     return out
 
 
@@ -632,16 +644,16 @@ def _swizzle(events: Sequence[object], root: str, base: int, t: ir.CType) -> str
     accesses = [e for e in events if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
     if not accesses:
         return ""
-    for e in accesses:
-        if e.width != elem.size:
-            return ""
-        off = np.where(e.mask, e.address - base, 0)
-        if np.any(off % elem.size) or np.any(off < 0) or np.any(off >= rows * cols * elem.size):
-            return ""
-    # Every access measured at once (one width, so one batch of requests): each request is measured
-    # on its own, so laying them end to end changes nothing but the number of NumPy calls.
-    k = np.concatenate([(e.address - base).reshape(-1, 32) for e in accesses]) // elem.size
+    if any(e.width != elem.size for e in accesses):
+        return ""
+    # Every access checked and measured at once (one width, so one batch of requests): each request is
+    # measured on its own, so laying them end to end changes nothing but the number of NumPy calls.
+    off = np.concatenate([(e.address - base).reshape(-1, 32) for e in accesses])
     mask = np.concatenate([np.broadcast_to(e.mask, e.address.shape).reshape(-1, 32) for e in accesses])
+    live = off[mask]
+    if np.any(live % elem.size) or np.any(live < 0) or np.any(live >= rows * cols * elem.size):
+        return ""
+    k = off // elem.size
     r, c = k // cols, k % cols
     ways, _wf, _ideal = shared_wavefronts(base + (r * cols + (c ^ (r % cols))) * elem.size, mask, elem.size)
     if np.any(ways[mask.any(axis=-1)] > 1):
