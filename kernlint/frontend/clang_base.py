@@ -74,7 +74,7 @@ def _per_kind(test: str) -> Callable[[ci.CursorKind], bool]:
     return predicate
 
 
-for _test in ("is_expression", "is_statement", "is_declaration", "is_reference", "is_attribute"):
+for _test in ("is_expression", "is_statement", "is_declaration", "is_reference", "is_attribute", "is_preprocessing"):
     setattr(ci.CursorKind, _test, _per_kind(_test))
 
 

@@ -27,6 +27,8 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
 from kernlint.frontend.clang_base import (
     MAX_STATEMENTS,  # noqa: F401 (re-exported: the statement limit's tests read it here)
     STUB_DIR,
+    _LOC_FILE,
+    _LOC_OUT,
     FrontendError,
     K,
     _Ctx,
@@ -229,14 +231,16 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         if not grew:
             break
     assert tu is not None
+    # What the shim's declarations depend on (it includes nothing, so no include directory): see _shim_run.
+    shim_key = (*base, *(f"-D{d}" for d in defines), "pch" if pch is not None else "text")
     if fragment is not None:
         fpath = _clang_name(os.path.abspath(fragment))
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
-        unit = _lower(tu, ftext, fragment, fpath, context=parse_path)
+        unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key)
     else:
         unit = _lower(tu, text, path, parse_path,
-                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths))
+                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths), shim_key=shim_key)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -286,17 +290,19 @@ def _clang_arch_args(arch: str) -> list[str]:
 
 def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
     """A function giving the name of the file a cursor is in (None: none, a builtin), with one ctypes call
-    per cursor: the name is looked up once per file handle of the translation unit (`cursor.location.file.name`
-    costs three calls and a string conversion, for each of the ~1,500 declarations of the shim)."""
+    per cursor besides its location: the name is looked up once per file handle of the translation unit
+    (`cursor.location.file.name` costs three calls and a string conversion, for each of the ~700 declarations
+    of the shim), and the handle is read into one buffer made once (clang_base._LOC_OUT)."""
     names: dict[int | None, str] = {}
     get = lib.clang_getInstantiationLocation
+    handle = ctypes.c_void_p.from_buffer(_LOC_FILE)  # the same memory, read as an address
+    out = (_LOC_OUT[0], None, None, None)
 
     def file_of(c: ci.Cursor) -> str | None:
-        handle = ci.c_object_p()
-        get(c.location, ctypes.byref(handle), None, None, None)
-        if not handle:
+        get(c.location, *out)
+        key = handle.value
+        if not key:
             return None
-        key = ctypes.cast(handle, ctypes.c_void_p).value
         name = names.get(key)
         if name is None:
             f = c.location.file
@@ -339,8 +345,43 @@ def _chevrons_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str],
         return True
 
 
+_SHIM_RUNS: dict[tuple[str, ...], int] = {}
+"""Parse arguments of the shim (see parse_source's `shim_key`) -> how many declarations it puts first among
+a translation unit's declarations. One entry per set of arguments (architecture, defines), as shim_pch keeps."""
+
+
+def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], shim: str,
+              key: tuple[str, ...] | None) -> range:
+    """Indices of the translation unit's children `top` that are the shim's own declarations, which `_lower`
+    skips: the run of children located in the shim that starts at the first declaration.
+
+    libclang lists a translation unit's preprocessing entities first, then its declarations in the order the
+    parse made them (clang's CIndex.cpp, CursorVisitor::VisitChildren), and the shim is parsed before the file
+    (`-include`, or its PCH): its ~650 declarations come first, with the same arguments always the same ones.
+    Asking each for its file costs two ctypes calls and a source-manager lookup (~15 % of the front end's time
+    on the corpus); so a process counts the run once per set of arguments (`key`), and later parses check only
+    its ends (its first and last child are in the shim, the next is not). Anything else, and the children are
+    asked one by one as before (an empty range: nothing is skipped)."""
+    start = 0
+    while start < len(top) and top[start].kind.is_preprocessing():
+        start += 1
+    known = _SHIM_RUNS.get(key) if key is not None else None
+    if known is not None:
+        end = start + known
+        if end <= len(top) and file_of(top[start]) == shim and file_of(top[end - 1]) == shim \
+                and (end == len(top) or file_of(top[end]) != shim):
+            return range(start, end)
+        return range(0)
+    end = start
+    while end < len(top) and file_of(top[end]) == shim:
+        end += 1
+    if key is not None and end > start:
+        _SHIM_RUNS[key] = end - start
+    return range(start, end)
+
+
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
-           launch_text_only: bool = False) -> ir.TranslationUnit:
+           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
@@ -373,8 +414,10 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     main_only = context is None  # macros and globals come from parse_path only: libclang's main file
 
-    def visit(c: ci.Cursor, depth: int) -> None:
-        for child in c.get_children():
+    def visit(c: ci.Cursor, depth: int, children: list[ci.Cursor] | None = None, skip: range = range(0)) -> None:
+        for i, child in enumerate(c.get_children() if children is None else children):
+            if i in skip:
+                continue  # the shim's own declarations (see _shim_run)
             # The kind first (cheap, cached): most top-level cursors are macro expansions and the
             # compiler's builtin macros, which are either never lowered or lowered only from the main
             # file; those need no file name (each costs several ctypes calls, ~1,300 per file).
@@ -431,7 +474,9 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
                     launches.extend(_launches(child))
 
-    visit(tu.cursor, 0)
+    root = tu.cursor
+    top = list(root.get_children())
+    visit(root, 0, top, _shim_run(top, file_of, shim, shim_key))
     file_annotation = " ".join(
         ln.strip() for ln in lines[:40] if ln.strip().startswith("//") and ("kernlint:" in ln or "--blockDim" in ln)
     )
