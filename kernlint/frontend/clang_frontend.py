@@ -403,7 +403,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     lib = _lib()
     file_of = _file_namer(lib)
-    data = text.encode("utf-8", "surrogateescape") if launch_text_only else b""
+    data = text.encode("utf-8", "surrogateescape")  # parse_path's text, as bytes clang reads
 
     def may_launch(c: ci.Cursor) -> bool:
         """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
@@ -444,7 +444,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     if fn.is_kernel and fname == parse_path:
                         kernels.append(fn)
                 if fname == parse_path and not _is_kernel(child) and may_launch(child):
-                    launches.extend(_launches(child))
+                    launches.extend(_launches(child, data))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
@@ -472,7 +472,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     fn = _method(low, child, lines, problems, parse_path)
                     functions[fn.key] = fn
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
-                    launches.extend(_launches(child))
+                    launches.extend(_launches(child, data))
 
     root = tu.cursor
     top = list(root.get_children())
