@@ -48,8 +48,9 @@ from kernlint.frontend.lowering import (
 )
 
 
-def _is_kernel(c: ci.Cursor) -> bool:
-    return any(k.kind == K.CUDAGLOBAL_ATTR for k in c.get_children())
+def _is_kernel(c: ci.Cursor, kids: list[ci.Cursor] | None = None) -> bool:
+    """Whether `c` is `__global__` (`kids`: its children, when already listed)."""
+    return any(k.kind == K.CUDAGLOBAL_ATTR for k in (c.get_children() if kids is None else kids))
 
 
 
@@ -399,6 +400,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     macros: dict[str, int] = {}
     structs: dict[str, ir.CType] = {}
     member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
+    classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] = {}  # see _method
     shim = shim_path()
 
     lib = _lib()
@@ -438,12 +440,13 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                         if targs:
                             instantiations.append((child.spelling, targs))
                     continue
-                if _is_device(child):
-                    fn = _function(low, child, lines, problems, parse_path)
+                kids = list(child.get_children())  # listed once for the questions below and the lowering
+                if _is_device(child, kids):
+                    fn = _function(low, child, lines, problems, parse_path, kids)
                     functions[fn.key] = fn
                     if fn.is_kernel and fname == parse_path:
                         kernels.append(fn)
-                if fname == parse_path and not _is_kernel(child) and may_launch(child):
+                if fname == parse_path and not _is_kernel(child, kids) and may_launch(child):
                     launches.extend(_launches(child, data))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
@@ -468,8 +471,9 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     if value is not None:
                         macros[child.spelling] = value
             elif kind in _METHOD_KINDS and child.is_definition():
-                if _is_device(child):
-                    fn = _method(low, child, lines, problems, parse_path)
+                kids = list(child.get_children())
+                if _is_device(child, kids):
+                    fn = _method(low, child, lines, problems, parse_path, kids, classes)
                     functions[fn.key] = fn
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
                     launches.extend(_launches(child, data))
@@ -535,12 +539,14 @@ def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
 
 
 def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
-              parse_path: str) -> ir.Function:
+              parse_path: str, kids: list[ci.Cursor] | None = None) -> ir.Function:
+    """Function definition `c` as IR (`kids`: its children, when already listed)."""
+    kids = list(c.get_children()) if kids is None else kids
     params = []
     param_cursors: list[ci.Cursor] = []
     tparams = []
     body = None
-    for k in c.get_children():
+    for k in kids:
         if k.kind == K.PARM_DECL:
             params.append(ir.Param(k.spelling, low.ctype(k), k.type.spelling))
             param_cursors.append(k)
@@ -562,7 +568,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
-    is_kernel = _is_kernel(c)
+    is_kernel = _is_kernel(c, kids)
     return ir.Function(
         name=c.spelling, params=tuple(params), body=lowered, span=span, is_kernel=is_kernel,
         template_params=tuple(tparams), launch_bounds=_launch_bounds(c, lines) if is_kernel and in_main else (),
@@ -609,22 +615,27 @@ def _member_type_owner(c: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
 
 
 def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
-            parse_path: str) -> ir.Function:
+            parse_path: str, kids: list[ci.Cursor] | None = None,
+            classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] | None = None,
+            ) -> ir.Function:
     """A member function, conversion operator or constructor of a struct: named `Class::name`, with
     the class's template parameters first and a constructor's member initializers (`: x(v)`) as
-    assignments to `this`'s fields before its body."""
-    fn = _function(low, c, lines, problems, parse_path)
+    assignments to `this`'s fields before its body. `kids`: `c`'s children, when already listed;
+    `classes`: the name and template parameters of each class already met in this translation unit,
+    by declaration (a class's members are listed once, not once per method)."""
+    kids = list(c.get_children()) if kids is None else kids
+    fn = _function(low, c, lines, problems, parse_path, kids)
     record = c.semantic_parent
-    cls = record.spelling if record is not None else ""
-    if record is not None and record.kind in (K.STRUCT_DECL, K.CLASS_DECL) and "<" in record.type.spelling:
-        cls = record.type.get_canonical().spelling  # an explicit specialization: `SharedMemory<float>`
-    ctparams = tuple(ir.TemplateParam(k.spelling, k.kind == K.TEMPLATE_TYPE_PARAMETER)
-                     for k in (record.get_children() if record is not None else ())
-                     if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+    key = (record._kind_id, record.data[0]) if record is not None else None  # (kind, clang's Decl*)
+    known = classes.get(key) if classes is not None and key is not None else None
+    if known is None:
+        known = _class_of(record)
+        if classes is not None and key is not None:
+            classes[key] = known
+    cls, ctparams = known
     body = fn.body
     if c.kind == K.CONSTRUCTOR and body is not None:
         inits: list[ir.Stmt] = []
-        kids = list(c.get_children())
         rtype = low.types.convert(record.type) if record is not None else ir.UNKNOWN_TYPE
         for i, k in enumerate(kids):
             if k.kind != K.MEMBER_REF or i + 1 >= len(kids) or not kids[i + 1].kind.is_expression():
@@ -641,6 +652,17 @@ def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.Pa
         body = _address_returns(body)  # type: ignore[assignment]
     return dataclasses.replace(fn, name=f"{cls}::{c.spelling}" if cls else c.spelling, body=body,
                                template_params=ctparams + fn.template_params)
+
+
+def _class_of(record: ci.Cursor | None) -> tuple[str, tuple[ir.TemplateParam, ...]]:
+    """The name a method's class gives it (`Class::name`) and the class's template parameters."""
+    cls = record.spelling if record is not None else ""
+    if record is not None and record.kind in (K.STRUCT_DECL, K.CLASS_DECL) and "<" in record.type.spelling:
+        cls = record.type.get_canonical().spelling  # an explicit specialization: `SharedMemory<float>`
+    ctparams = tuple(ir.TemplateParam(k.spelling, k.kind == K.TEMPLATE_TYPE_PARAMETER)
+                     for k in (record.get_children() if record is not None else ())
+                     if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+    return cls, ctparams
 
 
 def _address_returns(s: ir.Stmt) -> ir.Stmt:
