@@ -525,6 +525,9 @@ def _index_for(job: Any, setup: Any, roots: dict[str, Any] | None = None) -> tup
 
 
 def _prepare_indexes(jobs: Sequence[Any], setup: Any, roots: dict[str, Any] | None = None) -> None:
-    """Build each project index the jobs need once, here, so its on-disk cache is warm for the workers."""
+    """Build each project index the jobs need once, here, complete (ProjectIndex.ready), so the workers
+    forked after inherit it and its on-disk cache is warm."""
     for job in jobs:
-        _index_for(job, setup, roots)
+        ok, index = _index_for(job, setup, roots)
+        if ok and index is not None:
+            index.ready()

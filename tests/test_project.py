@@ -143,6 +143,34 @@ def test_cache_second_build_scans_nothing_and_survives_corruption(tmp_path: Path
     assert ProjectIndex.build(root).scanned == 2
 
 
+def test_cached_facts_are_decoded_when_first_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index built from the on-disk cache decodes no file's facts until a question needs them (a warm
+    re-run may need none); its answers are those of a fresh scan, also when an entry's facts are damaged."""
+    import json
+
+    from kernlint.project import cache as cache_mod
+
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = make(tmp_path / "p", {"a.cu": KERNEL,
+                                 "b.cu": '#include "a.cu"\nvoid f() { tile<1, 2, float><<<1, 32>>>(0, 0); }\n'})
+    first = ProjectIndex.build(root)
+    want = first.launches_of("tile", str(root / "a.cu"))
+    assert want and first.includer_of(str(root / "a.cu")) == str(root / "b.cu")
+    decoded: list[object] = []
+    real = cache_mod.facts_from_json
+    monkeypatch.setattr(cache_mod, "facts_from_json", lambda d: decoded.append(d) or real(d))
+    warm = ProjectIndex.build(root)
+    assert warm.scanned == 0 and warm.state == first.state and decoded == []
+    assert warm.launches_of("tile", str(root / "a.cu")) == want and len(decoded) == 2
+    assert warm.includer_of(str(root / "a.cu")) == str(root / "b.cu")
+    [cache_file] = list((tmp_path / "cache").rglob("*.json"))
+    data = json.loads(cache_file.read_text())
+    data["files"][str(root / "b.cu")]["facts"]["launches"] = [{"bogus": 1}]  # hash and stamp intact
+    cache_file.write_text(json.dumps(data))
+    damaged = ProjectIndex.build(root)
+    assert damaged.scanned == 0 and damaged.launches_of("tile", str(root / "a.cu")) == want
+
+
 def test_project_root_markers(tmp_path: Path) -> None:
     root = make(tmp_path / "p", {"src/deep/k.cu": ""})
     assert find_project_root(root / "src" / "deep" / "k.cu") == root

@@ -79,14 +79,15 @@ class FactsCache:
     """path -> (content hash, FileFacts) for one project, loaded once and saved once per run.
 
     An entry also records the file's (mtime_ns, size) when it was hashed: a file whose stamp is
-    unchanged is not read again; any other is read, hashed, and rescanned only if its content changed.
+    unchanged is not read again (and its facts are decoded only when asked for); any other is read,
+    hashed, and rescanned only if its content changed.
     """
 
     def __init__(self, root: Path) -> None:
         base = cache_dir()
         key = hashlib.blake2b(str(root).encode(), digest_size=12).hexdigest()
         self.file = base / f"index-v{SCAN_VERSION}" / f"{key}.json" if base is not None else None
-        self.entries: dict[str, tuple[str, FileFacts, tuple[int, int]]] = {}
+        self.entries: dict[str, tuple[str, FileFacts | None, tuple[int, int]]] = {}  # None: not decoded yet
         self.raw: dict[str, Any] = {}
         self.dirty = False
         if self.file is None:
@@ -102,15 +103,25 @@ class FactsCache:
         except (ReadProblem, OSError, ValueError, RecursionError):
             self.raw = {}  # missing or corrupt: rebuilt and rewritten
 
-    def get_unchanged(self, path: str, stamp: tuple[int, int]) -> tuple[str, FileFacts] | None:
-        """(content digest, facts) of `path` if its (mtime_ns, size) are those it was hashed with (no need
-        to re-read)."""
+    def unchanged(self, path: str, stamp: tuple[int, int]) -> str | None:
+        """The content digest of `path` if its (mtime_ns, size) are those it was hashed with (no need to
+        re-read); its facts stay as read from the JSON until `decode` (a run may need none of them)."""
         hit = self.raw.get(path)
-        if not isinstance(hit, dict) or hit.get("stamp") != list(stamp):
+        if not isinstance(hit, dict) or hit.get("stamp") != list(stamp) or not isinstance(hit.get("facts"), dict):
             return None
         digest = str(hit.get("hash"))
-        facts = self.get(path, digest, stamp)
-        return (digest, facts) if facts is not None else None
+        self.entries[path] = (digest, None, stamp)
+        return digest
+
+    def decode(self, path: str) -> FileFacts | None:
+        """The facts of an entry `unchanged` kept undecoded; None if they do not decode (a damaged entry)."""
+        digest, _none, stamp = self.entries[path]
+        try:
+            facts = facts_from_json(self.raw[path]["facts"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        self.entries[path] = (digest, facts, stamp)
+        return facts
 
     def get(self, path: str, digest: str, stamp: tuple[int, int] = (0, 0)) -> FileFacts | None:
         hit = self.raw.get(path)
@@ -125,14 +136,15 @@ class FactsCache:
         self.entries[path] = (digest, facts, stamp)
         return facts
 
-    def put(self, path: str, digest: str, facts: FileFacts, stamp: tuple[int, int] = (0, 0)) -> None:
+    def put(self, path: str, digest: str, facts: FileFacts | None, stamp: tuple[int, int] = (0, 0)) -> None:
         self.entries[path] = (digest, facts, stamp)
         self.dirty = True
 
     def save(self, root: Path) -> None:
         if self.file is None or not (self.dirty or set(self.raw) - set(self.entries)):
             return
-        files = {p: {"hash": h, "stamp": list(st), "facts": dataclasses.asdict(f)}
+        files = {p: {"hash": h, "stamp": list(st),
+                     "facts": dataclasses.asdict(f) if f is not None else self.raw[p]["facts"]}
                  for p, (h, f, st) in self.entries.items()}
         payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
         atomic_write(self.file, payload.encode("utf-8"))

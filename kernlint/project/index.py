@@ -13,6 +13,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kernlint.frozen import frozen
 from kernlint.project.cache import FactsCache, content_hash
@@ -117,11 +118,16 @@ def _rel(path: str, root: Path | None) -> str:
 
 @dataclass
 class ProjectIndex:
+    """The index of one project. `facts`, `includes`, `includers` and `kernel_files` are complete on
+    first use: the facts of files unchanged since the on-disk cache are decoded then, and the include
+    graph linked (a warm re-run whose cached results need no question asks for none of it)."""
+
     root: Path
-    facts: dict[str, FileFacts] = field(default_factory=dict)
-    includes: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    includers: dict[str, list[str]] = field(default_factory=dict)
-    kernel_files: dict[str, list[str]] = field(default_factory=dict)
+    _facts: dict[str, FileFacts | None] = field(default_factory=dict, repr=False)  # None: not decoded yet
+    _includes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _includers: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _kernel_files: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _pending: tuple[Any, tuple[str, ...]] | None = field(default=None, repr=False)  # (FactsCache, -I) until ready()
     flags: dict[str, FileFlags] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     scanned: int = 0  # files scanned this run (the rest came from the cache)
@@ -134,6 +140,38 @@ class ProjectIndex:
     _by_name: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     _env_memo: dict[str, dict[str, str | int]] = field(default_factory=dict)
     _launch_memo: dict[str, list[ProjectLaunch]] = field(default_factory=dict)
+
+    @property
+    def facts(self) -> dict[str, FileFacts]:
+        self.ready()
+        return self._facts  # type: ignore[return-value]
+
+    @property
+    def includes(self) -> dict[str, tuple[str, ...]]:
+        self.ready()
+        return self._includes
+
+    @property
+    def includers(self) -> dict[str, list[str]]:
+        self.ready()
+        return self._includers
+
+    @property
+    def kernel_files(self) -> dict[str, list[str]]:
+        self.ready()
+        return self._kernel_files
+
+    def ready(self) -> None:
+        """Decode the facts left undecoded and link the include graph (once; forked workers inherit it)."""
+        if self._pending is None:
+            return
+        cache, include_dirs = self._pending
+        self._pending = None
+        for p, facts in self._facts.items():
+            if facts is None:
+                facts = cache.decode(p) if cache is not None else None
+                self._facts[p] = facts if facts is not None else _rescan(p)
+        self._link(include_dirs)
 
     # --- building ------------------------------------------------------------------------------
 
@@ -164,10 +202,10 @@ class ProjectIndex:
                 skipped.append(f"{_rel(p, root)} (not a regular file)")
                 continue
             stamp = (st.st_mtime_ns, st.st_size)
-            hit = cache.get_unchanged(p, stamp)
-            if hit is not None:
-                digests.append((p, hit[0]))
-                idx.facts[p] = hit[1]
+            digest = cache.unchanged(p, stamp)
+            if digest is not None:
+                digests.append((p, digest))
+                idx._facts[p] = None  # decoded by ready()
                 continue
             if st.st_size > max_bytes:
                 skipped.append(f"{_rel(p, root)} (over {max_bytes // 1_000_000} MB)")
@@ -194,20 +232,21 @@ class ProjectIndex:
                 cache.put(p, digest, facts, stamp)
                 idx.scanned += 1
             digests.append((p, digest))
-            idx.facts[p] = facts
+            idx._facts[p] = facts
         if skipped:
             idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
                              + (" ..." if len(skipped) > 5 else ""))
         cache.save(root)
-        idx._link(include_dirs)
+        idx._pending = (cache, tuple(include_dirs))
         idx.state = _state_digest(root, include_dirs, build_dir, shallow, idx.flags, idx.notes, digests)
         return idx
 
     def _link(self, include_dirs: tuple[str, ...]) -> None:
         names: dict[str, list[str]] = {}
-        for p in self.facts:
+        for p in self._facts:
             names.setdefault(os.path.basename(p), []).append(p)
-        for p, facts in self.facts.items():
+        for p, facts in self._facts.items():
+            assert facts is not None
             here = os.path.dirname(p)
             dirs = [here] + list(self.flags.get(p, FileFlags()).include_dirs) + list(include_dirs) + [str(self.root)]
             resolved = []
@@ -215,7 +254,7 @@ class ProjectIndex:
                 target = None
                 for d in (dirs if quoted else dirs[1:] + [here]):
                     cand = os.path.normpath(os.path.join(d, name))
-                    if cand in self.facts:
+                    if cand in self._facts:
                         target = cand
                         break
                 if target is None:
@@ -225,10 +264,10 @@ class ProjectIndex:
                     target = cands[0] if len(cands) == 1 else None
                 if target is not None and target != p:
                     resolved.append(target)
-                    self.includers.setdefault(target, []).append(p)
-            self.includes[p] = tuple(dict.fromkeys(resolved))
+                    self._includers.setdefault(target, []).append(p)
+            self._includes[p] = tuple(dict.fromkeys(resolved))
             for k in facts.kernels:
-                self.kernel_files.setdefault(k.name, []).append(p)
+                self._kernel_files.setdefault(k.name, []).append(p)
 
     # --- queries -------------------------------------------------------------------------------
 
@@ -494,6 +533,17 @@ class ProjectIndex:
 
 
 _NAMED_KINDS = ("launches", "instantiations", "template_calls", "typed_calls")
+
+
+def _rescan(path: str) -> FileFacts:
+    """The facts of `path` as it is now: for a cache entry whose facts do not decode (damaged)."""
+    from kernlint.project.scan import scan_text
+
+    try:
+        with open(path, "rb") as fh:
+            return scan_text(fh.read().decode("utf-8", errors="replace"))
+    except Exception:  # noqa: BLE001 - as the build: one odd file never aborts the run
+        return FileFacts()
 
 
 def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,
