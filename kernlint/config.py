@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -212,6 +213,8 @@ def is_excluded(path: str | PurePath, settings: Settings) -> bool:
     Globs from the config file are relative to its directory; globs from `--exclude` to the working
     directory the command was run from.
     """
+    if not settings.exclude:
+        return False
     base = settings.exclude_base or settings_base(settings)
     return any(path_matches(path, pattern, base) for pattern in settings.exclude)
 
@@ -447,25 +450,28 @@ def find_config(start: Path, memo: dict[str, Path | None] | None = None) -> Path
     filesystem root; in one directory kernlint.toml wins over pyproject.toml. `memo` (resolved
     directory -> its answer), shared by the searches of one run, spares walking up again.
     """
-    here = start.resolve()
-    if not here.is_dir():
-        here = here.parent
+    here = os.path.realpath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
     walked: list[str] = []
     found = None
-    for directory in (here, *here.parents):
-        key = str(directory)
-        if memo is not None and key in memo:
-            found = memo[key]
+    while True:
+        if memo is not None and here in memo:
+            found = memo[here]
             break
-        walked.append(key)
-        candidate = directory / "kernlint.toml"
-        if candidate.is_file():
-            found = candidate
+        walked.append(here)
+        candidate = os.path.join(here, "kernlint.toml")
+        if os.path.isfile(candidate):
+            found = Path(candidate)
             break
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _has_kernlint_table(candidate):
-            found = candidate
+        candidate = os.path.join(here, "pyproject.toml")
+        if os.path.isfile(candidate) and _has_kernlint_table(Path(candidate)):
+            found = Path(candidate)
             break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
     if memo is not None:
         memo.update(dict.fromkeys(walked, found))
     return found
