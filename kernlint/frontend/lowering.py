@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 from kernlint import deadline, ir
 from kernlint.frontend.clang_base import (
@@ -761,13 +761,14 @@ def _function_pointer_callee(c: ci.Cursor) -> tuple[str, ci.Cursor | None] | Non
     return (written, target.get_definition() or target) if fixed else (written, None)
 
 
-def _reassigned_names(fn: ci.Cursor) -> set[str]:
-    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x)."""
+def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None) -> set[str]:
+    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x).
+    `children`: a cursor's children, read only (clang_launches._children_once); by default, listed."""
     out: set[str] = set()
     stack = [fn]
     while stack:
         n = stack.pop()
-        kids = list(n.get_children())
+        kids = list(n.get_children()) if children is None else children(n)
         stack.extend(kids)
         target = None
         if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
@@ -779,7 +780,8 @@ def _reassigned_names(fn: ci.Cursor) -> set[str]:
             if op in ("pre++", "pre--", "post++", "post--", "&"):
                 target = kids[0]
         while target is not None and target.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-            sub = [k for k in target.get_children() if k.kind.is_expression()]
+            sub = [k for k in (target.get_children() if children is None else children(target))
+                   if k.kind.is_expression()]
             target = sub[0] if len(sub) == 1 else None
         if target is not None and target.kind == K.DECL_REF_EXPR:
             out.add(target.spelling)
