@@ -10,6 +10,7 @@ import operator
 from typing import Callable, Iterator, Union
 
 from kernlint.frozen import frozen
+from kernlint.memo import by_identity
 
 
 @frozen
@@ -430,6 +431,7 @@ def strip_casts(e: object) -> object:
     return e
 
 
+@by_identity(max_entries=4096)  # the evaluator asks it of the same expressions at every loop iteration
 def is_pure(e: Expr) -> bool:
     """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
     for n in walk(e):

@@ -135,6 +135,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Per-thread local arrays whose elements are known per lane (eval/local_arrays.py).
         self.local_arrays = local_arrays.LocalArrays()
         self._escaping: frozenset[str] | None = None
+        self._single_values: dict[int, tuple[Val, int | None]] = {}  # id(value) -> (value, loop_context's view)
 
     def run(self) -> EvalResult:
         frame = Frame()
@@ -303,17 +304,30 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return ir.CType("array", inner.size * count, t.signed, inner, count, t.name, t.fields, t.align, t.const)
 
     def loop_context(self) -> tuple[tuple[int, ...], tuple[tuple[str, int | None], ...]]:
+        if not self.loop_stack:
+            return (), ()
         iters = tuple(int(ls["iter"]) for ls in self.loop_stack)  # type: ignore[call-overload]
         vars_: list[tuple[str, int | None]] = []
+        env = self.frame.env
         for ls in self.loop_stack:
             name = ls.get("var")
             if isinstance(name, str):
-                v = self.frame.env.get(name)
-                uv: int | None = None
-                if v is not None and v.data is not None and v.data.size and np.all(v.data == v.data.flat[0]):
-                    uv = int(v.data.flat[0])
-                vars_.append((name, uv))
+                v = env.get(name)
+                vars_.append((name, self._single_value(v) if v is not None and v.data is not None else None))
         return iters, tuple(vars_)
+
+    def _single_value(self, v: Val) -> int | None:
+        """The one value every sample and lane of `v` holds, else None; remembered per value object (a
+        loop variable is asked at every access of an iteration)."""
+        hit = self._single_values.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
+        d = v.data
+        uv = int(d.flat[0]) if d is not None and d.size and np.all(d == d.flat[0]) else None
+        if len(self._single_values) >= 1024:
+            self._single_values.clear()
+        self._single_values[id(v)] = (v, uv)
+        return uv
 
     def emit(self, event: ev.Event) -> None:
         if self.call_sites:

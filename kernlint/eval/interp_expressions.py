@@ -7,7 +7,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, unknown, why_of, wrap_int
+from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
 from kernlint.eval.stmt_facts import _pointer_chain_type, _strip_implicit, _target_name, _stmt_cost
@@ -19,20 +19,25 @@ class ExpressionsMixin:
     """Interpreter methods: expressions."""
 
     def eval(self, e: ir.Expr) -> Val:
-        if (isinstance(e, ir.Opaque) and e.reason == ir.TOO_DEEP) or self.nesting >= MAX_EVAL_NESTING:
+        # The evaluator's hottest call (once per expression node per evaluation): the nesting bound,
+        # `tick` and the dispatch are written out here rather than in three nested calls.
+        if self.nesting >= MAX_EVAL_NESTING or (type(e) is ir.Opaque and e.reason == ir.TOO_DEEP):
             self.cov.drop(self.site_key(e.span, cov.BRANCH), ("deep", ""))
             return Val(None, why=("deep", ""))
         self.nesting += 1
         try:
+            self.cost += 1  # self.tick(), inlined
+            if self.cost > self.budget or self.cost >= self._clock_at:
+                self.tick(0)
+            handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (the table at the end of this module)
+            if handler is not None:
+                return handler(self, e)  # type: ignore[operator]
             return self._eval(e)
         finally:
             self.nesting -= 1
 
     def _eval(self, e: ir.Expr) -> Val:
-        self.tick()
-        handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (the table at the end of this module)
-        if handler is not None:
-            return handler(self, e)  # type: ignore[operator]
+        """The node classes `_EVAL_BY_TYPE` does not list (and any subclass)."""
         if isinstance(e, ir.Lit):
             return const(e.value)
         if isinstance(e, ir.Cast):
@@ -144,17 +149,19 @@ class ExpressionsMixin:
         return v
 
     def convert(self, v: Val, t: ir.CType) -> Val:
-        if v.data is None:
-            return v
-        if t.kind == "float":
-            return Val(v.data.astype(np.float64), v.deps, is_float=True)
         data = v.data
+        if data is None:
+            return v
+        # Value arrays are never written in place, so a conversion that changes nothing shares its input's.
+        if t.kind == "float":
+            return Val(data.astype(np.float64, copy=False), v.deps, is_float=True)
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
                 if not np.all(np.isfinite(data)):
                     return unknown(v, why=("unmodelled", "a conversion of a non-finite value"))
                 data = np.trunc(data).astype(np.int64)
-        return Val(wrap_int(data.astype(np.int64), t) if not v.deps else data.astype(np.int64), v.deps)
+        data = data.astype(np.int64, copy=False)
+        return Val(wrap_int(data, t) if not v.deps else data, v.deps)
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
@@ -167,7 +174,7 @@ class ExpressionsMixin:
             if branch:
                 self.branch_unknown(e.span, c)
             return unknown(a, b, c)
-        cond = np.broadcast_to(c.data != 0, parent.shape)
+        cond = spread(c.data != 0, parent.shape)
         self.mask = parent & cond
         a = self.eval(e.then) if self.mask.any() else UNKNOWN
         if not self.mask.any():
@@ -288,7 +295,7 @@ class ExpressionsMixin:
             a = self.eval(e.lhs)
             parent = self.mask
             if a.data is not None:
-                av = np.broadcast_to(a.data != 0, parent.shape)
+                av = spread(a.data != 0, parent.shape)
                 self.mask = parent & (av if op == "&&" else ~av)
             b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
             if not self.mask.any():

@@ -13,7 +13,7 @@ from kernlint.eval.flops import statement_flops
 from kernlint.eval.shared_scalars import is_shared_scalar_type
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays, liveness
-from kernlint.eval.values import UNINIT, Val, unknown, why_of
+from kernlint.eval.values import UNINIT, Val, spread, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
 from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
 
@@ -199,7 +199,7 @@ class StatementsMixin:
             self.shared_scalars.forget(written, why_of(c))
             self.forget_arrays(s, why_of(c))
             return
-        cond = np.broadcast_to(c.data != 0, parent.shape)
+        cond = spread(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
         if self.regions_here() and c.deps:
@@ -500,7 +500,7 @@ class StatementsMixin:
                             data_cond = c
                             region = self.data_region_start(s, c, before=(w0, entry))
                     else:
-                        c_lanes = np.broadcast_to(c.data != 0, active.shape)
+                        c_lanes = spread(c.data != 0, active.shape)
                     active = active & c_lanes
                 if not active.any():
                     break

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernlint import ir
-from kernlint.eval.values import UNINIT, Val
+from kernlint.eval.values import UNINIT, Val, spread
 
 # The cause an element the model does not know is reported under (eval/coverage.py).
 UNTRACKED = ("unmodelled", "a value kept in a thread-local array")
@@ -116,7 +116,7 @@ class LocalArrays:
         """The index per lane and the elements the active lanes use; None when unknown or out of bounds."""
         if idx.data is None or idx.is_float or not mask.any():
             return None
-        at = np.broadcast_to(np.asarray(idx.data), mask.shape)
+        at = spread(np.asarray(idx.data), mask.shape)
         ks = [int(k) for k in np.unique(at[mask])]
         if ks[0] < 0 or ks[-1] >= self.length[name]:
             return None
