@@ -40,6 +40,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     """Evaluate one kernel under one launch shape."""
 
     _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
+    _any_of: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether a lane is active): any_active
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
@@ -398,6 +399,13 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         if not hasattr(event, "via"):
             changes.pop("via")
         return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
+
+    def any_active(self) -> bool:
+        """`self.mask.any()`, remembered per mask (masks are replaced, never written in place)."""
+        m = self.mask
+        if m is not self._any_of[0]:
+            self._any_of = (m, bool(m.any()))
+        return self._any_of[1]
 
     def count_work(self, ops: int) -> None:
         """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""

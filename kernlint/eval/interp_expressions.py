@@ -84,9 +84,9 @@ class ExpressionsMixin:
             return Val(None, frozenset([e.name]), why=("template", e.name), uniform=True)
         if e.kind == "builtin" and e.name == "warpSize":
             return const(WARP)
-        for frame in reversed(self.frames[-1:]):
-            if e.name in frame.env:
-                return frame.env[e.name]
+        env = self.frames[-1].env  # the innermost frame only: an inlined helper sees its own names
+        if e.name in env:
+            return env[e.name]
         if e.name in self.shared_scalars:
             return self.shared_scalars.read(e.name)
         if e.kind == "shared" or (e.name in self.shared_bases):
@@ -176,12 +176,12 @@ class ExpressionsMixin:
             return unknown(a, b, c)
         cond = spread(c.data != 0, parent.shape)
         self.mask = parent & cond
-        a = self.eval(e.then) if self.mask.any() else UNKNOWN
-        if not self.mask.any():
+        a = self.eval(e.then) if self.any_active() else UNKNOWN
+        if not self.any_active():
             self.mark_dead(e.then, c.deps)
         self.mask = parent & ~cond
-        b = self.eval(e.other) if self.mask.any() else UNKNOWN
-        if not self.mask.any():
+        b = self.eval(e.other) if self.any_active() else UNKNOWN
+        if not self.any_active():
             self.mark_dead(e.other, c.deps)
         self.mask = parent
         if branch:
@@ -297,8 +297,8 @@ class ExpressionsMixin:
             if a.data is not None:
                 av = spread(a.data != 0, parent.shape)
                 self.mask = parent & (av if op == "&&" else ~av)
-            b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
-            if not self.mask.any():
+            b = self.eval(e.rhs) if self.any_active() else const(0 if op == "&&" else 1)
+            if not self.any_active():
                 self.mark_dead(e.rhs, a.deps)
             if a.data is None:
                 self.forget_arrays(e.rhs, why_of(a))  # the right side ran for lanes that may skip it
@@ -363,6 +363,16 @@ class ExpressionsMixin:
             return Val(c_div(a.data - b.data, np.int64(size)), deps)
         is_float = a.is_float or b.is_float or rtype.kind == "float"
         x, y = a.data, b.data
+        if not is_float:
+            ufunc = _INT_UFUNCS.get(op)
+            if ufunc is not None and x.dtype.kind in "iu" and y.dtype.kind in "iu":
+                # Integer arrays: these operations raise no floating-point error, so no errstate.
+                r = ufunc(x, y)
+                if op in _COMPARISONS:
+                    return Val(r.astype(np.int64), deps)
+                if rtype.kind == "bool" or (rtype.kind == "int" and not deps):
+                    r = wrap_int(r, rtype)  # as below
+                return Val(r, deps)
         if is_float:
             x = x.astype(np.float64)
             y = y.astype(np.float64)
@@ -412,6 +422,13 @@ class ExpressionsMixin:
             # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
             r = wrap_int(r, rtype)
         return Val(r, deps)
+
+
+# `_arith`'s integer operations that need no check of their operands (`/`, `%`, shifts do), and comparisons.
+_INT_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and, "|": np.bitwise_or,
+               "^": np.bitwise_xor, "<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
+               "==": np.equal, "!=": np.not_equal}
+_COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
 
 
 # `ExpressionsMixin._eval`'s dispatch: the IR expression classes are final (no subclasses), so a lookup of

@@ -28,7 +28,7 @@ class StatementsMixin:
         hidden: dict[str, tuple[Val, np.ndarray | None, ir.CType | None]] = {}
         try:
             for s in block.body:
-                if not self.mask.any():
+                if not self.any_active():
                     return
                 if isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
                     hidden[s.name] = (env[s.name], self.frame.decl_mask.get(s.name), self.frame.ctype_of.get(s.name))
@@ -519,7 +519,7 @@ class StatementsMixin:
                 self.mask = active
                 self.exec(body)
                 self.mask = active & ~ls["break"] & ~self.frame_ret()  # type: ignore[operator]
-                if step is not None and self.mask.any():
+                if step is not None and self.any_active():
                     self.eval(step)
                 active = self.mask
                 k += 1

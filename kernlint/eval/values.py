@@ -89,10 +89,24 @@ def why_of(*vals: Val) -> tuple[str, str] | None:
 
 def const(value: int | float) -> Val:
     is_float = isinstance(value, float)
-    if not is_float and not -(1 << 63) <= value < (1 << 63):
-        # `0xFFFFFFFFFFFFFFFFull`: held as the 64-bit pattern (int64 arithmetic wraps the same way)
-        value = ((int(value) + (1 << 63)) % (1 << 64)) - (1 << 63)
-    return Val(np.full((1, 1, 1), value, dtype=np.float64 if is_float else np.int64), is_float=is_float)
+    if is_float:
+        return Val(np.full((1, 1, 1), value, dtype=np.float64), is_float=True)
+    data = _INT_CONSTANTS.get(value)
+    if data is None:
+        key = value
+        if not -(1 << 63) <= value < (1 << 63):
+            # `0xFFFFFFFFFFFFFFFFull`: held as the 64-bit pattern (int64 arithmetic wraps the same way)
+            value = ((int(value) + (1 << 63)) % (1 << 64)) - (1 << 63)
+        data = np.full((1, 1, 1), value, dtype=np.int64)
+        if len(_INT_CONSTANTS) >= 1024:
+            _INT_CONSTANTS.clear()
+        _INT_CONSTANTS[key] = data
+    return Val(data)
+
+
+# The arrays of integer constants, shared: value arrays are never written in place. Each `const` is a
+# Val of its own (one constant assigned on two paths must still merge).
+_INT_CONSTANTS: dict[int, np.ndarray] = {}
 
 
 def wrap_int(data: np.ndarray, ctype: ir.CType) -> np.ndarray:
