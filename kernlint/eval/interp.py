@@ -102,8 +102,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
         # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
         # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
-        self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
-        self.lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._warp_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
         self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
         # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
         self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
@@ -408,13 +409,35 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return self._any_of[1]
 
     def count_work(self, ops: int) -> None:
-        """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
-        if self.mask is not self._work_mask:  # masks are replaced, never written in place: count once per mask
+        """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work).
+
+        Masks are replaced, never written in place: the warps and lanes are counted once per mask, and
+        the operations charged under one mask are summed and added when the mask changes or the totals
+        are read (`warp_work`, `lane_work`)."""
+        if self.mask is not self._work_mask:
+            self._flush_work()
             self._work_mask = self.mask
             self._work_warps = self.mask.any(axis=-1)
             self._work_lanes = self.mask.sum(axis=-1)
-        self.warp_work += self._work_warps * ops
-        self.lane_work += self._work_lanes * ops
+        self._work_pending += ops
+
+    def _flush_work(self) -> None:
+        if self._work_pending:
+            self._warp_work += self._work_warps * self._work_pending
+            self._lane_work += self._work_lanes * self._work_pending
+            self._work_pending = 0
+
+    @property
+    def warp_work(self) -> np.ndarray:
+        """Operations each warp issued so far (S, W): the array itself, written in place as work is counted."""
+        self._flush_work()
+        return self._warp_work
+
+    @property
+    def lane_work(self) -> np.ndarray:
+        """Active lanes summed over the operations each warp issued so far (S, W)."""
+        self._flush_work()
+        return self._lane_work
 
     def escaping_arrays(self) -> frozenset[str]:
         """Names used other than as a plain subscript anywhere in the kernel or the file's functions:

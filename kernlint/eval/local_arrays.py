@@ -17,6 +17,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval.values import UNINIT, Val, spread
+from kernlint.memo import by_identity
 
 # The cause an element the model does not know is reported under (eval/coverage.py).
 UNTRACKED = ("unmodelled", "a value kept in a thread-local array")
@@ -65,6 +66,7 @@ def subscripted_name(e: ir.Expr) -> str | None:
     return None
 
 
+@by_identity(max_entries=4096)  # asked again at every unknown branch and stopped loop
 def stored_arrays(node: object) -> frozenset[str]:
     """Names of arrays `node` writes through a subscript (`a[i] = v`, `a[i] += v`, `a[i]++`)."""
     out: set[str] = set()

@@ -69,17 +69,28 @@ def unknown(*vals: Val, why: tuple[str, str] | None = None, uniform: bool | None
     It is warp-uniform when every input is (known values stored once per warp, shape (S, 1, 1), or
     unknown uniform ones), unless `uniform` says otherwise (a value merged across a branch is not).
     """
-    deps: frozenset[str] = frozenset()
-    loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
+    deps: frozenset[str] = _NONE
+    loads: frozenset[tuple[int, int, int, int, str]] = _NONE
     best = None
-    for v in vals:
-        deps |= v.deps
-        loads |= v.loads
-        if v.data is None and v.why is not None:
-            best = best_why(best, v.why)
+    all_uniform = bool(vals)
+    for v in vals:  # (one of the evaluator's most frequent calls: unions only of what is not empty)
+        if v.deps:
+            deps = deps | v.deps if deps else v.deps
+        if v.loads:
+            loads = loads | v.loads if loads else v.loads
+        if v.data is None:
+            if v.why is not None:
+                best = best_why(best, v.why) if best is not None else v.why
+            if not v.uniform:
+                all_uniform = False
+        elif v.data.shape[-1] != 1:
+            all_uniform = False
     if uniform is None:
-        uniform = bool(vals) and all((v.uniform if v.data is None else v.data.shape[-1] == 1) for v in vals)
+        uniform = all_uniform
     return Val(None, deps, loads=loads, why=best or why, uniform=uniform)
+
+
+_NONE: frozenset = frozenset()
 
 
 def why_of(*vals: Val) -> tuple[str, str] | None:
