@@ -51,22 +51,24 @@ class StatementsMixin:
             return
         self.nesting += 1
         try:
+            self.cost += 1  # self.tick(), inlined (as in `eval`)
+            if self.cost > self.budget or self.cost >= self._clock_at:
+                self.tick(0)
             self._exec(s)
         finally:
             self.nesting -= 1
 
     def _exec(self, s: ir.Stmt) -> None:
-        self.tick()
-        if not isinstance(s, ir.Block):
-            self.count_work(_own_ops(s))
-            f32, f64 = statement_flops(s)
-            if f32 or f64:
-                lanes = self._work_lanes  # the active lanes count_work just counted
-                self.flop_lanes[0] += lanes * f32
-                self.flop_lanes[1] += lanes * f64
-        if isinstance(s, ir.Block):
+        if type(s) is ir.Block:  # (IR classes are final)
             self.exec_block(s)
-        elif isinstance(s, ir.ExprStmt):
+            return
+        self.count_work(_own_ops(s))
+        f32, f64 = statement_flops(s)
+        if f32 or f64:
+            lanes = self._work_lanes  # the active lanes count_work just counted
+            self.flop_lanes[0] += lanes * f32
+            self.flop_lanes[1] += lanes * f64
+        if isinstance(s, ir.ExprStmt):
             self.eval(s.expr)
         elif isinstance(s, ir.VarDecl):
             self.exec_decl(s)
