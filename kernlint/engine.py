@@ -8,6 +8,7 @@ parse (frontend) -> per kernel: launch shapes (launch) -> warp evaluation (eval.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -286,6 +287,9 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
     odd = [r for r in results if r.odd_offset]  # eval/samples.py: only conditional KL103s come from these
     results = [r for r in results if not r.odd_offset]
     per_shape: list[list[Diagnostic]] = []
+    # Drafts of findings still to finish (Rule.deferred), by identity: only the kept ones are finished
+    # (`final`), so a costly part of a finding no shape's report uses is never computed.
+    unfinished: dict[int, Callable[[], Diagnostic]] = {}
     for r in results:
         diags: list[Diagnostic] = []
         for rule in rules:
@@ -295,8 +299,19 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
                 if skipped is not None:
                     skipped.add(rule.code)
                 continue
-            diags.extend(rule.check(r))
+            if rule.deferred is None:
+                diags.extend(rule.check(r))
+                continue
+            for d, finish in rule.deferred(r):
+                diags.append(d)
+                if finish is not None:
+                    unfinished[id(d)] = finish
         per_shape.append(diags)
+
+    def final(d: Diagnostic) -> Diagnostic:
+        finish = unfinished.get(id(d))
+        return d if finish is None else finish()
+
     if not per_shape:
         return []
     if len(per_shape) > 1 and all(r.shape.guess for r in results):
@@ -304,9 +319,9 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
         common = set.intersection(*keys)
         others = ", ".join(str(r.shape.block) for r in results[1:])
         also = f"the same finding holds with blockDim = {others} (every guessed shape must agree)"
-        kept = [dataclasses.replace(d, assumptions=d.assumptions + (also,))
+        kept = [dataclasses.replace(final(d), assumptions=d.assumptions + (also,))
                 for d in per_shape[0] if _site_key(d) in common]
-        kept += _reached_by_some(results, per_shape, keys, common)
+        kept += _reached_by_some(results, per_shape, keys, common, final)
         return kept + samples.conditional_findings(odd, results, rules, {k[:3] for ks in keys for k in ks})
     # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
     # which shape produced it when the others disagree.
@@ -320,6 +335,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
         for i, d in lst[1:]:
             if _severity_score(d) > _severity_score(best):
                 best_i, best = i, d
+        best = final(best)
         if len(results) > 1:
             best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
         merged.append(best)
@@ -328,10 +344,11 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
 
 
 def _reached_by_some(results: list[KernelResult], per_shape: list[list[Diagnostic]],
-                     keys: list[set[tuple[object, ...]]], common: set[tuple[object, ...]]) -> list[Diagnostic]:
+                     keys: list[set[tuple[object, ...]]], common: set[tuple[object, ...]],
+                     final: Callable[[Diagnostic], Diagnostic]) -> list[Diagnostic]:
     """Findings on lines that some guessed shapes never reach (`if (ty == 15)` under a guessed
     blockDim.y of 8): kept when every guessed shape that reaches the line produces them, and they
-    say which shapes do not reach it."""
+    say which shapes do not reach it. `final` finishes a kept draft (combine)."""
     unreached = [{st.key[0] for st in r.coverage if not st.evaluated and st.why[0] == "unreached"}
                  for r in results]
     evaluated = [{st.key[0] for st in r.coverage if st.evaluated} for r in results]
@@ -348,7 +365,7 @@ def _reached_by_some(results: list[KernelResult], per_shape: list[list[Diagnosti
             done.add(k)
             shapes = ", ".join(str(results[j].shape.block) for j in missing)
             reach = ", ".join(str(results[j].shape.block) for j in range(len(results)) if j not in missing)
-            out.append(dataclasses.replace(d, assumptions=d.assumptions + (
+            out.append(dataclasses.replace(final(d), assumptions=d.assumptions + (
                 f"only the guessed blockDim = {reach} reaches line {d.line}: with blockDim = {shapes} no thread "
                 f"runs it (every guessed shape that reaches it must agree)",)))
     return out

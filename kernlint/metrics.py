@@ -89,17 +89,19 @@ def shared_wavefronts(address: np.ndarray, mask: np.ndarray, width: int
     phases = shared_phases(width)
     if lanes % phases:
         raise ValueError(f"{lanes} lanes do not split into {phases} phases")
-    # Words each lane touches: first .. last, at most `span` of them.
+    # Words each lane touches: first .. last, at most `span` of them; accesses of whole words at
+    # word-aligned addresses (the usual case) touch exactly width / 4, so no column is always empty.
+    width = max(width, 1)
     first = address // BANK_BYTES
-    last = (address + max(width, 1) - 1) // BANK_BYTES
-    span = max(1, (max(width, 1) + BANK_BYTES - 1) // BANK_BYTES + 1)
-    offs = np.arange(span, dtype=np.int64)
-    words = first[..., None] + offs  # (..., 32, span)
+    last = (address + width - 1) // BANK_BYTES
+    span = (width + BANK_BYTES - 1) // BANK_BYTES + 1
+    if width % BANK_BYTES == 0 and not np.any(mask & (address % BANK_BYTES != 0)):
+        span = width // BANK_BYTES
+    words = first[..., None] + np.arange(span, dtype=np.int64)  # (..., 32, span)
     valid = mask[..., None] & (words <= last[..., None])
-    per = lanes // phases
-    words = words.reshape(*lead, phases, per * span)
-    valid = valid.reshape(*lead, phases, per * span)
-    degree = _max_words_per_bank(words, valid)  # (..., phases)
+    # One row per (request, phase), each phase's lanes laid end to end.
+    rows, n = int(np.prod(lead, dtype=np.int64)) * phases, lanes // phases * span
+    degree = _max_words_per_bank(words.reshape(rows, n), valid.reshape(rows, n)).reshape(*lead, phases)
     ways = degree.max(axis=-1)
     wavefronts = degree.sum(axis=-1)
     ideal = (degree > 0).sum(axis=-1)
@@ -107,18 +109,16 @@ def shared_wavefronts(address: np.ndarray, mask: np.ndarray, width: int
 
 
 def _max_words_per_bank(words: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Max over banks of the distinct valid words in each row of `words` (shape (..., n) -> (...))."""
+    """Max over banks of the distinct valid words in each row of `words` (shape (rows, n) -> (rows,))."""
+    rows = words.shape[0]
     if words.size == 0:
-        return np.zeros(words.shape[:-1], dtype=np.int64)
+        return np.zeros(rows, dtype=np.int64)
     big = np.iinfo(np.int64).max
     w = np.sort(np.where(valid, words, big), axis=-1)
-    live = w != big
-    fresh = live.copy()
-    fresh[..., 1:] &= w[..., 1:] != w[..., :-1]  # first occurrence of each distinct word
-    bank = np.where(live, w % SHARED_BANKS, 0)
-    rows = int(np.prod(w.shape[:-1]))
+    fresh = w != big
+    fresh[:, 1:] &= w[:, 1:] != w[:, :-1]  # first occurrence of each distinct valid word
     # Count the fresh words of each (row, bank) pair in one bincount over row * 32 + bank.
-    flat = (np.arange(rows, dtype=np.int64)[:, None] * SHARED_BANKS + bank.reshape(rows, -1)).ravel()
-    counts = np.bincount(flat, weights=fresh.reshape(rows, -1).ravel(), minlength=rows * SHARED_BANKS)
-    degree: np.ndarray = counts.reshape(*w.shape[:-1], SHARED_BANKS).max(axis=-1).astype(np.int64)
+    flat = np.arange(rows, dtype=np.int64)[:, None] * SHARED_BANKS + w % SHARED_BANKS
+    counts = np.bincount(flat[fresh], minlength=rows * SHARED_BANKS)
+    degree: np.ndarray = counts.reshape(rows, SHARED_BANKS).max(axis=-1).astype(np.int64, copy=False)
     return degree

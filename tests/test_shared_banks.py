@@ -5,6 +5,8 @@ import json
 import math
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +90,34 @@ def test_leading_dimensions_are_requests() -> None:
 
 
 # --- padding through the evaluator ---------------------------------------------------------------
+
+def _lane_by_lane(address: np.ndarray, mask: np.ndarray, width: int) -> tuple[int, int, int]:
+    """The bank model of one request written out lane by lane, phase by phase (the reference)."""
+    per = 32 // shared_phases(width)
+    degrees = []
+    for phase in range(0, 32, per):
+        banks: dict[int, set[int]] = {}
+        for lane in range(phase, phase + per):
+            if mask[lane]:
+                for word in range(int(address[lane]) // 4, (int(address[lane]) + width - 1) // 4 + 1):
+                    banks.setdefault(word % 32, set()).add(word)
+        degrees.append(max((len(words) for words in banks.values()), default=0))
+    return max(degrees), sum(degrees), sum(1 for d in degrees if d)
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 8, 12, 16])
+def test_bank_model_matches_a_lane_by_lane_count(width: int) -> None:
+    # Aligned and misaligned addresses (a misaligned 4-byte access spans two words), partial masks,
+    # several requests in one call: each request is measured as the reference measures it alone.
+    rng = np.random.default_rng(width)
+    for unit in (1, 2, 4, width):
+        addr = rng.integers(-40, 400, (3, 5, 32)) * unit
+        mask = rng.random((3, 5, 32)) < rng.random((3, 5, 1))
+        ways, wavefronts, ideal = shared_wavefronts(addr, mask, width)
+        for s in range(3):
+            for w in range(5):
+                assert (ways[s, w], wavefronts[s, w], ideal[s, w]) == _lane_by_lane(addr[s, w], mask[s, w], width)
+
 
 
 def test_padded_type_grows_the_innermost_dimension() -> None:
@@ -315,3 +345,83 @@ def test_evidence_lists_colliding_lanes() -> None:
     assert all(lane == 0 or lane >= 16 for lane in shown) and len(shown) == 4
     assert set(re.findall(r"\(bank (\d+)\)", note)) == {"0"}
     assert "16 lanes, each a different word of bank 0" in note
+
+
+DEFERRED_SRC = """#define TILE 32
+__global__ void transpose(float* out, const float* in, int n) {
+    __shared__ float tile[TILE][TILE];
+    __shared__ float pair[TILE][TILE];
+    __shared__ float odd[TILE][48];
+    int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    pair[threadIdx.y][threadIdx.x] = in[y * n + x];
+    odd[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    out[x * n + y] = tile[threadIdx.x][threadIdx.y];
+    out[x * n + y + 1] = pair[threadIdx.x][threadIdx.y] + pair[threadIdx.x][(threadIdx.y + 1) % TILE];
+    out[x * n + y + 2] = odd[threadIdx.x][threadIdx.y] + odd[threadIdx.x][threadIdx.y + 1];
+}
+"""
+TWO_LAUNCHES = """void host(float* o, const float* i) {
+    transpose<<<dim3(4, 4), dim3(32, 32)>>>(o, i, 128);
+    transpose<<<dim3(8, 8), dim3(32, 32)>>>(o, i, 256);
+}
+"""
+
+
+@pytest.mark.parametrize("host", [TWO_LAUNCHES, ""], ids=["two-launches", "guessed-shapes"])
+def test_fix_search_runs_only_for_the_findings_combine_keeps(host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Several launch shapes (two launches, or the guessed shapes) each find the conflicts, but one
+    # finding per site is reported: the fix search (re-evaluations of the kernel) runs for that one
+    # only, where the fix cannot change which findings there are (tile: one conflicting access; pair:
+    # a swizzle edit fixes both accesses). odd[32][48] has no swizzle and two conflicting accesses,
+    # so whether they are one finding depends on the padding found: searched for every shape (as
+    # tile and pair are under the guessed 16 x 16 block, where their stores conflict too). The
+    # findings are the same as with every search run.
+    from kernlint.checks import KERNEL_RULES, shared_banks
+    from kernlint.engine import lint_source
+
+    searched: list[tuple[tuple[tuple[str, int], ...], tuple[int, ...], str]] = []
+    search = shared_banks._suggest_fix
+
+    def counted(result: object, root: str) -> object:
+        searched.append((result.shape.arg_values, result.shape.block, root))  # type: ignore[attr-defined]
+        return search(result, root)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shared_banks, "_suggest_fix", counted)
+    text = DEFERRED_SRC + host
+    deferred = lint_source(text, "t.cu", OPTIONS)
+    lazy = list(searched)
+    searched.clear()
+    eager = lint_source(text, "t.cu", OPTIONS, rules=tuple(replace(r, deferred=None) for r in KERNEL_RULES))
+    assert [d.to_dict() for d in deferred.diagnostics] == [d.to_dict() for d in eager.diagnostics]
+    assert any(d.code == "KL201" for d in deferred.diagnostics)
+    shapes = {s[:2] for s in searched}
+    assert len(shapes) >= 2 and sorted(searched) == sorted((*s, root) for s in shapes for root in ("tile", "pair", "odd"))
+    assert Counter(lazy) <= Counter(searched)
+    if host:
+        # The launch with n = 256 finds the same conflicts as the first (tied, so the first is
+        # reported): only odd's search runs for it.
+        assert sorted(r for *_s, r in lazy) == ["odd", "odd", "pair", "tile"]
+
+
+def test_measuring_a_site_at_once_matches_event_by_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    # measure_site stacks the events of a site (one shape and width) and measures them together;
+    # the event-by-event loop is the reference (worst request, steps, typical ways, totals, deps).
+    from kernlint import engine
+    from kernlint.checks import shared_banks
+
+    combine = engine.combine
+    stacked = []
+
+    def checked(results, rules, skipped=None):  # type: ignore[no-untyped-def]
+        for r in results:
+            for evs in shared_banks._sites(r.events).values():
+                assert shared_banks.measure_site(evs) == shared_banks._measure_each(evs)
+                stacked.append(len(evs) > 1)
+        return combine(results, rules, skipped)
+
+    monkeypatch.setattr(engine, "combine", checked)
+    for path in sorted(FIXTURES.glob("KL201_*.cu")):
+        kl201(path)
+    assert sum(stacked) >= 10

@@ -28,6 +28,11 @@ class Rule:
     severity: Severity
     check: Callable[["KernelResult"], Iterable[Diagnostic]] | None = None
     category: str = "memory"
+    # Optional: the findings of `check` as (draft, finish) pairs, for a rule whose findings are costly
+    # to complete (KL201's fix search): a draft agrees with its finding on place, code, severity and
+    # metrics["ways"] and is never reported; finish() (None: the draft is the finding) gives the
+    # finding. engine.combine finishes only the findings it keeps of several launch shapes.
+    deferred: Callable[["KernelResult"], Iterable[tuple[Diagnostic, Callable[[], Diagnostic] | None]]] | None = None
 
     @property
     def doc_filename(self) -> str:

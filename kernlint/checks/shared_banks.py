@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -103,8 +104,30 @@ def _site_wavefronts(evs: list[MemoryAccess]) -> list[tuple[np.ndarray, np.ndarr
     return out
 
 
+def _stacked_wavefronts(evs: list[MemoryAccess]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`shared_wavefronts` of events of one width and shape, stacked: arrays of shape (events, ...)."""
+    shape, width = evs[0].address.shape, evs[0].width
+    per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(shape[:-1]))))
+    parts = [shared_wavefronts(np.stack([e.address for e in evs[at:at + per]]),
+                               np.stack([e.mask for e in evs[at:at + per]]), width)
+             for at in range(0, len(evs), per)]
+    if len(parts) == 1:
+        return parts[0]
+    ways, wf, ideal = zip(*parts)
+    return np.concatenate(ways), np.concatenate(wf), np.concatenate(ideal)
+
+
 def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
     """Measure the requests of one site; None when no lane was active."""
+    shape = evs[0].address.shape
+    if len(evs) > 1 and len(shape) == 3 and all(e.address.shape == shape and e.mask.shape == shape
+                                                and e.width == evs[0].width for e in evs):
+        return _measure_stacked(evs)
+    return _measure_each(evs)
+
+
+def _measure_each(evs: list[MemoryAccess]) -> SiteBanks | None:
+    """`measure_site` event by event (events of several shapes or widths)."""
     width = evs[0].width
     samples = evs[0].mask.shape[0]
     sample_worst = np.zeros(samples, dtype=np.int64)
@@ -152,6 +175,39 @@ def measure_site(evs: list[MemoryAccess]) -> SiteBanks | None:
         requests=int(flat.size), conflicting=int((flat >= 2).sum()),
         always=bool(sample_live.any() and np.all(sample_worst[sample_live] >= 2)),
         total_wavefronts=total_wf, total_ideal=total_ideal, steps=steps, deps=deps,
+    )
+
+
+def _measure_stacked(evs: list[MemoryAccess]) -> SiteBanks | None:
+    """`measure_site` of events of one width and (samples, warps, 32) shape, every event at once."""
+    ways, wf, ideal = _stacked_wavefronts(evs)  # (events, samples, warps)
+    lanes = np.stack([e.mask for e in evs]).sum(axis=-1)
+    live = lanes > 0
+    live_events = live.any(axis=(1, 2))
+    if not live_events.any():
+        return None
+    deps: frozenset[str] = frozenset().union(*(e.deps for e, lv in zip(evs, live_events) if lv))
+    sample_live = live.any(axis=(0, 2))
+    sample_worst = np.where(live, ways, 0).max(axis=(0, 2))
+    flat = np.sort(ways[live])
+    # The worst request: most ways, then most active lanes, then the earliest event (the first maximum
+    # in event order; lanes < 64).
+    n, s_at, w_at = (int(i) for i in np.unravel_index(np.argmax(np.where(live, ways * 64 + lanes, -1)), ways.shape))
+    step_worst: dict[str, int] = {}
+    varying = _varying_loops(evs)
+    event_worst = np.where(live, ways, np.iinfo(np.int64).min).max(axis=(1, 2))
+    for e, lv, worst in zip(evs, live_events, event_worst):
+        label = _step_label(e, varying) if lv else ""
+        if label:
+            step_worst[label] = max(step_worst.get(label, 0), int(worst))
+    return SiteBanks(
+        first=evs[0], root=evs[0].root, kinds=tuple(sorted({e.kind for e in evs})), width=evs[0].width,
+        ways=int(ways[n, s_at, w_at]), wavefronts=int(wf[n, s_at, w_at]), ideal=int(ideal[n, s_at, w_at]),
+        active_lanes=int(lanes[n, s_at, w_at]), worst=evs[n], worst_at=(s_at, w_at),
+        typical_ways=int(flat[len(flat) // 2]), requests=int(flat.size), conflicting=int((flat >= 2).sum()),
+        always=bool(sample_live.any() and np.all(sample_worst[sample_live] >= 2)),
+        total_wavefronts=int(wf[live].sum()), total_ideal=int(ideal[live].sum()),
+        steps=tuple(Step(lbl, w) for lbl, w in step_worst.items()), deps=deps,
     )
 
 
@@ -320,18 +376,54 @@ def suggest_fix(result: KernelResult, root: str) -> Fix:
     fix = _suggest_fix(result, root)
     if not fix.swizzle or (fix.complete and fix.edit is not None):
         return fix
+    edits = _swizzle_edits(result, root, fix.swizzle)
+    if not edits:
+        return fix
+    return replace(fix, swizzle_edits=edits, headline=f"an XOR swizzle of the column ({root}[r][c ^ r]) removes it")
+
+
+def _swizzle_edits(result: KernelResult, root: str, swizzle: str) -> tuple[Edit, ...]:
+    """The swizzle's edit at every access of `root` (a 2-D array declared in the source), when there is
+    a conflict-free swizzle (`swizzle`, from `_array_swizzle`); () when it cannot be written as edits."""
+    if not swizzle:
+        return ()
     layout = {name: t for name, _b, t in result.shared_layout}
     decl = _find_decl(result, root)
     dims = _dims(layout[root]) if root in layout else []
     if decl is None or decl.span.line <= 0 or len(dims) != 2:
-        return fix
+        return ()
     is_global = result.unit is not None and result.unit.globals.get(root) is decl
     span = result.kernel.span
     scope = None if is_global else (span.line, max(span.end_line, span.line))
-    edits = swizzle_edits(result.source_lines, root, decl.span.line, scope, dims[0], dims[1])
-    if not edits:
-        return fix
-    return replace(fix, swizzle_edits=edits, headline=f"an XOR swizzle of the column ({root}[r][c ^ r]) removes it")
+    return tuple(swizzle_edits(result.source_lines, root, decl.span.line, scope, dims[0], dims[1]))
+
+
+_SWIZZLED: list[tuple[object, object, str, str]] = []
+"""The last few `_array_swizzle` answers, with the events and layout they were computed from (kept, so
+an identity match is never a recycled id): check_deferred asks before the fix search, which asks again."""
+
+
+def _array_swizzle(result: KernelResult, root: str) -> str:
+    """`_swizzle` of a sized shared array `root` as `_suggest_fix` computes it; "" for an unsized (extern) one."""
+    for events, layout, name, swizzle in _SWIZZLED:
+        if events is result.events and name == root and layout == result.shared_layout:
+            return swizzle
+    swizzle = _compute_swizzle(result, root)
+    _SWIZZLED.insert(0, (result.events, result.shared_layout, root, swizzle))
+    del _SWIZZLED[8:]
+    return swizzle
+
+
+def _compute_swizzle(result: KernelResult, root: str) -> str:
+    layout = {name: (base, t) for name, base, t in result.shared_layout}
+    if root not in layout:
+        return ""
+    base, t = layout[root]
+    dims = _dims(t)
+    decl = _find_decl(result, root)
+    if t.kind != "array" or not dims or dims[0] == 0 or (decl is not None and decl.extern):
+        return ""
+    return _swizzle(result.events, root, base, t)
 
 
 def _suggest_fix(result: KernelResult, root: str) -> Fix:
@@ -350,7 +442,7 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
         return Fix(f"{root} is an unsized (extern) array: pad the row pitch in the index arithmetic "
                    f"(for example row * (width + 1) + col), or swizzle the column with an XOR of the row")
     events = result.events  # the same sequence for every array of this result (see _measured_sites)
-    swizzle = _swizzle(events, root, base, t)
+    swizzle = _array_swizzle(result, root)
     if len(dims) < 2:
         text = (f"padding the declaration cannot help: {root} is one-dimensional, so the conflict comes "
                 f"from the index arithmetic; make consecutive lanes touch consecutive elements")
@@ -481,23 +573,35 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
         site = np.array([keys.setdefault((e.span.line, e.span.column), len(keys)) for e, _i, _r in items])
         batches.append((width, idx_cat, rem_cat, mask, starts, site, min(rows) > 0))
     old = np.array([old_sites.get(k, -1) for k in keys])  # -1: a site not measured before is never "worse"
-    for pad in [*shrink, *range(1, tries + 1)]:
-        new_dims = tuple(dims[:-1]) + (dims[-1] + pad,)
-        per_site = np.zeros(len(keys), dtype=np.int64)
-        excess = 0
-        for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
-            addr = (base + np.ravel_multi_index(idx_cat, new_dims) * esize + rem_cat).reshape(-1, 32)
-            ways, wf, ideal = shared_wavefronts(addr, mask, width)
-            excess += int((wf - ideal).sum())
+    pads = np.array([*shrink, *range(1, tries + 1)], dtype=np.int64)
+    per_site = np.zeros((len(pads), len(keys)), dtype=np.int64)
+    excess = np.zeros(len(pads), dtype=np.int64)
+    for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
+        # Only the innermost dimension changes: an element's offset is (its row among the outer
+        # dimensions) * (row length) + its column, for every padding at once (a few paddings per
+        # shared_wavefronts call, so that a call measures at most _BATCH_REQUESTS requests).
+        row = np.ravel_multi_index(idx_cat[:-1], tuple(dims[:-1])) if len(dims) > 1 else 0
+        requests = len(mask)
+        per = max(1, _BATCH_REQUESTS // max(1, requests))
+        for at in range(0, len(pads), per):
+            chunk = pads[at:at + per, None]
+            addr = base + (row * (dims[-1] + chunk) + idx_cat[-1]) * esize + rem_cat  # (paddings, lanes)
+            ways, wf, ideal = shared_wavefronts(addr.reshape(len(chunk), requests, 32), mask, width)
+            excess[at:at + per] += (wf - ideal).sum(axis=1)
             if no_empty:
-                per_access = np.maximum.reduceat(ways, starts)  # the worst request of each access
+                per_access = np.maximum.reduceat(ways, starts, axis=1)  # the worst request of each access
             else:
-                ends = [*starts[1:], len(ways)]
-                per_access = np.array([ways[a:b].max() if b > a else 0 for a, b in zip(starts, ends)], dtype=np.int64)
-            np.maximum.at(per_site, site, per_access)
-        worst = int(per_site.max()) if len(keys) else 0
-        worse = int(((old >= 0) & (per_site > old)).sum())
-        out[pad] = (worst, excess, worse)
+                ends = [*starts[1:], requests]
+                per_access = np.array([[w[a:b].max() if b > a else 0 for a, b in zip(starts, ends)] for w in ways],
+                                      dtype=np.int64).reshape(len(chunk), len(starts))
+            for j in range(len(keys)):
+                of_site = per_access[:, site == j]
+                if of_site.shape[1]:
+                    per_site[at:at + per, j] = np.maximum(per_site[at:at + per, j], of_site.max(axis=1))
+    for n, pad in enumerate(pads.tolist()):
+        worst = int(per_site[n].max()) if len(keys) else 0
+        worse = int(((old >= 0) & (per_site[n] > old)).sum())
+        out[pad] = (worst, int(excess[n]), worse)
     return out
 
 
@@ -540,19 +644,20 @@ def _swizzle(events: Sequence[object], root: str, base: int, t: ir.CType) -> str
     accesses = [e for e in events if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
     if not accesses:
         return ""
-    for e in accesses:
-        if e.width != elem.size:
-            return ""
-        off = np.where(e.mask, e.address - base, 0)
-        if np.any(off % elem.size) or np.any(off < 0) or np.any(off >= rows * cols * elem.size):
-            return ""
-    for e in accesses:
-        k = (e.address - base) // elem.size
-        r, c = k // cols, k % cols
-        swz = base + (r * cols + (c ^ (r % cols))) * elem.size
-        ways, _wf, _ideal = shared_wavefronts(swz, e.mask, e.width)
-        if np.any(ways[e.mask.any(axis=-1)] > 1):
-            return ""
+    if any(e.width != elem.size for e in accesses):
+        return ""
+    # Every access checked and measured at once (one width, so one batch of requests): each request is
+    # measured on its own, so laying them end to end changes nothing but the number of NumPy calls.
+    off = np.concatenate([(e.address - base).reshape(-1, 32) for e in accesses])
+    mask = np.concatenate([np.broadcast_to(e.mask, e.address.shape).reshape(-1, 32) for e in accesses])
+    live = off[mask]
+    if np.any(live % elem.size) or np.any(live < 0) or np.any(live >= rows * cols * elem.size):
+        return ""
+    k = off // elem.size
+    r, c = k // cols, k % cols
+    ways, _wf, _ideal = shared_wavefronts(base + (r * cols + (c ^ (r % cols))) * elem.size, mask, elem.size)
+    if np.any(ways[mask.any(axis=-1)] > 1):
+        return ""
     xor = "r" if rows <= cols else f"(r % {cols})"
     return (f"swizzle the column: index {root}[r][c ^ {xor}] at every access (conflict-free for every "
             f"access, with no extra memory)")
@@ -720,140 +825,186 @@ def check(result: KernelResult) -> Iterator[Diagnostic]:
     all its accesses (a single edit), those accesses are one finding at the worst of them, listing
     the others (`metrics["related_locations"]`, SARIF `relatedLocations`).
     """
-    found = list(_findings(result))
-    by_root: dict[str, list[tuple[SiteBanks, Fix, Diagnostic]]] = {}
-    for site, fix, diag in found:
-        by_root.setdefault(site.root, []).append((site, fix, diag))
+    sites, kernel_wavefronts = _conflicting(result)
     out: list[Diagnostic] = []
-    for root, group in by_root.items():
-        fix = group[0][1]
-        if len(group) < 2 or not fix.one_edit_fixes_all:
-            out.extend(d for _s, _f, d in group)
-            continue
-        worst_site, _f, worst = max(group, key=lambda g: (g[0].ways, g[0].total_wavefronts - g[0].total_ideal,
-                                                          -g[2].line))
-        others = [(s, d) for s, _f, d in group if d is not worst]
-        related = [{"line": d.line, "column": d.column, "end_line": d.end_line, "end_column": d.end_column,
-                    "ways": s.ways, "message": d.message} for s, d in sorted(others, key=lambda o: o[1].line)]
-        listed = ", ".join(f"line {r['line']} ({r['ways']}-way)" for r in related)
-        how = "padding" if fix.complete and fix.edit is not None else "swizzle"
-        note = f"the same {how} also fixes the other conflicting accesses of {root}: {listed}"
-        metrics = dict(worst.metrics)
-        metrics["related_locations"] = related
-        out.append(replace(worst, notes=(*worst.notes, note), metrics=metrics))
+    for root, group in _by_root(sites).items():
+        out.extend(_root_findings(result, root, group, suggest_fix(result, root), kernel_wavefronts))
     yield from sorted(out, key=lambda d: (d.line, d.column))
 
 
-def _findings(result: KernelResult) -> Iterator[tuple[SiteBanks, Fix, Diagnostic]]:
-    """One (site, fix of its array, finding) per conflicting access, in source order."""
+def check_deferred(result: KernelResult) -> Iterator[tuple[Diagnostic, Callable[[], Diagnostic] | None]]:
+    """The findings of `check`, each as (draft, finish), for engine.combine, which compares the
+    findings of several launch shapes by place, code, severity and ways and reports one per site.
+
+    An array's fix search (re-evaluations of the kernel) is left to finish(), which gives the finding
+    `check` gives, whenever the fix cannot change which findings the array has: it has one conflicting
+    access, or an XOR swizzle with edits at every access removes all its conflicts (then one edit fixes
+    them all whatever the padding search finds, and they are one finding at the worst access). The
+    draft is that finding without the fix and is never reported. Otherwise the array's findings are
+    computed as `check` computes them (finish is None).
+    """
+    sites, kernel_wavefronts = _conflicting(result)
+    out: list[tuple[Diagnostic, Callable[[], Diagnostic] | None]] = []
+    for root, group in _by_root(sites).items():
+        if len(group) == 1 or _swizzle_edits(result, root, _array_swizzle(result, root)):
+            worst = group[0] if len(group) == 1 else group[_worst(group)]
+            out.append((_diagnostic(result, worst, Fix(""), kernel_wavefronts),
+                        partial(_finished, result, root, group, kernel_wavefronts)))
+            continue
+        fix = suggest_fix(result, root)
+        out.extend((d, None) for d in _root_findings(result, root, group, fix, kernel_wavefronts))
+    yield from sorted(out, key=lambda p: (p[0].line, p[0].column))
+
+
+def _finished(result: KernelResult, root: str, group: list[SiteBanks], kernel_wavefronts: int) -> Diagnostic:
+    (found,) = _root_findings(result, root, group, suggest_fix(result, root), kernel_wavefronts)
+    return found
+
+
+def _by_root(sites: list[SiteBanks]) -> dict[str, list[SiteBanks]]:
+    by_root: dict[str, list[SiteBanks]] = {}
+    for site in sites:
+        by_root.setdefault(site.root, []).append(site)
+    return by_root
+
+
+def _worst(group: list[SiteBanks]) -> int:
+    """The index of the worst of an array's conflicting accesses: most ways, then most extra wavefronts,
+    then the first line."""
+    return max(range(len(group)), key=lambda i: (group[i].ways, group[i].total_wavefronts - group[i].total_ideal,
+                                                 -group[i].first.span.line))
+
+
+def _root_findings(result: KernelResult, root: str, group: list[SiteBanks], fix: Fix,
+                   kernel_wavefronts: int) -> list[Diagnostic]:
+    """The findings of one array's conflicting accesses (source order) given its fix: one at the worst
+    of them, listing the others, when one edit fixes them all."""
+    diags = [_diagnostic(result, site, fix, kernel_wavefronts) for site in group]
+    if len(group) < 2 or not fix.one_edit_fixes_all:
+        return diags
+    w = _worst(group)
+    worst = diags[w]
+    others = [(s, d) for i, (s, d) in enumerate(zip(group, diags)) if i != w]
+    related = [{"line": d.line, "column": d.column, "end_line": d.end_line, "end_column": d.end_column,
+                "ways": s.ways, "message": d.message} for s, d in sorted(others, key=lambda o: o[1].line)]
+    listed = ", ".join(f"line {r['line']} ({r['ways']}-way)" for r in related)
+    how = "padding" if fix.complete and fix.edit is not None else "swizzle"
+    note = f"the same {how} also fixes the other conflicting accesses of {root}: {listed}"
+    metrics = dict(worst.metrics)
+    metrics["related_locations"] = related
+    return [replace(worst, notes=(*worst.notes, note), metrics=metrics)]
+
+
+def _conflicting(result: KernelResult) -> tuple[list[SiteBanks], int]:
+    """The conflicting access sites in source order, and the kernel's evaluated shared-memory wavefronts."""
     every = list(_measured_sites(result.events).values())  # measured once per evaluation (the fix search reuses it)
     kernel_wavefronts = sum(s.total_wavefronts for s in every)
     sites = [s for s in every if s.ways >= 2 and s.always]
-    fixes: dict[str, Fix] = {}
+    return sorted(sites, key=lambda s: (s.first.span.line, s.first.span.column)), kernel_wavefronts
+
+
+def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefronts: int) -> Diagnostic:
+    """The finding at one conflicting site, given the fix of its array."""
+    e = site.first
+    what = " and ".join(site.kinds)
+    phases = shared_phases(site.width)
+    message = (f"shared-memory {what} of {site.root}: {site.ways}-way bank conflict; the warp request takes "
+               f"{site.wavefronts} wavefronts where {site.ideal} would do")
+    severity = KL201.severity
+    average = site.total_wavefronts / site.total_ideal if site.total_ideal else float(site.ways)
+    conflicted_steps = [st for st in site.steps if st.ways >= 2]
+    if average < MATERIAL_AVERAGE:
+        # Conflicts in a few steps of a network (a sort's compare-exchange strides) or a few
+        # requests: what the site costs over all of them is what matters, not its worst request.
+        severity = Severity.INFO
+        where = (f"in {len(conflicted_steps)} of {len(site.steps)} steps" if len(site.steps) > 1
+                 else f"in {site.conflicting} of {site.requests} requests")
+        message += (f" ({site.ways}-way {where}; {average:.2f} wavefronts per request on average over the "
+                    f"{site.requests} evaluated)")
+    elif site.typical_ways != site.ways:
+        message += f" (worst request; typical {site.typical_ways}-way)"
+    share = (site.total_wavefronts - site.total_ideal) / kernel_wavefronts if kernel_wavefronts else 1.0
+    small = severity is not Severity.INFO and share < IMPACT_FRACTION
+    if small:
+        # A one-off access beside the kernel's main shared traffic (a final merge by one warp).
+        severity = Severity.INFO
+    headline = fix.headline
+    after = dict(fix.site_ways).get((e.span.line, e.span.column))
+    if headline.endswith(" to reduce it") and after is not None and after >= site.ways:
+        # The partial padding helps the array's other accesses, not this one.
+        headline = (headline.removesuffix(" to reduce it")
+                    + f" to reduce {site.root}'s other conflicts (this access stays {after}-way)")
+    if headline:
+        message += f"; {headline}"
+    notes = []
     bases = {name: base for name, base, _t in result.shared_layout}
-    for site in sorted(sites, key=lambda s: (s.first.span.line, s.first.span.column)):
-        if site.root not in fixes:
-            fixes[site.root] = suggest_fix(result, site.root)
-        fix = fixes[site.root]
-        e = site.first
-        what = " and ".join(site.kinds)
-        phases = shared_phases(site.width)
-        message = (f"shared-memory {what} of {site.root}: {site.ways}-way bank conflict; the warp request takes "
-                   f"{site.wavefronts} wavefronts where {site.ideal} would do")
-        severity = KL201.severity
-        average = site.total_wavefronts / site.total_ideal if site.total_ideal else float(site.ways)
-        conflicted_steps = [st for st in site.steps if st.ways >= 2]
-        if average < MATERIAL_AVERAGE:
-            # Conflicts in a few steps of a network (a sort's compare-exchange strides) or a few
-            # requests: what the site costs over all of them is what matters, not its worst request.
-            severity = Severity.INFO
-            where = (f"in {len(conflicted_steps)} of {len(site.steps)} steps" if len(site.steps) > 1
-                     else f"in {site.conflicting} of {site.requests} requests")
-            message += (f" ({site.ways}-way {where}; {average:.2f} wavefronts per request on average over the "
-                        f"{site.requests} evaluated)")
-        elif site.typical_ways != site.ways:
-            message += f" (worst request; typical {site.typical_ways}-way)"
-        share = (site.total_wavefronts - site.total_ideal) / kernel_wavefronts if kernel_wavefronts else 1.0
-        small = severity is not Severity.INFO and share < IMPACT_FRACTION
-        if small:
-            # A one-off access beside the kernel's main shared traffic (a final merge by one warp).
-            severity = Severity.INFO
-        headline = fix.headline
-        after = dict(fix.site_ways).get((e.span.line, e.span.column))
-        if headline.endswith(" to reduce it") and after is not None and after >= site.ways:
-            # The partial padding helps the array's other accesses, not this one.
-            headline = (headline.removesuffix(" to reduce it")
-                        + f" to reduce {site.root}'s other conflicts (this access stays {after}-way)")
-        if headline:
-            message += f"; {headline}"
-        notes = []
-        shown, stride, pattern = _lane_words(site, bases.get(site.root, 0))
-        if shown:
-            notes.append(f"the worst request, in words of {site.root}: {shown}")
-        if stride is not None and site.width == BANK_BYTES and stride:
-            g = math.gcd(stride, SHARED_BANKS)
-            notes.append(f"consecutive lanes are {stride} words ({stride * BANK_BYTES} bytes) apart: "
-                         f"gcd({stride}, {SHARED_BANKS}) = {g}, so {g} lanes share each bank used")
-        if phases > 1:
-            notes.append(f"{site.width}-byte accesses are served in {phases} phases of {32 // phases} lanes; "
-                         f"conflict-free costs {phases} wavefronts for a full warp")
-        steps = _steps_note(site)
-        if steps:
-            notes.append(steps)
-        if small:
-            notes.append(f"severity info: its extra wavefronts are {100 * share:.1f} % of the kernel's evaluated "
-                         f"shared-memory wavefronts (warning from {100 * IMPACT_FRACTION:.0f} %)")
-        elif severity is Severity.INFO:
-            notes.append(f"severity info: averaged over the evaluated requests the conflict costs {average:.2f} "
-                         f"wavefronts per request where 1 would do (warning from {MATERIAL_AVERAGE})")
-        notes.append(f"{site.active_lanes} active lanes, {site.width} bytes per lane; {site.requests} warp requests "
-                     f"evaluated, {site.conflicting} with conflicts (worst {site.ways}-way, typical "
-                     f"{site.typical_ways}-way); {site.total_wavefronts} wavefronts in all where "
-                     f"{site.total_ideal} would do")
-        if e.text.startswith("in ") and " at line " in e.text:
-            notes.append(f"the access is {e.text}, inlined here")
-        notes.extend(call_chain_notes(e.via))
-        if e.text.startswith("atomic"):
-            notes.append(atomic_note(e.text, contention([e])))
-        if fix.text:
-            notes.append(f"fix: {fix.text}")
-        metrics: dict[str, object] = {
-            "array": site.root,
-            "ways": site.ways,
-            "typical_ways": site.typical_ways,
-            "wavefronts": site.wavefronts,
-            "ideal_wavefronts": site.ideal,
-            "active_lanes": site.active_lanes,
-            "bytes_per_lane": site.width,
-            "requests": site.requests,
-            "conflicting_requests": site.conflicting,
-            "total_wavefronts": site.total_wavefronts,
-            "total_ideal_wavefronts": site.total_ideal,
-        }
-        if stride is not None:
-            metrics["lane_stride_words"] = stride
-        if pattern:
-            metrics["root_cause"] = f"{site.ways}-way, width {site.width}, lanes:words {pattern}"
-        if len(site.steps) > 1:
-            metrics["ways_by_step"] = {st.label: st.ways for st in site.steps}
-        if fix.padded_dim is not None:
-            metrics["suggested_padding"] = fix.padded_dim
-            metrics["padding_elements"] = fix.padding
-            metrics["suggested_declaration"] = fix.declaration
-            metrics["padding_removes_all_conflicts"] = fix.complete
-            metrics["padding_bytes"] = fix.extra_bytes
-        if fix.swizzle:
-            metrics["swizzle_conflict_free"] = True
-        if e.via:
-            metrics["called_from"] = list(e.via)
-        yield site, fix, Diagnostic(
-            path=result.path, line=e.span.line, column=e.span.column, code=KL201.code, name=KL201.name,
-            severity=severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
-            assumptions=result.assumptions(site.deps), metrics=metrics,
-            end_line=e.span.end_line, end_column=e.span.end_column,
-            fixes=fix.edits,
-        )
+    shown, stride, pattern = _lane_words(site, bases.get(site.root, 0))
+    if shown:
+        notes.append(f"the worst request, in words of {site.root}: {shown}")
+    if stride is not None and site.width == BANK_BYTES and stride:
+        g = math.gcd(stride, SHARED_BANKS)
+        notes.append(f"consecutive lanes are {stride} words ({stride * BANK_BYTES} bytes) apart: "
+                     f"gcd({stride}, {SHARED_BANKS}) = {g}, so {g} lanes share each bank used")
+    if phases > 1:
+        notes.append(f"{site.width}-byte accesses are served in {phases} phases of {32 // phases} lanes; "
+                     f"conflict-free costs {phases} wavefronts for a full warp")
+    steps = _steps_note(site)
+    if steps:
+        notes.append(steps)
+    if small:
+        notes.append(f"severity info: its extra wavefronts are {100 * share:.1f} % of the kernel's evaluated "
+                     f"shared-memory wavefronts (warning from {100 * IMPACT_FRACTION:.0f} %)")
+    elif severity is Severity.INFO:
+        notes.append(f"severity info: averaged over the evaluated requests the conflict costs {average:.2f} "
+                     f"wavefronts per request where 1 would do (warning from {MATERIAL_AVERAGE})")
+    notes.append(f"{site.active_lanes} active lanes, {site.width} bytes per lane; {site.requests} warp requests "
+                 f"evaluated, {site.conflicting} with conflicts (worst {site.ways}-way, typical "
+                 f"{site.typical_ways}-way); {site.total_wavefronts} wavefronts in all where "
+                 f"{site.total_ideal} would do")
+    if e.text.startswith("in ") and " at line " in e.text:
+        notes.append(f"the access is {e.text}, inlined here")
+    notes.extend(call_chain_notes(e.via))
+    if e.text.startswith("atomic"):
+        notes.append(atomic_note(e.text, contention([e])))
+    if fix.text:
+        notes.append(f"fix: {fix.text}")
+    metrics: dict[str, object] = {
+        "array": site.root,
+        "ways": site.ways,
+        "typical_ways": site.typical_ways,
+        "wavefronts": site.wavefronts,
+        "ideal_wavefronts": site.ideal,
+        "active_lanes": site.active_lanes,
+        "bytes_per_lane": site.width,
+        "requests": site.requests,
+        "conflicting_requests": site.conflicting,
+        "total_wavefronts": site.total_wavefronts,
+        "total_ideal_wavefronts": site.total_ideal,
+    }
+    if stride is not None:
+        metrics["lane_stride_words"] = stride
+    if pattern:
+        metrics["root_cause"] = f"{site.ways}-way, width {site.width}, lanes:words {pattern}"
+    if len(site.steps) > 1:
+        metrics["ways_by_step"] = {st.label: st.ways for st in site.steps}
+    if fix.padded_dim is not None:
+        metrics["suggested_padding"] = fix.padded_dim
+        metrics["padding_elements"] = fix.padding
+        metrics["suggested_declaration"] = fix.declaration
+        metrics["padding_removes_all_conflicts"] = fix.complete
+        metrics["padding_bytes"] = fix.extra_bytes
+    if fix.swizzle:
+        metrics["swizzle_conflict_free"] = True
+    if e.via:
+        metrics["called_from"] = list(e.via)
+    return Diagnostic(
+        path=result.path, line=e.span.line, column=e.span.column, code=KL201.code, name=KL201.name,
+        severity=severity, message=message, kernel=result.kernel.name, notes=tuple(notes),
+        assumptions=result.assumptions(site.deps), metrics=metrics,
+        end_line=e.span.end_line, end_column=e.span.end_column,
+        fixes=fix.edits,
+    )
 
 
 KL201 = Rule("KL201", "shared-bank-conflict", "shared-memory request hits a bank with two or more distinct words",
-             Severity.WARNING, check)
+             Severity.WARNING, check, deferred=check_deferred)
