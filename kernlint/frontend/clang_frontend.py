@@ -27,6 +27,8 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
 from kernlint.frontend.clang_base import (
     MAX_STATEMENTS,  # noqa: F401 (re-exported: the statement limit's tests read it here)
     STUB_DIR,
+    _LOC_FILE,
+    _LOC_OUT,
     FrontendError,
     K,
     _Ctx,
@@ -46,8 +48,9 @@ from kernlint.frontend.lowering import (
 )
 
 
-def _is_kernel(c: ci.Cursor) -> bool:
-    return any(k.kind == K.CUDAGLOBAL_ATTR for k in c.get_children())
+def _is_kernel(c: ci.Cursor, kids: list[ci.Cursor] | None = None) -> bool:
+    """Whether `c` is `__global__` (`kids`: its children, when already listed)."""
+    return any(k.kind == K.CUDAGLOBAL_ATTR for k in (c.get_children() if kids is None else kids))
 
 
 
@@ -229,14 +232,16 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         if not grew:
             break
     assert tu is not None
+    # What the shim's declarations depend on (it includes nothing, so no include directory): see _shim_run.
+    shim_key = (*base, *(f"-D{d}" for d in defines), "pch" if pch is not None else "text")
     if fragment is not None:
         fpath = _clang_name(os.path.abspath(fragment))
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
-        unit = _lower(tu, ftext, fragment, fpath, context=parse_path)
+        unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key)
     else:
         unit = _lower(tu, text, path, parse_path,
-                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths))
+                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths), shim_key=shim_key)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -286,17 +291,19 @@ def _clang_arch_args(arch: str) -> list[str]:
 
 def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
     """A function giving the name of the file a cursor is in (None: none, a builtin), with one ctypes call
-    per cursor: the name is looked up once per file handle of the translation unit (`cursor.location.file.name`
-    costs three calls and a string conversion, for each of the ~1,500 declarations of the shim)."""
+    per cursor besides its location: the name is looked up once per file handle of the translation unit
+    (`cursor.location.file.name` costs three calls and a string conversion, for each of the ~700 declarations
+    of the shim), and the handle is read into one buffer made once (clang_base._LOC_OUT)."""
     names: dict[int | None, str] = {}
     get = lib.clang_getInstantiationLocation
+    handle = ctypes.c_void_p.from_buffer(_LOC_FILE)  # the same memory, read as an address
+    out = (_LOC_OUT[0], None, None, None)
 
     def file_of(c: ci.Cursor) -> str | None:
-        handle = ci.c_object_p()
-        get(c.location, ctypes.byref(handle), None, None, None)
-        if not handle:
+        get(c.location, *out)
+        key = handle.value
+        if not key:
             return None
-        key = ctypes.cast(handle, ctypes.c_void_p).value
         name = names.get(key)
         if name is None:
             f = c.location.file
@@ -339,8 +346,43 @@ def _chevrons_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str],
         return True
 
 
+_SHIM_RUNS: dict[tuple[str, ...], int] = {}
+"""Parse arguments of the shim (see parse_source's `shim_key`) -> how many declarations it puts first among
+a translation unit's declarations. One entry per set of arguments (architecture, defines), as shim_pch keeps."""
+
+
+def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], shim: str,
+              key: tuple[str, ...] | None) -> range:
+    """Indices of the translation unit's children `top` that are the shim's own declarations, which `_lower`
+    skips: the run of children located in the shim that starts at the first declaration.
+
+    libclang lists a translation unit's preprocessing entities first, then its declarations in the order the
+    parse made them (clang's CIndex.cpp, CursorVisitor::VisitChildren), and the shim is parsed before the file
+    (`-include`, or its PCH): its ~650 declarations come first, with the same arguments always the same ones.
+    Asking each for its file costs two ctypes calls and a source-manager lookup (~15 % of the front end's time
+    on the corpus); so a process counts the run once per set of arguments (`key`), and later parses check only
+    its ends (its first and last child are in the shim, the next is not). Anything else, and the children are
+    asked one by one as before (an empty range: nothing is skipped)."""
+    start = 0
+    while start < len(top) and top[start].kind.is_preprocessing():
+        start += 1
+    known = _SHIM_RUNS.get(key) if key is not None else None
+    if known is not None:
+        end = start + known
+        if end <= len(top) and file_of(top[start]) == shim and file_of(top[end - 1]) == shim \
+                and (end == len(top) or file_of(top[end]) != shim):
+            return range(start, end)
+        return range(0)
+    end = start
+    while end < len(top) and file_of(top[end]) == shim:
+        end += 1
+    if key is not None and end > start:
+        _SHIM_RUNS[key] = end - start
+    return range(start, end)
+
+
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
-           launch_text_only: bool = False) -> ir.TranslationUnit:
+           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
@@ -358,11 +400,12 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     macros: dict[str, int] = {}
     structs: dict[str, ir.CType] = {}
     member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
+    classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] = {}  # see _method
     shim = shim_path()
 
     lib = _lib()
     file_of = _file_namer(lib)
-    data = text.encode("utf-8", "surrogateescape") if launch_text_only else b""
+    data = text.encode("utf-8", "surrogateescape")  # parse_path's text, as bytes clang reads
 
     def may_launch(c: ci.Cursor) -> bool:
         """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
@@ -373,8 +416,10 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     main_only = context is None  # macros and globals come from parse_path only: libclang's main file
 
-    def visit(c: ci.Cursor, depth: int) -> None:
-        for child in c.get_children():
+    def visit(c: ci.Cursor, depth: int, children: list[ci.Cursor] | None = None, skip: range = range(0)) -> None:
+        for i, child in enumerate(c.get_children() if children is None else children):
+            if i in skip:
+                continue  # the shim's own declarations (see _shim_run)
             # The kind first (cheap, cached): most top-level cursors are macro expansions and the
             # compiler's builtin macros, which are either never lowered or lowered only from the main
             # file; those need no file name (each costs several ctypes calls, ~1,300 per file).
@@ -395,13 +440,14 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                         if targs:
                             instantiations.append((child.spelling, targs))
                     continue
-                if _is_device(child):
-                    fn = _function(low, child, lines, problems, parse_path)
+                kids = list(child.get_children())  # listed once for the questions below and the lowering
+                if _is_device(child, kids):
+                    fn = _function(low, child, lines, problems, parse_path, kids)
                     functions[fn.key] = fn
                     if fn.is_kernel and fname == parse_path:
                         kernels.append(fn)
-                if fname == parse_path and not _is_kernel(child) and may_launch(child):
-                    launches.extend(_launches(child))
+                if fname == parse_path and not _is_kernel(child, kids) and may_launch(child):
+                    launches.extend(_launches(child, data))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
@@ -425,13 +471,16 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     if value is not None:
                         macros[child.spelling] = value
             elif kind in _METHOD_KINDS and child.is_definition():
-                if _is_device(child):
-                    fn = _method(low, child, lines, problems, parse_path)
+                kids = list(child.get_children())
+                if _is_device(child, kids):
+                    fn = _method(low, child, lines, problems, parse_path, kids, classes)
                     functions[fn.key] = fn
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
-                    launches.extend(_launches(child))
+                    launches.extend(_launches(child, data))
 
-    visit(tu.cursor, 0)
+    root = tu.cursor
+    top = list(root.get_children())
+    visit(root, 0, top, _shim_run(top, file_of, shim, shim_key))
     file_annotation = " ".join(
         ln.strip() for ln in lines[:40] if ln.strip().startswith("//") and ("kernlint:" in ln or "--blockDim" in ln)
     )
@@ -490,12 +539,14 @@ def _explicit_instantiation_args(c: ci.Cursor) -> tuple[str, ...]:
 
 
 def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
-              parse_path: str) -> ir.Function:
+              parse_path: str, kids: list[ci.Cursor] | None = None) -> ir.Function:
+    """Function definition `c` as IR (`kids`: its children, when already listed)."""
+    kids = list(c.get_children()) if kids is None else kids
     params = []
     param_cursors: list[ci.Cursor] = []
     tparams = []
     body = None
-    for k in c.get_children():
+    for k in kids:
         if k.kind == K.PARM_DECL:
             params.append(ir.Param(k.spelling, low.ctype(k), k.type.spelling))
             param_cursors.append(k)
@@ -517,7 +568,7 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
     lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
-    is_kernel = _is_kernel(c)
+    is_kernel = _is_kernel(c, kids)
     return ir.Function(
         name=c.spelling, params=tuple(params), body=lowered, span=span, is_kernel=is_kernel,
         template_params=tuple(tparams), launch_bounds=_launch_bounds(c, lines) if is_kernel and in_main else (),
@@ -564,22 +615,27 @@ def _member_type_owner(c: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
 
 
 def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.ParseProblem],
-            parse_path: str) -> ir.Function:
+            parse_path: str, kids: list[ci.Cursor] | None = None,
+            classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] | None = None,
+            ) -> ir.Function:
     """A member function, conversion operator or constructor of a struct: named `Class::name`, with
     the class's template parameters first and a constructor's member initializers (`: x(v)`) as
-    assignments to `this`'s fields before its body."""
-    fn = _function(low, c, lines, problems, parse_path)
+    assignments to `this`'s fields before its body. `kids`: `c`'s children, when already listed;
+    `classes`: the name and template parameters of each class already met in this translation unit,
+    by declaration (a class's members are listed once, not once per method)."""
+    kids = list(c.get_children()) if kids is None else kids
+    fn = _function(low, c, lines, problems, parse_path, kids)
     record = c.semantic_parent
-    cls = record.spelling if record is not None else ""
-    if record is not None and record.kind in (K.STRUCT_DECL, K.CLASS_DECL) and "<" in record.type.spelling:
-        cls = record.type.get_canonical().spelling  # an explicit specialization: `SharedMemory<float>`
-    ctparams = tuple(ir.TemplateParam(k.spelling, k.kind == K.TEMPLATE_TYPE_PARAMETER)
-                     for k in (record.get_children() if record is not None else ())
-                     if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+    key = (record._kind_id, record.data[0]) if record is not None else None  # (kind, clang's Decl*)
+    known = classes.get(key) if classes is not None and key is not None else None
+    if known is None:
+        known = _class_of(record)
+        if classes is not None and key is not None:
+            classes[key] = known
+    cls, ctparams = known
     body = fn.body
     if c.kind == K.CONSTRUCTOR and body is not None:
         inits: list[ir.Stmt] = []
-        kids = list(c.get_children())
         rtype = low.types.convert(record.type) if record is not None else ir.UNKNOWN_TYPE
         for i, k in enumerate(kids):
             if k.kind != K.MEMBER_REF or i + 1 >= len(kids) or not kids[i + 1].kind.is_expression():
@@ -596,6 +652,17 @@ def _method(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.Pa
         body = _address_returns(body)  # type: ignore[assignment]
     return dataclasses.replace(fn, name=f"{cls}::{c.spelling}" if cls else c.spelling, body=body,
                                template_params=ctparams + fn.template_params)
+
+
+def _class_of(record: ci.Cursor | None) -> tuple[str, tuple[ir.TemplateParam, ...]]:
+    """The name a method's class gives it (`Class::name`) and the class's template parameters."""
+    cls = record.spelling if record is not None else ""
+    if record is not None and record.kind in (K.STRUCT_DECL, K.CLASS_DECL) and "<" in record.type.spelling:
+        cls = record.type.get_canonical().spelling  # an explicit specialization: `SharedMemory<float>`
+    ctparams = tuple(ir.TemplateParam(k.spelling, k.kind == K.TEMPLATE_TYPE_PARAMETER)
+                     for k in (record.get_children() if record is not None else ())
+                     if k.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER))
+    return cls, ctparams
 
 
 def _address_returns(s: ir.Stmt) -> ir.Stmt:

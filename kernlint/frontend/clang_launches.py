@@ -1,6 +1,8 @@
 """Launches in host code, as clang sees them: each kernel launch's grid, block, template and pointer arguments, folded to values where the host code fixes them."""
 from __future__ import annotations
 
+import re
+
 from kernlint import ir
 from kernlint.frontend.clang_base import (
     _BINOPS,
@@ -22,8 +24,11 @@ from kernlint.frontend.lowering import (
 from kernlint.project.pointer_offsets import arg_offsets
 
 
-def _launches(c: ci.Cursor) -> list[ir.Launch]:
-    """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers."""
+def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
+    """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers.
+
+    `source`: the text of the file that holds `c`, when known: then the host function is tokenized for a
+    launch's pointer offsets only where that text may assign an argument (see `_may_assign`)."""
     out: list[ir.Launch] = []
     local_inits: dict[str, ci.Cursor | None] = {}
     reassigned = _reassigned_names(c)
@@ -40,12 +45,14 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
         ptrs = [a for a in arg_cursors if a.type.get_canonical().kind == ci.TypeKind.POINTER]
         if not ptrs:
             return ()
+        texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
+                 else "" for a in arg_cursors]
+        if source is not None and not _may_assign(texts, source):
+            return arg_offsets(texts, "")  # no argument is assigned in the file: no text to search
         if tokens is None:
             tokens = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
         at = launch.extent.start.offset  # once, not per token (four ctypes calls)
         before = " ".join(s for off, s in tokens if off < at)
-        texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
-                 else "" for a in arg_cursors]
         return arg_offsets(texts, before)
 
     def walk(n: ci.Cursor, depth: int) -> None:
@@ -103,6 +110,32 @@ def _launches(c: ci.Cursor) -> list[ir.Launch]:
 
     walk(c, 0)
     return out
+
+
+_SPLICE_RE = re.compile(rb"\\\r?\n|\\\r")  # a backslash-newline: clang joins the lines, inside a name too
+# A name followed by `=` (not `==`: one token), or by a comment or a backslash that could hide what follows.
+_MAY_ASSIGN_RE = re.compile(rb"(?<![\w$])([A-Za-z_$][\w$]*)\s*(?:=(?!=)|/|\\)")
+_assigned_memo: list[tuple[bytes, frozenset[str] | None]] = []  # the last file's text and its names
+
+
+def _may_assign(arg_texts: list[str], text: bytes) -> bool:
+    """Whether `text` (the file holding a launch) may hold an assignment `name = ...` of a name spelled in the
+    launch's arguments, as the tokens before the launch joined by spaces would show it to arg_offsets (which
+    looks an argument that is a plain name up in them: `name =`, not `==`). A superset: every name followed by
+    `=`, or by a comment or a backslash, counts, and a line splice or a name outside ASCII answers True. When
+    this is False, arg_offsets finds nothing in those tokens, so it needs none (tokenizing a host function
+    costs five ctypes calls per token)."""
+    names = {n for t in arg_texts for n in re.findall(r"[A-Za-z_]\w*", t)}
+    if not names:
+        return False
+    if not all(n.isascii() for n in names):
+        return True
+    if not _assigned_memo or _assigned_memo[0][0] is not text:
+        found = None if _SPLICE_RE.search(text) else frozenset(
+            m.decode("ascii") for m in _MAY_ASSIGN_RE.findall(text))
+        _assigned_memo[:] = [(text, found)]
+    assigned = _assigned_memo[0][1]
+    return assigned is None or not names.isdisjoint(assigned)
 
 
 def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[str, ...]:

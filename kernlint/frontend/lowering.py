@@ -687,8 +687,9 @@ def _function_key(c: ci.Cursor) -> str:
     return f"{name}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
 
 
-def _is_device(c: ci.Cursor) -> bool:
-    return any(k.kind in (K.CUDADEVICE_ATTR, K.CUDAGLOBAL_ATTR) for k in c.get_children())
+def _is_device(c: ci.Cursor, kids: list[ci.Cursor] | None = None) -> bool:
+    """Whether `c` is `__device__` or `__global__` (`kids`: its children, when already listed)."""
+    return any(k.kind in (K.CUDADEVICE_ATTR, K.CUDAGLOBAL_ATTR) for k in (c.get_children() if kids is None else kids))
 
 
 def _element_call(name: str, receiver: ir.Expr, args: tuple[ir.Expr, ...], ctype: ir.CType, span: ir.Span,
