@@ -105,7 +105,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self._warp_work = np.zeros((self.S, self.W), dtype=np.int64)
         self._lane_work = np.zeros((self.S, self.W), dtype=np.int64)
         self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
-        self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._mem_pending = 0  # memory requests issued under `_work_mask` and not added yet (count_work)
         # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
         self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
         # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
@@ -137,6 +138,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Per-thread local arrays whose elements are known per lane (eval/local_arrays.py).
         self.local_arrays = local_arrays.LocalArrays()
         self._escaping: frozenset[str] | None = None
+        # Integer conversions of value arrays (convert): (id(array), type kind, size, signedness, wrapped,
+        # from float) -> (the array, the converted array).
+        self._converted: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._single_values: dict[int, tuple[Val, int | None]] = {}  # id(value) -> (value, loop_context's view)
 
     def run(self) -> EvalResult:
@@ -415,23 +419,41 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         the operations charged under one mask are summed and added when the mask changes or the totals
         are read (`warp_work`, `lane_work`)."""
         if self.mask is not self._work_mask:
-            self._flush_work()
-            self._work_mask = self.mask
-            self._work_warps = self.mask.any(axis=-1)
-            self._work_lanes = self.mask.sum(axis=-1)
+            self._use_mask()
         self._work_pending += ops
+
+    def count_request(self) -> None:
+        """Charge one memory request to every warp with an active lane (`mem_work`), as count_work does."""
+        if self.mask is not self._work_mask:
+            self._use_mask()
+        self._mem_pending += 1
+
+    def _use_mask(self) -> None:
+        self._flush_work()
+        self._work_mask = self.mask
+        self._work_warps = self.mask.any(axis=-1)
+        self._work_lanes = self.mask.sum(axis=-1)
 
     def _flush_work(self) -> None:
         if self._work_pending:
             self._warp_work += self._work_warps * self._work_pending
             self._lane_work += self._work_lanes * self._work_pending
             self._work_pending = 0
+        if self._mem_pending:
+            self._mem_work += self._work_warps * self._mem_pending
+            self._mem_pending = 0
 
     @property
     def warp_work(self) -> np.ndarray:
         """Operations each warp issued so far (S, W): the array itself, written in place as work is counted."""
         self._flush_work()
         return self._warp_work
+
+    @property
+    def mem_work(self) -> np.ndarray:
+        """Memory requests each warp issued so far (S, W)."""
+        self._flush_work()
+        return self._mem_work
 
     @property
     def lane_work(self) -> np.ndarray:

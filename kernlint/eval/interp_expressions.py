@@ -155,13 +155,24 @@ class ExpressionsMixin:
         # Value arrays are never written in place, so a conversion that changes nothing shares its input's.
         if t.kind == "float":
             return Val(data.astype(np.float64, copy=False), v.deps, is_float=True)
+        # The same array converted to the same integer type again (a variable read at every use, every
+        # iteration): the result is remembered by the array's identity (recent ones only).
+        key = (id(data), t.kind, t.size, t.signed, not v.deps, v.is_float)
+        hit = self._converted.get(key)
+        if hit is not None and hit[0] is data:
+            return Val(hit[1], v.deps)
+        source = data
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
                 if not np.all(np.isfinite(data)):
                     return unknown(v, why=("unmodelled", "a conversion of a non-finite value"))
                 data = np.trunc(data).astype(np.int64)
         data = data.astype(np.int64, copy=False)
-        return Val(wrap_int(data, t) if not v.deps else data, v.deps)
+        out = wrap_int(data, t) if not v.deps else data
+        if len(self._converted) >= 256:
+            self._converted.clear()
+        self._converted[key] = (source, out)
+        return Val(out, v.deps)
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)

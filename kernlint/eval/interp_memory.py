@@ -21,6 +21,7 @@ class MemoryMixin:
     """Interpreter methods: memory."""
 
     _full_mask: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether all its lanes are active)
+    _live_of: tuple[np.ndarray | None, np.ndarray | None] = (None, None)  # (the kernel's return mask, live lanes)
 
     def lvalue(self, e: ir.Expr) -> tuple[Val, ir.CType] | None:
         """The address of an lvalue expression that lives in memory, with its type; None otherwise."""
@@ -218,8 +219,10 @@ class MemoryMixin:
         # A struct field (`p[i].vx`) is marked so rules can tell a record stride from a plain one.
         text = text or (f".{e.field}" if isinstance(e, ir.Member) else "")
         ret = self.frames[0].ret_mask
-        live = self.entry_mask & ~ret if ret is not None else self.entry_mask
-        self.mem_work += self.mask.any(axis=-1)
+        if ret is not self._live_of[0]:  # (return masks too are replaced, never written in place)
+            self._live_of = (ret, self.entry_mask & ~ret if ret is not None else self.entry_mask)
+        live = self._live_of[1]
+        self.count_request()
         deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
         event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
                                 deps, iters, lvars, vec, text, live.copy())
