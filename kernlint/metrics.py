@@ -56,6 +56,7 @@ def active_lanes(mask: np.ndarray) -> np.ndarray:
 
 SHARED_BANKS = 32
 BANK_BYTES = 4
+_WORD_SHIFT = 2  # log2(BANK_BYTES)
 WARP_LANES = 32
 
 
@@ -91,11 +92,13 @@ def shared_wavefronts(address: np.ndarray, mask: np.ndarray, width: int
         raise ValueError(f"{lanes} lanes do not split into {phases} phases")
     # Words each lane touches: first .. last, at most `span` of them; accesses of whole words at
     # word-aligned addresses (the usual case) touch exactly width / 4, so no column is always empty.
+    # (Shifts and masks: BANK_BYTES and SHARED_BANKS are powers of two, and on int64 `>> 2` is `// 4`
+    # and `& 31` is `% 32`, negative values included.)
     width = max(width, 1)
-    first = address // BANK_BYTES
-    last = (address + width - 1) // BANK_BYTES
+    first = address >> _WORD_SHIFT
+    last = (address + (width - 1)) >> _WORD_SHIFT
     span = (width + BANK_BYTES - 1) // BANK_BYTES + 1
-    if width % BANK_BYTES == 0 and not np.any(mask & (address % BANK_BYTES != 0)):
+    if width % BANK_BYTES == 0 and not np.any(mask & ((address & (BANK_BYTES - 1)) != 0)):
         span = width // BANK_BYTES
     words = first[..., None] + np.arange(span, dtype=np.int64)  # (..., 32, span)
     valid = mask[..., None] & (words <= last[..., None])
@@ -118,7 +121,7 @@ def _max_words_per_bank(words: np.ndarray, valid: np.ndarray) -> np.ndarray:
     fresh = w != big
     fresh[:, 1:] &= w[:, 1:] != w[:, :-1]  # first occurrence of each distinct valid word
     # Count the fresh words of each (row, bank) pair in one bincount over row * 32 + bank.
-    flat = np.arange(rows, dtype=np.int64)[:, None] * SHARED_BANKS + w % SHARED_BANKS
+    flat = np.arange(rows, dtype=np.int64)[:, None] * SHARED_BANKS + (w & (SHARED_BANKS - 1))
     counts = np.bincount(flat[fresh], minlength=rows * SHARED_BANKS)
     degree: np.ndarray = counts.reshape(rows, SHARED_BANKS).max(axis=-1).astype(np.int64, copy=False)
     return degree

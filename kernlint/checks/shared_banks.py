@@ -104,12 +104,12 @@ def _site_wavefronts(evs: list[MemoryAccess]) -> list[tuple[np.ndarray, np.ndarr
     return out
 
 
-def _stacked_wavefronts(evs: list[MemoryAccess]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`shared_wavefronts` of events of one width and shape, stacked: arrays of shape (events, ...)."""
+def _stacked_wavefronts(evs: list[MemoryAccess], masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`shared_wavefronts` of events of one width and shape (their masks stacked in `masks`), stacked:
+    arrays of shape (events, ...)."""
     shape, width = evs[0].address.shape, evs[0].width
     per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(shape[:-1]))))
-    parts = [shared_wavefronts(np.stack([e.address for e in evs[at:at + per]]),
-                               np.stack([e.mask for e in evs[at:at + per]]), width)
+    parts = [shared_wavefronts(np.stack([e.address for e in evs[at:at + per]]), masks[at:at + per], width)
              for at in range(0, len(evs), per)]
     if len(parts) == 1:
         return parts[0]
@@ -180,8 +180,9 @@ def _measure_each(evs: list[MemoryAccess]) -> SiteBanks | None:
 
 def _measure_stacked(evs: list[MemoryAccess]) -> SiteBanks | None:
     """`measure_site` of events of one width and (samples, warps, 32) shape, every event at once."""
-    ways, wf, ideal = _stacked_wavefronts(evs)  # (events, samples, warps)
-    lanes = np.stack([e.mask for e in evs]).sum(axis=-1)
+    masks = np.stack([e.mask for e in evs])
+    ways, wf, ideal = _stacked_wavefronts(evs, masks)  # (events, samples, warps)
+    lanes = masks.sum(axis=-1)
     live = lanes > 0
     live_events = live.any(axis=(1, 2))
     if not live_events.any():
@@ -410,7 +411,7 @@ def _array_swizzle(result: KernelResult, root: str) -> str:
             return swizzle
     swizzle = _compute_swizzle(result, root)
     _SWIZZLED.insert(0, (result.events, result.shared_layout, root, swizzle))
-    del _SWIZZLED[8:]
+    del _SWIZZLED[4:]
     return swizzle
 
 
