@@ -39,7 +39,7 @@ def _collect(child: ci.Cursor, _parent: ci.Cursor, children: list[ci.Cursor]) ->
 
 
 # One callback for every visit (the list to fill is its client data): making a ctypes callback per
-# visit cost about as much as the visit.
+# visit was about a third of the cost of listing a cursor's children.
 _COLLECT = _CURSOR_VISIT(_collect)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from kernlint import ir
 from kernlint.frontend.clang_base import (
@@ -31,10 +32,11 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
     launch's pointer offsets only where that text may assign an argument (see `_may_assign`)."""
     out: list[ir.Launch] = []
     local_inits: dict[str, ci.Cursor | None] = {}
-    reassigned = _reassigned_names(c)
+    children = _children_once()  # the three walks of the function below share its tree
+    reassigned = _reassigned_names(c, children)
     # `dim3 b; b.x = 256;`: a member assigned exactly once overrides the declared value (key
     # "b.x"); one assigned more than once, or by `+=`/`>>=`, is unknown (None).
-    local_inits.update(_member_assignments(c))
+    local_inits.update(_member_assignments(c, children))
 
     ancestors: list[ci.Cursor] = []  # enclosing for/if statements of the host code (host_samples.py)
     tokens: list[tuple[int, str]] | None = None  # the host function's tokens (offset, text), read once
@@ -58,19 +60,19 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
             return
-        for ch in n.get_children():
+        for ch in children(n):
             if ch.kind == K.VAR_DECL and ch.spelling not in reassigned:
                 # Only variables never assigned after their declaration fold to their initializer
                 # (`for (int s = 1; ...; s++) k<<<...>>>(s)` must not bind s = 1).
-                inits = [k for k in ch.get_children() if k.kind.is_expression()]
+                inits = [k for k in children(ch) if k.kind.is_expression()]
                 if inits:
                     local_inits[ch.spelling] = inits[-1]
             if ch.kind == K.CALL_EXPR:
-                kids = [k for k in ch.get_children() if k.kind.is_expression()]
+                kids = [k for k in children(ch) if k.kind.is_expression()]
                 config = kids[1] if len(kids) > 1 else None
                 if config is not None and config.kind == K.CALL_EXPR and config.spelling in (
                         "cudaConfigureCall", "__cudaPushCallConfiguration"):
-                    cargs = [k for k in config.get_children() if k.kind.is_expression()][1:]
+                    cargs = [k for k in children(config) if k.kind.is_expression()][1:]
                     grid = _fold_dim3(cargs[0], local_inits) if cargs else None
                     block = _fold_dim3(cargs[1], local_inits) if len(cargs) > 1 else None
                     shmem = _fold_int(cargs[2], local_inits) if len(cargs) > 2 else None
@@ -78,7 +80,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                     targs: tuple[str, ...] = ()
                     ref = callee
                     while ref.kind == K.UNEXPOSED_EXPR:
-                        sub = [k for k in ref.get_children() if k.kind.is_expression()]
+                        sub = [k for k in children(ref) if k.kind.is_expression()]
                         if not sub:
                             break
                         ref = sub[0]
@@ -110,6 +112,26 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
 
     walk(c, 0)
     return out
+
+
+def _listed(c: ci.Cursor) -> list[ci.Cursor]:
+    return list(c.get_children())
+
+
+def _children_once() -> Callable[[ci.Cursor], list[ci.Cursor]]:
+    """A cursor's children (a list the caller only reads), visited once per cursor object however often
+    they are asked for: `_launches` walks a host function three times (its launches, the names it
+    reassigns, the dim3 members it sets), which visited each node three times. Each cursor asked about is
+    kept with its children, so its `id` stays its own while the function lives."""
+    known: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {}
+
+    def children(c: ci.Cursor) -> list[ci.Cursor]:
+        hit = known.get(id(c))
+        if hit is None:
+            hit = known[id(c)] = (c, list(c.get_children()))
+        return hit[1]
+
+    return children
 
 
 _SPLICE_RE = re.compile(rb"\\\r?\n|\\\r")  # a backslash-newline: clang joins the lines, inside a name too
@@ -173,15 +195,18 @@ def _fold_template_args(targs: tuple[str, ...], local_inits: dict[str, ci.Cursor
     return tuple(out)
 
 
-def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
+def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None,
+                        ) -> dict[str, ci.Cursor | None]:
     """`v.x = expr` in a host function, keyed "v.x": the assigned value, or None when `v.x` is
-    assigned more than once or by a compound assignment (its value at a launch is then unknown)."""
+    assigned more than once or by a compound assignment (its value at a launch is then unknown).
+    `children`: a cursor's children (see _children_once), read only."""
+    kids_of = children or _listed
     out: dict[str, ci.Cursor | None] = {}
     wholes: dict[str, list[ci.Cursor]] = {}
     stack = [fn]
     while stack:
         n = stack.pop()
-        kids = list(n.get_children())
+        kids = kids_of(n)
         stack.extend(kids)
         if n.kind == K.CALL_EXPR and n.spelling == "operator=":
             # `threads = dim3(512, 1);` on a class type is an operator= call: "threads=" lists the
@@ -189,7 +214,7 @@ def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
             ops = [k for k in kids if k.kind.is_expression() and not _is_callee_ref(k, "operator=")]
             t = ops[0] if len(ops) == 2 else None
             while t is not None and t.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-                sub = [k for k in t.get_children() if k.kind.is_expression()]
+                sub = [k for k in kids_of(t) if k.kind.is_expression()]
                 t = sub[0] if len(sub) == 1 else None
             if t is not None and t.kind == K.DECL_REF_EXPR:
                 wholes.setdefault(t.spelling, []).append(ops[1])
@@ -202,10 +227,10 @@ def _member_assignments(fn: ci.Cursor) -> dict[str, ci.Cursor | None]:
         lhs = kids[0]
         if lhs.kind != K.MEMBER_REF_EXPR or lhs.spelling not in ("x", "y", "z"):
             continue
-        base = [k for k in lhs.get_children() if k.kind.is_expression()]
+        base = [k for k in kids_of(lhs) if k.kind.is_expression()]
         b = base[0] if base else None
         while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-            sub = [k for k in b.get_children() if k.kind.is_expression()]
+            sub = [k for k in kids_of(b) if k.kind.is_expression()]
             b = sub[0] if len(sub) == 1 else None
         if b is None or b.kind != K.DECL_REF_EXPR:
             continue

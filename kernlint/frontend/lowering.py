@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 from kernlint import deadline, ir
 from kernlint.frontend.clang_base import (
@@ -32,6 +32,11 @@ class _Lowering:
         self.types = types
         self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
         self.statements = 0  # statements lowered in the current function (bounded by MAX_STATEMENTS)
+        # Per variable declaration (its cursor kind and clang's Decl*, which a cursor's first data word
+        # holds): the kind of its semantic parent, and the kinds of its children (attributes). A variable
+        # is named many times; asking libclang each time cost a call or a visit per use.
+        self.parent_kinds: dict[tuple[int, int | None], ci.CursorKind | None] = {}
+        self.var_attrs: dict[tuple[int, int | None], frozenset[ci.CursorKind]] = {}
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -151,20 +156,27 @@ class _Lowering:
         if rk in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD):
             return ir.Ref(name, "function", ctype, span)
         if rk == K.VAR_DECL:
-            parent = ref.semantic_parent
-            if parent is not None and parent.kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+            key = (ref._kind_id, ref.data[0])
+            if key in self.parent_kinds:
+                parent_kind = self.parent_kinds[key]
+            else:
+                parent = ref.semantic_parent
+                parent_kind = self.parent_kinds[key] = parent.kind if parent is not None else None
+            if parent_kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
                 # `size` inside a class template (`static constexpr size_t size = sizeof(int4) /
                 # sizeof(T)`): dependent, so its initializer, which the evaluator folds once T is bound.
                 init = _static_init(ref)
                 if init is not None:
                     return self.expr(init)
-            if parent is not None and parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE, K.STRUCT_DECL, K.CLASS_DECL):
+            if parent_kind in (K.TRANSLATION_UNIT, K.NAMESPACE, K.STRUCT_DECL, K.CLASS_DECL):
                 if name in ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"):
                     return ir.Ref(name, "builtin", ctype, span)
                 v = _evaluate(c)
                 if v is not None and ctype.kind in ("int", "float", "bool"):
                     return ir.Lit(v, ctype, span)
-                attrs = {k.kind for k in ref.get_children()}
+                attrs = self.var_attrs.get(key)
+                if attrs is None:
+                    attrs = self.var_attrs[key] = frozenset(k.kind for k in ref.get_children())
                 if K.CUDASHARED_ATTR in attrs:
                     return ir.Ref(name, "shared", ctype, span)
                 if K.CUDACONSTANT_ATTR in attrs:
@@ -761,13 +773,14 @@ def _function_pointer_callee(c: ci.Cursor) -> tuple[str, ci.Cursor | None] | Non
     return (written, target.get_definition() or target) if fixed else (written, None)
 
 
-def _reassigned_names(fn: ci.Cursor) -> set[str]:
-    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x)."""
+def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None) -> set[str]:
+    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x).
+    `children`: a cursor's children, read only (clang_launches._children_once); by default, listed."""
     out: set[str] = set()
     stack = [fn]
     while stack:
         n = stack.pop()
-        kids = list(n.get_children())
+        kids = list(n.get_children()) if children is None else children(n)
         stack.extend(kids)
         target = None
         if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
@@ -779,7 +792,8 @@ def _reassigned_names(fn: ci.Cursor) -> set[str]:
             if op in ("pre++", "pre--", "post++", "post--", "&"):
                 target = kids[0]
         while target is not None and target.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-            sub = [k for k in target.get_children() if k.kind.is_expression()]
+            sub = [k for k in (target.get_children() if children is None else children(target))
+                   if k.kind.is_expression()]
             target = sub[0] if len(sub) == 1 else None
         if target is not None and target.kind == K.DECL_REF_EXPR:
             out.add(target.spelling)
