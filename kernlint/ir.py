@@ -10,6 +10,7 @@ import operator
 from typing import Callable, Iterator, Union
 
 from kernlint.frozen import frozen
+from kernlint.memo import by_identity
 
 
 @frozen
@@ -281,8 +282,16 @@ _CHILDREN: dict[type, "Callable[[object], tuple[object, ...]]"] = {}
 """Per node class: its fields' values in slot order (one attrgetter call instead of a getattr per slot)."""
 
 
+# Field annotations of IR classes whose values are always leaves of `walk` (names, flags, types, spans):
+# those fields are not pushed on its stack at all.
+_LEAF_FIELDS = frozenset({"str", "int", "bool", "float", "int | float", "CType", "'CType'", "Span", "tuple[str, ...]"})
+
+
 def _children_of(cls: type) -> "Callable[[object], tuple[object, ...]]":
     slots = tuple(getattr(cls, "__slots__", ()))
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if fields is not None and cls.__module__ == __name__:
+        slots = tuple(s for s in slots if not (s in fields and fields[s].type in _LEAF_FIELDS))
     if not slots:
         get: Callable[[object], tuple[object, ...]] = lambda n: ()  # noqa: E731
     elif len(slots) == 1:
@@ -305,16 +314,19 @@ def walk(node: object) -> "Iterator[object]":
     stack: list[object] = [node]
     leaves = (str, int, float, bool, CType, Span)
     children = _CHILDREN
+    pop, extend = stack.pop, stack.extend
     while stack:
-        n = stack.pop()
-        if n is None or isinstance(n, leaves):
-            continue
-        if isinstance(n, (tuple, list)):
-            stack.extend(n)
-            continue
+        n = pop()
+        get = children.get(type(n))  # a node class seen before: one lookup
+        if get is None:
+            if n is None or isinstance(n, leaves):
+                continue
+            if isinstance(n, (tuple, list)):
+                extend(n)
+                continue
+            get = _children_of(type(n))
         yield n
-        get = children.get(type(n))
-        stack.extend((get or _children_of(type(n)))(n))
+        extend(get(n))
 
 
 def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
@@ -430,6 +442,7 @@ def strip_casts(e: object) -> object:
     return e
 
 
+@by_identity(max_entries=4096)  # the evaluator asks it of the same expressions at every loop iteration
 def is_pure(e: Expr) -> bool:
     """`e` reads no memory, calls nothing and changes nothing: evaluating it again is harmless."""
     for n in walk(e):

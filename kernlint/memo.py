@@ -32,3 +32,27 @@ def by_identity(fn: F | None = None, *, max_entries: int = MAX_ENTRIES) -> Any:
         return value
 
     return wrapper
+
+
+def by_identities(fn: F | None = None, *, max_entries: int = MAX_ENTRIES) -> Any:
+    """`fn(*objects)` computed once per tuple of argument identities: as `by_identity`, for facts of
+    several immutable objects (a node and the translation unit it is looked up in, a loop and its
+    condition). The cache holds a reference to every argument it keys. `@by_identities` or
+    `@by_identities(max_entries=N)`."""
+    if fn is None:
+        return lambda f: by_identities(f, max_entries=max_entries)
+    cache: dict[tuple, tuple[tuple, object]] = {}
+
+    @functools.wraps(fn)
+    def wrapper(*objects: object) -> object:
+        key = tuple(map(id, objects))
+        hit = cache.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], objects)):
+            return hit[1]
+        value = fn(*objects)
+        if len(cache) >= max_entries:
+            cache.clear()
+        cache[key] = (objects, value)
+        return value
+
+    return wrapper

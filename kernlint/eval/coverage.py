@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from kernlint import ir
 from kernlint.frozen import frozen
-from kernlint.memo import by_identity
+from kernlint.memo import by_identities, by_identity
 
 MAX_INLINE_DEPTH = 6  # must match the interpreter's
 
@@ -197,6 +197,7 @@ def target_function(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     return fn
 
 
+@by_identities(max_entries=4096)  # asked at every evaluation of a call (a scan of the file's functions)
 def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     """The device function a call reaches (methods on objects excepted), or None.
 
@@ -218,6 +219,7 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     return fn
 
 
+@by_identity(max_entries=4096)  # asked at every evaluation of a `?:`
 def has_side_effects(e: object) -> bool:
     """Assignments, increments and calls (other than pure math) make a `?:` a real branch."""
     for n in ir.walk(e):

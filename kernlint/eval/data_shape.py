@@ -18,6 +18,7 @@ developer can act on, and both are read from the IR alone:
 from __future__ import annotations
 
 from kernlint import ir
+from kernlint.memo import by_identities, by_identity
 
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 _STEP_OPS = ("+=", "-=")
@@ -54,6 +55,7 @@ def assignments(s: object) -> tuple[set[str], set[str]]:
     return stepped | other, stepped - other
 
 
+@by_identities(max_entries=1024)  # asked at every evaluation of a data-dependent loop or `break`
 def is_search(loop: object, cond: object) -> bool:
     """Whether `cond` (a loop's condition, or a `break`'s inside `loop`) is decided inside the loop."""
     if not isinstance(loop, (ir.For, ir.While)) or cond is None:
@@ -121,6 +123,7 @@ def _indexes_with(s: object, name: str) -> bool:
 _DIAGNOSTIC_CALLS = ("printf", "__trap", "assert", "__assert_fail", "__brkpt", "abort")
 
 
+@by_identity(max_entries=1024)  # asked at every evaluation of a data-dependent `if`
 def side_role(s: object, deciding: tuple[tuple[int, int, int, int, str], ...] = ()) -> str:
     """What the code under a data-dependent condition is for, when that makes its divergence moot:
     'diagnostic' (it reports an error: printf, assert, __trap), 'compaction' (it appends to an output

@@ -18,11 +18,13 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval.values import Val
+from kernlint.memo import by_identity
 
 # Further iterations searched at most (a bound no real loop over a size reaches).
 MAX_FURTHER = 1 << 26
 
 
+@by_identity  # asked each time the loop is entered
 def _exits_early(body: ir.Stmt) -> bool:
     return any(isinstance(n, (ir.Break, ir.Return)) or type(n).__name__ == "Goto" for n in ir.walk(body))
 

@@ -40,6 +40,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     """Evaluate one kernel under one launch shape."""
 
     _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
+    _any_of: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether a lane is active): any_active
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
@@ -101,9 +102,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
         # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
         # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
-        self.warp_work = np.zeros((self.S, self.W), dtype=np.int64)
-        self.lane_work = np.zeros((self.S, self.W), dtype=np.int64)
-        self.mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._warp_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
+        self._mem_work = np.zeros((self.S, self.W), dtype=np.int64)
+        self._mem_pending = 0  # memory requests issued under `_work_mask` and not added yet (count_work)
         # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
         self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
         # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
@@ -135,6 +138,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Per-thread local arrays whose elements are known per lane (eval/local_arrays.py).
         self.local_arrays = local_arrays.LocalArrays()
         self._escaping: frozenset[str] | None = None
+        # Integer conversions of value arrays (convert): (id(array), type kind, size, signedness, wrapped,
+        # from float) -> (the array, the converted array).
+        self._converted: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._single_values: dict[int, tuple[Val, int | None]] = {}  # id(value) -> (value, loop_context's view)
 
     def run(self) -> EvalResult:
         frame = Frame()
@@ -303,17 +310,30 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return ir.CType("array", inner.size * count, t.signed, inner, count, t.name, t.fields, t.align, t.const)
 
     def loop_context(self) -> tuple[tuple[int, ...], tuple[tuple[str, int | None], ...]]:
+        if not self.loop_stack:
+            return (), ()
         iters = tuple(int(ls["iter"]) for ls in self.loop_stack)  # type: ignore[call-overload]
         vars_: list[tuple[str, int | None]] = []
+        env = self.frame.env
         for ls in self.loop_stack:
             name = ls.get("var")
             if isinstance(name, str):
-                v = self.frame.env.get(name)
-                uv: int | None = None
-                if v is not None and v.data is not None and v.data.size and np.all(v.data == v.data.flat[0]):
-                    uv = int(v.data.flat[0])
-                vars_.append((name, uv))
+                v = env.get(name)
+                vars_.append((name, self._single_value(v) if v is not None and v.data is not None else None))
         return iters, tuple(vars_)
+
+    def _single_value(self, v: Val) -> int | None:
+        """The one value every sample and lane of `v` holds, else None; remembered per value object (a
+        loop variable is asked at every access of an iteration)."""
+        hit = self._single_values.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1]
+        d = v.data
+        uv = int(d.flat[0]) if d is not None and d.size and np.all(d == d.flat[0]) else None
+        if len(self._single_values) >= 1024:
+            self._single_values.clear()
+        self._single_values[id(v)] = (v, uv)
+        return uv
 
     def emit(self, event: ev.Event) -> None:
         if self.call_sites:
@@ -385,14 +405,61 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             changes.pop("via")
         return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
 
+    def any_active(self) -> bool:
+        """`self.mask.any()`, remembered per mask (masks are replaced, never written in place)."""
+        m = self.mask
+        if m is not self._any_of[0]:
+            self._any_of = (m, bool(m.any()))
+        return self._any_of[1]
+
     def count_work(self, ops: int) -> None:
-        """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work)."""
-        if self.mask is not self._work_mask:  # masks are replaced, never written in place: count once per mask
-            self._work_mask = self.mask
-            self._work_warps = self.mask.any(axis=-1)
-            self._work_lanes = self.mask.sum(axis=-1)
-        self.warp_work += self._work_warps * ops
-        self.lane_work += self._work_lanes * ops
+        """Charge `ops` operations to every warp with an active lane (and the active lanes to lane_work).
+
+        Masks are replaced, never written in place: the warps and lanes are counted once per mask, and
+        the operations charged under one mask are summed and added when the mask changes or the totals
+        are read (`warp_work`, `lane_work`)."""
+        if self.mask is not self._work_mask:
+            self._use_mask()
+        self._work_pending += ops
+
+    def count_request(self) -> None:
+        """Charge one memory request to every warp with an active lane (`mem_work`), as count_work does."""
+        if self.mask is not self._work_mask:
+            self._use_mask()
+        self._mem_pending += 1
+
+    def _use_mask(self) -> None:
+        self._flush_work()
+        self._work_mask = self.mask
+        self._work_warps = self.mask.any(axis=-1)
+        self._work_lanes = self.mask.sum(axis=-1)
+
+    def _flush_work(self) -> None:
+        if self._work_pending:
+            self._warp_work += self._work_warps * self._work_pending
+            self._lane_work += self._work_lanes * self._work_pending
+            self._work_pending = 0
+        if self._mem_pending:
+            self._mem_work += self._work_warps * self._mem_pending
+            self._mem_pending = 0
+
+    @property
+    def warp_work(self) -> np.ndarray:
+        """Operations each warp issued so far (S, W): the array itself, written in place as work is counted."""
+        self._flush_work()
+        return self._warp_work
+
+    @property
+    def mem_work(self) -> np.ndarray:
+        """Memory requests each warp issued so far (S, W)."""
+        self._flush_work()
+        return self._mem_work
+
+    @property
+    def lane_work(self) -> np.ndarray:
+        """Active lanes summed over the operations each warp issued so far (S, W)."""
+        self._flush_work()
+        return self._lane_work
 
     def escaping_arrays(self) -> frozenset[str]:
         """Names used other than as a plain subscript anywhere in the kernel or the file's functions:

@@ -7,7 +7,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, unknown, why_of, wrap_int
+from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
 from kernlint.eval.stmt_facts import _pointer_chain_type, _strip_implicit, _target_name, _stmt_cost
@@ -19,20 +19,25 @@ class ExpressionsMixin:
     """Interpreter methods: expressions."""
 
     def eval(self, e: ir.Expr) -> Val:
-        if (isinstance(e, ir.Opaque) and e.reason == ir.TOO_DEEP) or self.nesting >= MAX_EVAL_NESTING:
+        # The evaluator's hottest call (once per expression node per evaluation): the nesting bound,
+        # `tick` and the dispatch are written out here rather than in three nested calls.
+        if self.nesting >= MAX_EVAL_NESTING or (type(e) is ir.Opaque and e.reason == ir.TOO_DEEP):
             self.cov.drop(self.site_key(e.span, cov.BRANCH), ("deep", ""))
             return Val(None, why=("deep", ""))
         self.nesting += 1
         try:
+            self.cost += 1  # self.tick(), inlined
+            if self.cost > self.budget or self.cost >= self._clock_at:
+                self.tick(0)
+            handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (the table at the end of this module)
+            if handler is not None:
+                return handler(self, e)  # type: ignore[operator]
             return self._eval(e)
         finally:
             self.nesting -= 1
 
     def _eval(self, e: ir.Expr) -> Val:
-        self.tick()
-        handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (the table at the end of this module)
-        if handler is not None:
-            return handler(self, e)  # type: ignore[operator]
+        """The node classes `_EVAL_BY_TYPE` does not list (and any subclass)."""
         if isinstance(e, ir.Lit):
             return const(e.value)
         if isinstance(e, ir.Cast):
@@ -79,9 +84,9 @@ class ExpressionsMixin:
             return Val(None, frozenset([e.name]), why=("template", e.name), uniform=True)
         if e.kind == "builtin" and e.name == "warpSize":
             return const(WARP)
-        for frame in reversed(self.frames[-1:]):
-            if e.name in frame.env:
-                return frame.env[e.name]
+        env = self.frames[-1].env  # the innermost frame only: an inlined helper sees its own names
+        if e.name in env:
+            return env[e.name]
         if e.name in self.shared_scalars:
             return self.shared_scalars.read(e.name)
         if e.kind == "shared" or (e.name in self.shared_bases):
@@ -144,17 +149,30 @@ class ExpressionsMixin:
         return v
 
     def convert(self, v: Val, t: ir.CType) -> Val:
-        if v.data is None:
-            return v
-        if t.kind == "float":
-            return Val(v.data.astype(np.float64), v.deps, is_float=True)
         data = v.data
+        if data is None:
+            return v
+        # Value arrays are never written in place, so a conversion that changes nothing shares its input's.
+        if t.kind == "float":
+            return Val(data.astype(np.float64, copy=False), v.deps, is_float=True)
+        # The same array converted to the same integer type again (a variable read at every use, every
+        # iteration): the result is remembered by the array's identity (recent ones only).
+        key = (id(data), t.kind, t.size, t.signed, not v.deps, v.is_float)
+        hit = self._converted.get(key)
+        if hit is not None and hit[0] is data:
+            return Val(hit[1], v.deps)
+        source = data
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
                 if not np.all(np.isfinite(data)):
                     return unknown(v, why=("unmodelled", "a conversion of a non-finite value"))
                 data = np.trunc(data).astype(np.int64)
-        return Val(wrap_int(data.astype(np.int64), t) if not v.deps else data.astype(np.int64), v.deps)
+        data = data.astype(np.int64, copy=False)
+        out = wrap_int(data, t) if not v.deps else data
+        if len(self._converted) >= 256:
+            self._converted.clear()
+        self._converted[key] = (source, out)
+        return Val(out, v.deps)
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
@@ -167,14 +185,14 @@ class ExpressionsMixin:
             if branch:
                 self.branch_unknown(e.span, c)
             return unknown(a, b, c)
-        cond = np.broadcast_to(c.data != 0, parent.shape)
+        cond = spread(c.data != 0, parent.shape)
         self.mask = parent & cond
-        a = self.eval(e.then) if self.mask.any() else UNKNOWN
-        if not self.mask.any():
+        a = self.eval(e.then) if self.any_active() else UNKNOWN
+        if not self.any_active():
             self.mark_dead(e.then, c.deps)
         self.mask = parent & ~cond
-        b = self.eval(e.other) if self.mask.any() else UNKNOWN
-        if not self.mask.any():
+        b = self.eval(e.other) if self.any_active() else UNKNOWN
+        if not self.any_active():
             self.mark_dead(e.other, c.deps)
         self.mask = parent
         if branch:
@@ -288,10 +306,10 @@ class ExpressionsMixin:
             a = self.eval(e.lhs)
             parent = self.mask
             if a.data is not None:
-                av = np.broadcast_to(a.data != 0, parent.shape)
+                av = spread(a.data != 0, parent.shape)
                 self.mask = parent & (av if op == "&&" else ~av)
-            b = self.eval(e.rhs) if self.mask.any() else const(0 if op == "&&" else 1)
-            if not self.mask.any():
+            b = self.eval(e.rhs) if self.any_active() else const(0 if op == "&&" else 1)
+            if not self.any_active():
                 self.mark_dead(e.rhs, a.deps)
             if a.data is None:
                 self.forget_arrays(e.rhs, why_of(a))  # the right side ran for lanes that may skip it
@@ -356,6 +374,16 @@ class ExpressionsMixin:
             return Val(c_div(a.data - b.data, np.int64(size)), deps)
         is_float = a.is_float or b.is_float or rtype.kind == "float"
         x, y = a.data, b.data
+        if not is_float:
+            ufunc = _INT_UFUNCS.get(op)
+            if ufunc is not None and x.dtype.kind in "iu" and y.dtype.kind in "iu":
+                # Integer arrays: these operations raise no floating-point error, so no errstate.
+                r = ufunc(x, y)
+                if op in _COMPARISONS:
+                    return Val(r.astype(np.int64), deps)
+                if rtype.kind == "bool" or (rtype.kind == "int" and not deps):
+                    r = wrap_int(r, rtype)  # as below
+                return Val(r, deps)
         if is_float:
             x = x.astype(np.float64)
             y = y.astype(np.float64)
@@ -405,6 +433,13 @@ class ExpressionsMixin:
             # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
             r = wrap_int(r, rtype)
         return Val(r, deps)
+
+
+# `_arith`'s integer operations that need no check of their operands (`/`, `%`, shifts do), and comparisons.
+_INT_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and, "|": np.bitwise_or,
+               "^": np.bitwise_xor, "<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
+               "==": np.equal, "!=": np.not_equal}
+_COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
 
 
 # `ExpressionsMixin._eval`'s dispatch: the IR expression classes are final (no subclasses), so a lookup of

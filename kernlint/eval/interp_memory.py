@@ -9,13 +9,19 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
-from kernlint.eval.values import UNKNOWN, Val, unknown, why_of
+from kernlint.eval.values import UNKNOWN, Val, spread, unknown, why_of
 from kernlint.eval.limits import POINTER_SPACING
 from kernlint.eval.stmt_facts import _with_field, _vector_chunks, _scalar_fields, _strip_implicit
 
 
+_BIG = int(np.iinfo(np.int64).max)
+
+
 class MemoryMixin:
     """Interpreter methods: memory."""
+
+    _full_mask: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether all its lanes are active)
+    _live_of: tuple[np.ndarray | None, np.ndarray | None] = (None, None)  # (the kernel's return mask, live lanes)
 
     def lvalue(self, e: ir.Expr) -> tuple[Val, ir.CType] | None:
         """The address of an lvalue expression that lives in memory, with its type; None otherwise."""
@@ -206,15 +212,17 @@ class MemoryMixin:
             return
         self.cov.hit(key)
         iters, lvars = self.loop_context()
-        address = np.broadcast_to(addr.data, self.mask.shape).astype(np.int64)
+        address = spread(addr.data, self.mask.shape, np.int64)
         vec = 1
         if t.kind == "struct" and t.fields:
             vec = len(t.fields)
         # A struct field (`p[i].vx`) is marked so rules can tell a record stride from a plain one.
         text = text or (f".{e.field}" if isinstance(e, ir.Member) else "")
         ret = self.frames[0].ret_mask
-        live = self.entry_mask & ~ret if ret is not None else self.entry_mask
-        self.mem_work += self.mask.any(axis=-1)
+        if ret is not self._live_of[0]:  # (return masks too are replaced, never written in place)
+            self._live_of = (ret, self.entry_mask & ~ret if ret is not None else self.entry_mask)
+        live = self._live_of[1]
+        self.count_request()
         deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
         event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
                                 deps, iters, lvars, vec, text, live.copy())
@@ -295,10 +303,11 @@ class MemoryMixin:
         An integer every active lane reads at one address is a sampled runtime value instead
         (eval/uniform_data.py)."""
         loads = addr.loads
-        if addr.space in ("global", "shared", "constant") and (loads or self.lane_varying(addr)):
+        varying = None if loads else self.lane_varying(addr)
+        if addr.space in ("global", "shared", "constant") and (loads or varying):
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
-        uniform = addr.data is not None and not loads and not self.lane_varying(addr)
+        uniform = addr.data is not None and not loads and not varying
         if uniform and t is not None and self.mask.any() and (
                 uniform_data.eligible(t, addr.space) or uniform_data.eligible_pointer(self.resolve(t), addr.space)):
             sampled = self.sample_load(e, addr, pointer=t.kind == "pointer")
@@ -345,14 +354,19 @@ class MemoryMixin:
 
     def lane_varying(self, v: Val) -> bool:
         """Whether the active lanes of some warp hold different values of `v` (known values only)."""
-        if v.data is None or v.data.shape[-1] == 1:
+        d = v.data
+        if d is None or d.shape[-1] == 1:
             return False
-        d = np.broadcast_to(v.data, self.mask.shape)
         m = self.mask
-        big = np.iinfo(np.int64).max
-        lo = np.where(m, d, big).min(axis=-1)
-        hi = np.where(m, d, -big).max(axis=-1)
-        return bool(np.any((hi > lo) & m.any(axis=-1)))
+        if m is not self._full_mask[0]:
+            self._full_mask = (m, bool(m.all()))
+        if self._full_mask[1] and d.dtype == np.int64:
+            return not (d == d[..., :1]).all()  # every lane active: some lane differs from lane 0 of its warp
+        # Per warp, the largest and smallest value among the active lanes (a warp with none has
+        # lo = big > hi = -big, so it never counts).
+        lo = np.where(m, d, _BIG).min(axis=-1)
+        hi = np.where(m, d, -_BIG).max(axis=-1)
+        return bool((hi > lo).any())
 
     def data_region_start(self, s: ir.Stmt, c: Val,
                           before: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[object, ...] | None:

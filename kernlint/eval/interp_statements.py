@@ -13,7 +13,7 @@ from kernlint.eval.flops import statement_flops
 from kernlint.eval.shared_scalars import is_shared_scalar_type
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays, liveness
-from kernlint.eval.values import UNINIT, Val, unknown, why_of
+from kernlint.eval.values import UNINIT, Val, spread, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
 from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
 
@@ -28,7 +28,7 @@ class StatementsMixin:
         hidden: dict[str, tuple[Val, np.ndarray | None, ir.CType | None]] = {}
         try:
             for s in block.body:
-                if not self.mask.any():
+                if not self.any_active():
                     return
                 if isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
                     hidden[s.name] = (env[s.name], self.frame.decl_mask.get(s.name), self.frame.ctype_of.get(s.name))
@@ -51,22 +51,24 @@ class StatementsMixin:
             return
         self.nesting += 1
         try:
+            self.cost += 1  # self.tick(), inlined (as in `eval`)
+            if self.cost > self.budget or self.cost >= self._clock_at:
+                self.tick(0)
             self._exec(s)
         finally:
             self.nesting -= 1
 
     def _exec(self, s: ir.Stmt) -> None:
-        self.tick()
-        if not isinstance(s, ir.Block):
-            self.count_work(_own_ops(s))
-            f32, f64 = statement_flops(s)
-            if f32 or f64:
-                lanes = self._work_lanes  # the active lanes count_work just counted
-                self.flop_lanes[0] += lanes * f32
-                self.flop_lanes[1] += lanes * f64
-        if isinstance(s, ir.Block):
+        if type(s) is ir.Block:  # (IR classes are final)
             self.exec_block(s)
-        elif isinstance(s, ir.ExprStmt):
+            return
+        self.count_work(_own_ops(s))
+        f32, f64 = statement_flops(s)
+        if f32 or f64:
+            lanes = self._work_lanes  # the active lanes count_work just counted
+            self.flop_lanes[0] += lanes * f32
+            self.flop_lanes[1] += lanes * f64
+        if isinstance(s, ir.ExprStmt):
             self.eval(s.expr)
         elif isinstance(s, ir.VarDecl):
             self.exec_decl(s)
@@ -199,7 +201,7 @@ class StatementsMixin:
             self.shared_scalars.forget(written, why_of(c))
             self.forget_arrays(s, why_of(c))
             return
-        cond = np.broadcast_to(c.data != 0, parent.shape)
+        cond = spread(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
         if self.regions_here() and c.deps:
@@ -500,7 +502,7 @@ class StatementsMixin:
                             data_cond = c
                             region = self.data_region_start(s, c, before=(w0, entry))
                     else:
-                        c_lanes = np.broadcast_to(c.data != 0, active.shape)
+                        c_lanes = spread(c.data != 0, active.shape)
                     active = active & c_lanes
                 if not active.any():
                     break
@@ -519,7 +521,7 @@ class StatementsMixin:
                 self.mask = active
                 self.exec(body)
                 self.mask = active & ~ls["break"] & ~self.frame_ret()  # type: ignore[operator]
-                if step is not None and self.mask.any():
+                if step is not None and self.any_active():
                     self.eval(step)
                 active = self.mask
                 k += 1

@@ -13,12 +13,18 @@ next iteration and the code after the loop are followed.
 from __future__ import annotations
 
 from kernlint import ir
+from kernlint.memo import by_identity
 
 DEF, USE = "def", "use"
 
 
 def _mentions(e: object, name: str) -> bool:
-    return any(isinstance(n, ir.Ref) and n.name == name for n in ir.walk(e))
+    return name in _ref_names(e)
+
+
+@by_identity(max_entries=4096)  # the analysis asks of each statement once per name
+def _ref_names(e: object) -> frozenset[str]:
+    return frozenset(n.name for n in ir.walk(e) if isinstance(n, ir.Ref))
 
 
 def _expr(e: ir.Expr | None, name: str) -> str | None:

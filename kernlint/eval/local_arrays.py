@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from kernlint import ir
-from kernlint.eval.values import UNINIT, Val
+from kernlint.eval.values import UNINIT, Val, spread
+from kernlint.memo import by_identity
 
 # The cause an element the model does not know is reported under (eval/coverage.py).
 UNTRACKED = ("unmodelled", "a value kept in a thread-local array")
@@ -65,6 +66,7 @@ def subscripted_name(e: ir.Expr) -> str | None:
     return None
 
 
+@by_identity(max_entries=4096)  # asked again at every unknown branch and stopped loop
 def stored_arrays(node: object) -> frozenset[str]:
     """Names of arrays `node` writes through a subscript (`a[i] = v`, `a[i] += v`, `a[i]++`)."""
     out: set[str] = set()
@@ -116,7 +118,7 @@ class LocalArrays:
         """The index per lane and the elements the active lanes use; None when unknown or out of bounds."""
         if idx.data is None or idx.is_float or not mask.any():
             return None
-        at = np.broadcast_to(np.asarray(idx.data), mask.shape)
+        at = spread(np.asarray(idx.data), mask.shape)
         ks = [int(k) for k in np.unique(at[mask])]
         if ks[0] < 0 or ks[-1] >= self.length[name]:
             return None

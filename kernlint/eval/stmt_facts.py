@@ -19,6 +19,7 @@ def _block_member(e: ir.Expr) -> str | None:
     return None
 
 
+@by_identity(max_entries=1024)  # asked at every branch on the variable, of the whole kernel body
 def _block_alias(body: ir.Stmt, name: str) -> str | None:
     """'x' when every write to the variable `name` in `body` stores blockIdx.x (`int bx = blockIdx.x;`)."""
     dims: set[str | None] = set()

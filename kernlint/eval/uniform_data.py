@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
+from kernlint.eval.values import spread
 
 # Symbols for loaded values are named `@load:LINE:COL:END_LINE:END_COL` (the load's span in the
 # kernel's file) or `@load:LINE:COL:END_LINE:END_COL:helper` when the load is inside a helper from
@@ -78,7 +79,7 @@ def settled_outcome(data: np.ndarray | None, deps: frozenset[str], mask: np.ndar
     side the samples skip holds accesses, or the side they take leaves (`Interpreter.uniform_condition`)."""
     if data is None or not any(map(is_loaded, deps)):
         return None
-    c = np.broadcast_to(data != 0, mask.shape)
+    c = spread(data != 0, mask.shape)
     outcome: bool | None = None
     for s in range(mask.shape[0]):
         m = mask[s]

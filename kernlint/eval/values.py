@@ -69,17 +69,28 @@ def unknown(*vals: Val, why: tuple[str, str] | None = None, uniform: bool | None
     It is warp-uniform when every input is (known values stored once per warp, shape (S, 1, 1), or
     unknown uniform ones), unless `uniform` says otherwise (a value merged across a branch is not).
     """
-    deps: frozenset[str] = frozenset()
-    loads: frozenset[tuple[int, int, int, int, str]] = frozenset()
+    deps: frozenset[str] = _NONE
+    loads: frozenset[tuple[int, int, int, int, str]] = _NONE
     best = None
-    for v in vals:
-        deps |= v.deps
-        loads |= v.loads
-        if v.data is None and v.why is not None:
-            best = best_why(best, v.why)
+    all_uniform = bool(vals)
+    for v in vals:  # (one of the evaluator's most frequent calls: unions only of what is not empty)
+        if v.deps:
+            deps = deps | v.deps if deps else v.deps
+        if v.loads:
+            loads = loads | v.loads if loads else v.loads
+        if v.data is None:
+            if v.why is not None:
+                best = best_why(best, v.why) if best is not None else v.why
+            if not v.uniform:
+                all_uniform = False
+        elif v.data.shape[-1] != 1:
+            all_uniform = False
     if uniform is None:
-        uniform = bool(vals) and all((v.uniform if v.data is None else v.data.shape[-1] == 1) for v in vals)
+        uniform = all_uniform
     return Val(None, deps, loads=loads, why=best or why, uniform=uniform)
+
+
+_NONE: frozenset = frozenset()
 
 
 def why_of(*vals: Val) -> tuple[str, str] | None:
@@ -89,10 +100,24 @@ def why_of(*vals: Val) -> tuple[str, str] | None:
 
 def const(value: int | float) -> Val:
     is_float = isinstance(value, float)
-    if not is_float and not -(1 << 63) <= value < (1 << 63):
-        # `0xFFFFFFFFFFFFFFFFull`: held as the 64-bit pattern (int64 arithmetic wraps the same way)
-        value = ((int(value) + (1 << 63)) % (1 << 64)) - (1 << 63)
-    return Val(np.full((1, 1, 1), value, dtype=np.float64 if is_float else np.int64), is_float=is_float)
+    if is_float:
+        return Val(np.full((1, 1, 1), value, dtype=np.float64), is_float=True)
+    data = _INT_CONSTANTS.get(value)
+    if data is None:
+        key = value
+        if not -(1 << 63) <= value < (1 << 63):
+            # `0xFFFFFFFFFFFFFFFFull`: held as the 64-bit pattern (int64 arithmetic wraps the same way)
+            value = ((int(value) + (1 << 63)) % (1 << 64)) - (1 << 63)
+        data = np.full((1, 1, 1), value, dtype=np.int64)
+        if len(_INT_CONSTANTS) >= 1024:
+            _INT_CONSTANTS.clear()
+        _INT_CONSTANTS[key] = data
+    return Val(data)
+
+
+# The arrays of integer constants, shared: value arrays are never written in place. Each `const` is a
+# Val of its own (one constant assigned on two paths must still merge).
+_INT_CONSTANTS: dict[int, np.ndarray] = {}
 
 
 def wrap_int(data: np.ndarray, ctype: ir.CType) -> np.ndarray:
@@ -104,9 +129,26 @@ def wrap_int(data: np.ndarray, ctype: ir.CType) -> np.ndarray:
     bits = ctype.size * 8
     m = (1 << bits) - 1
     if ctype.signed:
+        narrow = _SIGNED.get(ctype.size)
+        if narrow is not None and data.dtype == np.int64:
+            # Through the signed type of that width: the same two's-complement wrap as below, in two
+            # NumPy calls instead of three (the evaluator wraps most integer results).
+            return data.astype(narrow).astype(np.int64)
         half = 1 << (bits - 1)
         return ((data + half) & m) - half
     return data & m
+
+
+_SIGNED = {1: np.int8, 2: np.int16, 4: np.int32}
+
+
+def spread(data: np.ndarray, shape: tuple[int, ...], dtype: object = None) -> np.ndarray:
+    """`data` broadcast to `shape`, as an array of its own: what `np.broadcast_to(data, shape)` reads
+    (and raises on the same shapes), in a fraction of its time at the evaluator's sizes (a Python-level
+    wrapper, several microseconds a call); `dtype` converts as `astype` does."""
+    out = np.empty(shape, dtype=data.dtype if dtype is None else dtype)
+    out[...] = data
+    return out
 
 
 def c_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
