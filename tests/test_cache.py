@@ -129,15 +129,22 @@ __global__ void tile(const T* A, T* C) {
 """
 
 
-def test_a_changed_launch_elsewhere_in_the_project_invalidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """k.cuh's findings depend on the launch in run.cu (the project index): editing run.cu is a miss for k.cuh."""
-    counter = _Counter(monkeypatch)
+def _tile_project(tmp_path: Path) -> Path:
+    """A project of k.cuh (KERNEL) and run.cu, which launches it with BK = 16; its root."""
     root = tmp_path / "p"
     root.mkdir()
     (root / "kernlint.toml").write_text("")
     (root / "k.cuh").write_text(KERNEL)
     run = root / "run.cu"
     run.write_text('#include "k.cuh"\nvoid go() { tile<128, 16, float><<<8, 128>>>(0, 0); }\n')
+    return root
+
+
+def test_a_changed_launch_elsewhere_in_the_project_invalidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """k.cuh's findings depend on the launch in run.cu (the project index): editing run.cu is a miss for k.cuh."""
+    counter = _Counter(monkeypatch)
+    root = _tile_project(tmp_path)
+    run = root / "run.cu"
     monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "c"))  # the project index's cache too
     cache = tmp_path / "c"
     header = str(root / "k.cuh")
@@ -160,12 +167,7 @@ def test_an_unchanged_project_index_is_not_asked_again(tmp_path: Path, monkeypat
     asked again; an index built from other files has another state and is asked (the test above)."""
     from kernlint.project.index import ProjectIndex, load_index
 
-    root = tmp_path / "p"
-    root.mkdir()
-    (root / "kernlint.toml").write_text("")
-    (root / "k.cuh").write_text(KERNEL)
-    run = root / "run.cu"
-    run.write_text('#include "k.cuh"\nvoid go() { tile<128, 16, float><<<8, 128>>>(0, 0); }\n')
+    root = _tile_project(tmp_path)
     monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "c"))
     cache = tmp_path / "c"
     header = str(root / "k.cuh")
