@@ -409,15 +409,15 @@ def test_measuring_a_site_at_once_matches_event_by_event(monkeypatch: pytest.Mon
     # measure_site stacks the events of a site (one shape and width) and measures them together;
     # the event-by-event loop is the reference (worst request, steps, typical ways, totals, deps).
     from kernlint import engine
-    from kernlint.checks import shared_banks
+    from kernlint.checks import bank_sites
 
     combine = engine.combine
     stacked = []
 
     def checked(results, rules, skipped=None):  # type: ignore[no-untyped-def]
         for r in results:
-            for evs in shared_banks._sites(r.events).values():
-                assert shared_banks.measure_site(evs) == shared_banks._measure_each(evs)
+            for evs in bank_sites._sites(r.events).values():
+                assert bank_sites.measure_site(evs) == bank_sites._measure_each(evs)
                 stacked.append(len(evs) > 1)
         return combine(results, rules, skipped)
 
