@@ -34,8 +34,8 @@ from typing import Any
 
 from kernlint import leftovers
 from kernlint.frozen import frozen
-from kernlint.known_headers import stub_text
 from kernlint.includes import scan_includes
+from kernlint.known_headers import stub_text
 
 COMPILE_TIMEOUT_S = 60.0
 """Cap on one nvcc run: heavy template code can take long, and a linter must not hang."""
@@ -765,7 +765,7 @@ def _transient() -> None:
 def _device_only(text: str) -> str | None:
     """`text` with host code blanked (same lines), `#include <...>` kept: nvcc has the host headers."""
     try:
-        from kernlint.confirm.instrument import device_only
+        from kernlint.confirm.device_source import device_only
     except ImportError:  # pragma: no cover - part of kernlint, but never fatal here
         return None
     try:
@@ -781,7 +781,7 @@ def _device_only(text: str) -> str | None:
 def _inline_headers(code: str, base_dir: str, include_dirs: tuple[str, ...], filename: str) -> str | None:
     """`code` with its project headers inlined, their host code left out (`#line` keeps locations)."""
     try:
-        from kernlint.confirm.instrument import inline_user_headers
+        from kernlint.confirm.device_source import inline_user_headers
 
         return inline_user_headers(code, base_dir, include_dirs, filename)
     except Exception:  # noqa: BLE001 - a best-effort fallback must not break the lint
