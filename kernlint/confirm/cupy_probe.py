@@ -154,7 +154,7 @@ def set_seeds(cupy: Any, np: Any, module: Any, seed: dict[str, Any] | None, keep
     for g in seed.get("globals", ()):
         try:
             gptr = module.get_global(g["name"])
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             raise ValueError(f"cannot set the sampled global {g['name']}: {exc}") from exc
         value = np.array(int(g["value"])).astype(g["dtype"])
         (gptr + int(g["offset"])).copy_from_host(value.ctypes.data, value.nbytes)

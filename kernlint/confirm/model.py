@@ -33,7 +33,7 @@ NOT_RUN_REASONS = {
 }
 
 
-def _run_category(run: KernelRun) -> str:
+def _run_category(run: "KernelRun") -> str:
     """The NOT_RUN_REASONS key for a run that produced no measurement."""
     if run.category:
         return run.category
