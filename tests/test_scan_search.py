@@ -43,3 +43,20 @@ def test_directives_are_the_line_start_regexes(seed: int) -> None:
             assert got == want, repr(text)
         want_code = PP_LINE.sub(lambda m: "\n".join(" " * len(x) for x in m.group(0).split("\n")), text)
         assert scan._blank_directives(text) == want_code, repr(text)
+
+
+DECL_PIECES = ["int", "float", "const", "unsigned", "struct", "std::vector", "<int>", "<", ">", " ", "  ", "\n", "*", "&",
+               "__restrict__", "x", "p_1", "=", ";", ",", "(", ")", "{", "}", "[", "0", "é", "\t"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_declarations_are_the_declaration_regex(seed: int) -> None:
+    pattern = re.compile(r"(?:^|[;{}(,])" + scan._declaration_of(r"([A-Za-z_]\w*)"))
+    rng = random.Random(seed)
+    found = 0
+    for _ in range(1000):
+        text = "".join(rng.choice(DECL_PIECES) + rng.choice(["", " "]) for _ in range(rng.randint(0, 40)))
+        want = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+        assert [(m.span(), m.groups()) for m in scan._declarations_in(text)] == want, repr(text)
+        found += len(want)
+    assert found > 50  # the random texts do hold declarations

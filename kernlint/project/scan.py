@@ -463,7 +463,7 @@ def _declarations(params: str, body: str) -> dict[str, list[tuple[int, str, str]
     parameters at position -1."""
     out: dict[str, list[tuple[int, str, str]]] = {}
     for text, base in ((params, -1), (body, 0)):
-        for m in _DECLARATION.finditer(text):
+        for m in _declarations_in(text):
             t = " ".join(m.group(1).split())
             if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
                 continue
@@ -605,12 +605,27 @@ _TYPE_WORDS = r"(?:(?:const|volatile|static|unsigned|signed|struct)\s+)*[A-Za-z_
 
 
 def _declaration_of(name: str) -> str:
-    """A declaration of `name` (the regex text; `_declarations` uses it with any name)."""
-    return (rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
+    """A declaration of `name` after the text's start or a `;{}(,` (the regex text without that start)."""
+    return (rf"\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
             rf"(?:\b__restrict__\s*)?\b{name}\s*(?=[=;,)\[]|$)")
 
 
-_DECLARATION = re.compile(_declaration_of(r"([A-Za-z_]\w*)"))
+# A declaration of any name: at the text's start, or after one of `;{}(,`. (Two patterns instead of one
+# starting `(?:^|[;{}(,])`: a pattern that starts with a character set is searched for much faster.)
+_DECLARATION_FIRST = re.compile(_declaration_of(r"([A-Za-z_]\w*)"))
+_DECLARATION = re.compile(r"[;{}(,]" + _declaration_of(r"([A-Za-z_]\w*)"))
+
+
+def _declarations_in(text: str) -> Iterator[re.Match[str]]:
+    """The declarations of `text`, as `finditer` of `(?:^|[;{}(,])` + the declaration pattern finds them."""
+    m = _DECLARATION_FIRST.match(text)
+    pos = 0
+    if m is not None:
+        yield m
+        pos = m.end()
+    while (m := _DECLARATION.search(text, pos)) is not None:
+        yield m
+        pos = m.end()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -631,7 +646,7 @@ def _declared_types(args: tuple[str, ...], params: str, body: str) -> tuple[str,
     for text in (params, body):
         if not any(a in text for a in wanted):
             continue
-        for m in _DECLARATION.finditer(text):
+        for m in _declarations_in(text):
             if m.group(2) not in wanted:
                 continue
             t = " ".join(m.group(1).split())
