@@ -310,16 +310,18 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return ir.CType("array", inner.size * count, t.signed, inner, count, t.name, t.fields, t.align, t.const)
 
     def loop_context(self) -> tuple[tuple[int, ...], tuple[tuple[str, int | None], ...]]:
-        if not self.loop_stack:
+        stack = self.loop_stack
+        if not stack:
             return (), ()
-        iters = tuple(int(ls["iter"]) for ls in self.loop_stack)  # type: ignore[call-overload]
+        # (asked at every access and branch: "iter" is the int exec_loop counts, "var" a name or None)
+        iters = tuple([ls["iter"] for ls in stack])  # type: ignore[misc]
         vars_: list[tuple[str, int | None]] = []
-        env = self.frame.env
-        for ls in self.loop_stack:
-            name = ls.get("var")
-            if isinstance(name, str):
-                v = env.get(name)
-                vars_.append((name, self._single_value(v) if v is not None and v.data is not None else None))
+        env = self.frames[-1].env
+        for ls in stack:
+            name = ls["var"]
+            if name is not None:
+                v = env.get(name)  # type: ignore[call-overload]
+                vars_.append((name, self._single_value(v) if v is not None and v.data is not None else None))  # type: ignore[arg-type]
         return iters, tuple(vars_)
 
     def _single_value(self, v: Val) -> int | None:
