@@ -7,7 +7,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, spread, unknown, why_of, wrap_int
+from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
 from kernlint.eval.stmt_facts import _pointer_chain_type, _strip_implicit, _target_name, _stmt_cost
@@ -216,9 +216,9 @@ class ExpressionsMixin:
             self.emit(ev.Branch(e.span, "ternary", cond.copy(), parent.copy(), c.deps, iters, lvars, ct, ce,
                                 then_work=(parent & cond).any(axis=-1) * ct,
                                 else_work=(parent & ~cond).any(axis=-1) * ce))
-        if not (parent & cond).any():
+        if not any_set(parent & cond):
             return b
-        if not (parent & ~cond).any():
+        if not any_set(parent & ~cond):
             return a
         if a.data is None or b.data is None:
             return unknown(a, b, c)
