@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import resources
+from kernlint import demangle, resources
 from kernlint.resources import exact_resources
 
 SRC = "__global__ void k(float* p) { p[threadIdx.x] = 1; }\n"
@@ -46,7 +46,7 @@ def nvcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("KERNLINT_NO_CACHE", raising=False)
-    monkeypatch.setattr(resources, "_demangle_tool", lambda names: {})
+    monkeypatch.setattr(demangle, "_demangle_tool", lambda names: {})
     return files
 
 

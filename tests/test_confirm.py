@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from kernlint import confirm
+from kernlint.confirm import device_source as ds
 from kernlint.confirm import instrument as ins
 from kernlint.diagnostics import Diagnostic
 from kernlint.engine import LintOptions, lint_with_suppressions
@@ -45,7 +46,7 @@ def _plan(path: Path) -> confirm.FilePlan:
 
 def test_device_only_blanks_host_code_and_keeps_lines() -> None:
     text = (FIXTURES / "KL101_transpose.cu").read_text()
-    out, removed = ins.device_only(text)
+    out, removed = ds.device_only(text)
     assert len(out) == len(text) and out.count("\n") == text.count("\n")
     assert "int main" not in out and "<<<" not in out
     assert "#define TILE_DIM 32" in out and "__global__ void transpose_naive" in out
@@ -69,13 +70,13 @@ extern "C" __global__ void k(P* a) { a[threadIdx.x % N].x = ns::twice(a[threadId
 void launch(float* a) { k<<<1, 32>>>(a); }
 int main() { return 0; }
 """
-    out, _ = ins.device_only(text)
+    out, _ = ds.device_only(text)
     assert "#include <cstdio>" not in out and "#include <cuda_fp16.h>" in out and '#include "mine.h"' in out
     # A header is inlined with its host code removed, keeping what the device code names.
     (tmp_path / "mine.h").write_text('#include <cublas_v2.h>\nstruct Used { int v; };\nstruct Unused { int w; };\n'
                                      'void cublasCheck(int s) { if (s) exit(1); }\n'
                                      '__device__ inline int used_twice(Used u) { return 2 * u.v; }\n')
-    inlined = ins.inline_user_headers(out + "__global__ void k2(Used* u) { u->v = used_twice(*u); }\n",
+    inlined = ds.inline_user_headers(out + "__global__ void k2(Used* u) { u->v = used_twice(*u); }\n",
                                       str(tmp_path), (), "/x/main.cu")
     assert "cublas" not in inlined and "struct Used" in inlined and "Unused" not in inlined
     assert "used_twice(Used u)" in inlined and f'#line 1 "{tmp_path / "mine.h"}"' in inlined

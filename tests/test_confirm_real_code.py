@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernlint import confirm
+from kernlint.confirm import device_source as ds
 from kernlint.confirm import instrument as ins
 from kernlint.confirm import plan as confirm_plan
 from kernlint.confirm.ncu import (
@@ -85,8 +86,8 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
 
 def _device_source(main: Path, inc: Path) -> str:
     text = main.read_text()
-    dev, _ = ins.device_only(text, include_dirs=(str(inc),))
-    return ins.inline_user_headers(dev, str(main.parent), (str(inc),), str(main))
+    dev, _ = ds.device_only(text, include_dirs=(str(inc),))
+    return ds.inline_user_headers(dev, str(main.parent), (str(inc),), str(main))
 
 
 def test_only_the_device_code_the_kernel_names_reaches_the_gpu_compiler(tmp_path: Path) -> None:
@@ -120,14 +121,14 @@ def test_template_function_headers_are_not_classes() -> None:
     text = ("template <class T>\ninline bool host_value(const char* s, T* v) { *v = (T)atoi(s); return true; }\n"
             "template <typename T> __device__ T dev_twice(T v) { return 2 * v; }\n"
             "__global__ void k(float* a) { a[threadIdx.x] = dev_twice(a[threadIdx.x]); }\n")
-    out, _ = ins.device_only(text)
+    out, _ = ds.device_only(text)
     assert "host_value" not in out and "dev_twice(T v)" in out
 
 
 def test_a_blanked_declaration_keeps_its_conditional_directives() -> None:
     text = ("#ifdef FEATURE\nvoid host_a() { }\n#define LONG_MACRO(x) \\\n    ((x) + 1)\n#endif\n"
             "MACRO_WITHOUT_SEMICOLON(foo)\n#if 1\n#endif\n__global__ void k(int* a) { a[0] = 1; }\n")
-    out, _ = ins.device_only(text)
+    out, _ = ds.device_only(text)
     assert out.count("#endif") == 2 and out.count("#ifdef FEATURE") == 1 and "__global__ void k" in out
 
 

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import resources
+from kernlint import demangle, resources
+from kernlint.demangle import demangle_minimal, split_demangled
 from kernlint.resources import (
     KernelResources,
-    demangle_minimal,
     estimate_registers,
     exact_resources,
     parse_ptxas_output,
-    split_demangled,
 )
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
@@ -114,7 +113,7 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path, private_cache: Path
         raise AssertionError("nvcc ran although the result was cached")
 
     monkeypatch.setattr(resources, "_run", no_compile)
-    monkeypatch.setattr(resources, "_demangle_tool", no_compile)
+    monkeypatch.setattr(demangle, "_demangle_tool", no_compile)
     second, note = exact_resources(REGISTER_HEAVY, str(tmp_path / "heavy.cu"), "sm_80")
     assert note is None and second == first
 

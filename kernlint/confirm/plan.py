@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from kernlint import ir
-from kernlint.confirm import instrument as instrument_module
-from kernlint.confirm import seeding
+from kernlint.confirm import device_source, seeding
 from kernlint.confirm.instrument import Instrumented, Site, walk
 from kernlint.confirm.instrument import instrument as instrument_source
 from kernlint.confirm.model import (
@@ -671,13 +670,13 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
 def _emptied(plan: FilePlan, empty: Any) -> Instrumented:
     """The plan's instrumented source with the bodies of the kernels `empty(fn)` picks emptied."""
     chars = list(plan.text)
-    offs = instrument_module._line_offsets(plan.text)
+    offs = device_source._line_offsets(plan.text)
     for fn in plan.kernel_fns:
         if not empty(fn) or fn.body is None or fn.template_params:
             continue
         sp = fn.body.span
-        a = instrument_module.offset_of(plan.text, offs, sp.line, sp.column)
-        b = instrument_module.offset_of(plan.text, offs, sp.end_line or sp.line, sp.end_column or sp.column)
+        a = device_source.offset_of(plan.text, offs, sp.line, sp.column)
+        b = device_source.offset_of(plan.text, offs, sp.end_line or sp.line, sp.end_column or sp.column)
         if a is None or b is None or b - a < 2 or plan.text[a] != "{" or plan.text[b - 1] != "}":
             continue
         for k in range(a + 1, b - 1):
@@ -715,8 +714,8 @@ def _includer(lint_result: Any) -> tuple[str, str] | None:
 
 def _with_context(code: str, prefix: str, includer: str, name: str) -> str:
     """`code` (prelude, then `#line 1 "name"` and the fragment) with the includer's part before it."""
-    head = f'#line 1 "{instrument_module._escape(name)}"\n'
-    block = f'#line 1 "{instrument_module._escape(includer)}"\n{prefix}\n'
+    head = f'#line 1 "{device_source._escape(name)}"\n'
+    block = f'#line 1 "{device_source._escape(includer)}"\n{prefix}\n'
     at = code.find(head)
     return code[:at] + block + code[at:] if at >= 0 else block + head + code
 
@@ -735,16 +734,16 @@ def _with_headers(inst: Instrumented, path: str, options: Any,
                   and os.path.basename(re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln).group(1))
                   == os.path.basename(path)), len(lines))
         before = "".join(lines[:k])
-        used = frozenset(instrument_module.device_names(inst.device_code))
-        pre, _ = instrument_module.device_only(before, used_elsewhere=used, include_dirs=dirs, roots=False)
-        pre = instrument_module.inline_user_headers(pre, os.path.dirname(inc_path), dirs, inc_path)
+        used = frozenset(device_source.device_names(inst.device_code))
+        pre, _ = device_source.device_only(before, used_elsewhere=used, include_dirs=dirs, roots=False)
+        pre = device_source.inline_user_headers(pre, os.path.dirname(inc_path), dirs, inc_path)
         inst = dataclasses.replace(
             inst, code=_with_context(inst.code, pre, inc_path, name),
             device_code=_with_context(inst.device_code, pre, inc_path, name),
             profiled=_with_context(inst.profiled, pre, inc_path, name) if inst.profiled else "")
-    code = instrument_module.inline_user_headers(inst.code, base, dirs, name)
-    plain = instrument_module.inline_user_headers(inst.device_code, base, dirs, name)
-    profiled = instrument_module.inline_user_headers(inst.profiled, base, dirs, name) if inst.profiled else ""
-    return dataclasses.replace(inst, code=instrument_module.with_half_headers(code, name),
-                               device_code=instrument_module.with_half_headers(plain, name),
-                               profiled=instrument_module.with_half_headers(profiled, name) if profiled else "")
+    code = device_source.inline_user_headers(inst.code, base, dirs, name)
+    plain = device_source.inline_user_headers(inst.device_code, base, dirs, name)
+    profiled = device_source.inline_user_headers(inst.profiled, base, dirs, name) if inst.profiled else ""
+    return dataclasses.replace(inst, code=device_source.with_half_headers(code, name),
+                               device_code=device_source.with_half_headers(plain, name),
+                               profiled=device_source.with_half_headers(profiled, name) if profiled else "")
