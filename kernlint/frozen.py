@@ -59,6 +59,7 @@ def frozen(cls: type[T]) -> type[T]:
                   "__dataclass_builtins_object__": object})
     self_name = "__dataclass_self__" if "self" in cls.__dataclass_fields__ else "self"  # type: ignore[attr-defined]
     body = []
+    set_names: list[str] = []  # `_set_x(self, value)`: what `object.__setattr__(self, "x", value)` does
     for f in all_init:
         dflt = f"_dflt_{f.name}"
         if f.default_factory is not dataclasses.MISSING:
@@ -73,7 +74,8 @@ def frozen(cls: type[T]) -> type[T]:
             value = dflt
         else:
             continue
-        body.append(f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})")
+        body.append(f"_set_{f.name}({self_name},{value})")
+        set_names.append(f"_set_{f.name}")
     if hasattr(cls, "__post_init__"):
         body.append(f"{self_name}.__post_init__()")
 
@@ -85,7 +87,7 @@ def frozen(cls: type[T]) -> type[T]:
         return f"{f.name}:_type_{f.name}"
 
     names["_return_type"] = None
-    lines = [f"def __create_fn__({', '.join(names)}):",
+    lines = [f"def __create_fn__({', '.join([*names, *set_names])}):",
              f" def __init__({','.join([self_name] + [param(f) for f in std_init])})->_return_type:",
              *(f"  {b}" for b in body or ["pass"]),
              " return __init__"]
@@ -93,10 +95,14 @@ def frozen(cls: type[T]) -> type[T]:
     ns: dict[str, Any] = {}
     # dont_inherit: this module's `from __future__ import annotations` must not turn the annotations into strings.
     exec(compile("\n".join(lines), "<string>", "exec", dont_inherit=True), module.__dict__ if module is not None else {}, ns)
-    methods = {"__init__": ns["__create_fn__"](**names),
+    # Until the slots exist, each setter is `object.__setattr__` with the field's name (what the standard
+    # text calls); afterwards, the slot's own descriptor (below).
+    setters = {n: _named_setter(n[len("_set_"):]) for n in set_names}
+    methods = {"__init__": ns["__create_fn__"](**names, **setters),
                "__repr__": dataclasses._recursive_repr(_repr([f.name for f in all_init if f.repr])),  # type: ignore[attr-defined]
                "__eq__": _eq([f.name for f in all_init if f.compare])}
     methods.update(_frozen_attrs(cls, tuple(f.name for f in all_init)))
+    own_methods = set(cls.__dict__)
     for name, fn in methods.items():
         if name not in cls.__dict__:
             fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
@@ -113,6 +119,13 @@ def frozen(cls: type[T]) -> type[T]:
         cls.__doc__ = cls.__name__ + text_sig
     cls.__dataclass_params__ = dataclasses._DataclassParams(True, True, True, False, False, True)  # type: ignore[attr-defined]
     cls = dataclasses._add_slots(cls, True, False)  # type: ignore[attr-defined]
+    if "__init__" not in own_methods and set_names:
+        # The same __init__ with each field stored through its slot's member descriptor: what
+        # `object.__setattr__(self, name, value)` ends in, without looking the attribute up by name (a
+        # frozen value is built per evaluated expression node: ~0.45 us less for a ten-field class).
+        init = ns["__create_fn__"](**names, **{n: getattr(cls, n[len("_set_"):]).__set__ for n in set_names})
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = init  # type: ignore[misc]
     abc.update_abstractmethods(cls)
     return cls
 
@@ -120,6 +133,12 @@ def frozen(cls: type[T]) -> type[T]:
 # The other methods need no code of their own: closures over the field names compute what CPython 3.11's
 # generated texts compute (`(self.a,self.b,)==(other.a,other.b,)`, `hash((self.a,self.b,))`, the repr
 # f-string, the frozen __setattr__/__delattr__), with `operator.attrgetter` building the same tuples.
+
+def _named_setter(name: str) -> Callable[[Any, Any], None]:
+    def setter(obj: Any, value: Any) -> None:
+        object.__setattr__(obj, name, value)
+    return setter
+
 
 def _fields_tuple(names: list[str]) -> Callable[[Any], tuple]:
     if len(names) >= 2:

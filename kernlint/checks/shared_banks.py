@@ -37,6 +37,7 @@ from kernlint.eval.result import KernelResult
 from kernlint.frozen import frozen
 from kernlint.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wavefronts
 
+_BIG = np.iinfo(np.int64).max
 MAX_PADDING = 32  # padding candidates tried per array (row pitch mod 32 words repeats after that)
 MAX_STEPS_SHOWN = 10
 MAX_CONFIRM_RUNS = 3  # re-evaluations of the kernel per conflicting array
@@ -343,25 +344,24 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
     if esize <= 0 or total <= 0:
         return None
     accesses = [e for e in events if isinstance(e, MemoryAccess) and e.space == "shared" and e.root == root]
-    split = []
-    widest = 0  # the largest innermost index any access touches: rows may shrink to just past it
-    for e in accesses:
-        live = e.mask
-        off = np.where(live, e.address - base, 0)
-        if np.any(live & ((off < 0) | (off + e.width > total))):
-            return None
-        first = off // esize
-        last = (off + e.width - 1) // esize
-        if np.any(live & (first // dims[-1] != last // dims[-1])):
-            return None  # a vector read that runs past the end of a row: padding would split it
-        idx = np.unravel_index(first, tuple(dims))
-        split.append((e, idx, off - first * esize))
-        if np.any(live):
-            widest = max(widest, int(np.max(np.where(live, last % dims[-1], 0))))
-    # One batch per access width: all requests of all accesses at once, for each padding.
-    groups: dict[int, list[tuple[MemoryAccess, tuple[np.ndarray, ...], np.ndarray]]] = defaultdict(list)
-    for item in split:
-        groups[item[0].width].append(item)
+    # Every access at once, as rows of 32 lanes laid end to end (the checks below hold for all or for none).
+    rows = [e.mask.size // 32 for e in accesses]
+    address = np.concatenate([np.zeros((0, 32), dtype=np.int64)] + [
+        (e.address if e.address.shape == e.mask.shape else np.broadcast_to(e.address, e.mask.shape)).reshape(-1, 32)
+        for e in accesses]) - base
+    live = np.concatenate([np.zeros((0, 32), dtype=bool)] + [e.mask.reshape(-1, 32) for e in accesses])
+    width = np.repeat(np.array([e.width for e in accesses], dtype=np.int64), rows)[:, None]
+    off = np.where(live, address, 0)
+    if np.any(live & ((off < 0) | (off + width > total))):
+        return None
+    first = off // esize
+    last = (off + width - 1) // esize
+    if np.any(live & (first // dims[-1] != last // dims[-1])):
+        return None  # a vector read that runs past the end of a row: padding would split it
+    # The row among the outer dimensions and the column of each lane's element, and its byte within it.
+    row_all, col_all, rem_all = first // dims[-1], first % dims[-1], off - first * esize
+    # The largest innermost index any access touches: rows may shrink to just past it.
+    widest = max(0, int(np.max(np.where(live, last % dims[-1], 0)))) if live.size else 0
     out: dict[int, tuple[int, int, int]] = {}
     # Every pitch: shrinking rows (removing existing padding: a [16][17] tile read by 16-wide rows is
     # conflict-free as [16][16]) as well as growing them; smaller rows first, as they cost less.
@@ -370,39 +370,58 @@ def _screen_paddings(events: Sequence[object], root: str, base: int, t: ir.CType
     # shape evaluated here need not be the only one the kernel runs with.
     floor = max(widest + 1, 1 << (dims[-1].bit_length() - 1))
     shrink = list(range(floor - dims[-1], 0))
-    # What does not depend on the padding, once: each group's indices, byte remainders and masks laid end
-    # to end (request rows of 32 lanes), where each access's rows start, and the site each belongs to.
+    # What does not depend on the padding, once per access width (one batch each): where each access's
+    # rows start, and the site each belongs to.
     keys: dict[tuple[int, int], int] = {}
+    groups: dict[int, list[int]] = defaultdict(list)
+    for n, e in enumerate(accesses):
+        groups[e.width].append(n)
     batches = []
-    for width, items in groups.items():
-        rows = [e.mask.reshape(-1, 32).shape[0] for e, _i, _r in items]
-        idx_cat = tuple(np.concatenate([idx[d].reshape(-1) for _e, idx, _r in items]) for d in range(len(dims)))
-        rem_cat = np.concatenate([rem.reshape(-1) for _e, _i, rem in items])
-        mask = np.concatenate([e.mask.reshape(-1, 32) for e, _i, _r in items])
-        starts = np.cumsum([0, *rows[:-1]])
-        site = np.array([keys.setdefault((e.span.line, e.span.column), len(keys)) for e, _i, _r in items])
-        batches.append((width, idx_cat, rem_cat, mask, starts, site, min(rows) > 0))
+    for w, members in groups.items():
+        take = np.flatnonzero(width[:, 0] == w)  # the rows of its accesses, in order
+        starts = np.cumsum([0, *[rows[n] for n in members[:-1]]])
+        site = np.array([keys.setdefault((accesses[n].span.line, accesses[n].span.column), len(keys))
+                         for n in members])
+        batches.append((w, row_all[take], col_all[take], rem_all[take], live[take], starts, site,
+                        min(rows[n] for n in members) > 0))
     old = np.array([old_sites.get(k, -1) for k in keys])  # -1: a site not measured before is never "worse"
     pads = np.array([*shrink, *range(1, tries + 1)], dtype=np.int64)
     per_site = np.zeros((len(pads), len(keys)), dtype=np.int64)
     excess = np.zeros(len(pads), dtype=np.int64)
-    for width, idx_cat, rem_cat, mask, starts, site, no_empty in batches:
+    for w, row, col, rem, mask, starts, site, no_empty in batches:
         # Only the innermost dimension changes: an element's offset is (its row among the outer
-        # dimensions) * (row length) + its column, for every padding at once (a few paddings per
-        # shared_wavefronts call, so that a call measures at most _BATCH_REQUESTS requests).
-        row = np.ravel_multi_index(idx_cat[:-1], tuple(dims[:-1])) if len(dims) > 1 else 0
-        requests = len(mask)
+        # dimensions) * (row length) + its column, for every padding at once. Requests that are the same
+        # lanes at the same (row, column, byte) cost the same under every padding: each is measured once.
+        # With whole-word elements, a request moved as a whole by some rows and columns is one too (the
+        # move is a whole number of words, which only renames the banks), so each request is taken from
+        # its first active row and column.
+        row = np.where(mask, row, 0)
+        col = np.where(mask, col, 0)
+        if esize % BANK_BYTES == 0:
+            row = np.where(mask, row - np.where(mask, row, _BIG).min(axis=1, keepdims=True), 0)
+            col = np.where(mask, col - np.where(mask, col, _BIG).min(axis=1, keepdims=True), 0)
+        rem = np.where(mask, rem, 0)
+        # (distinct rows by their bytes: one sort of opaque values, not of 128-field records)
+        table = np.ascontiguousarray(np.concatenate([row, col, rem, mask], axis=1), dtype=np.int64)
+        _r, first_of, inverse = np.unique(table.view(np.dtype((np.void, table.shape[1] * 8))).reshape(-1),
+                                          return_index=True, return_inverse=True)
+        distinct, inverse = table[first_of], inverse.reshape(-1)
+        u_row, u_col, u_rem = distinct[:, :32], distinct[:, 32:64], distinct[:, 64:96]
+        u_mask = distinct[:, 96:].astype(bool)
+        requests = len(distinct)
+        # (a few paddings per shared_wavefronts call, so that a call measures at most _BATCH_REQUESTS requests)
         per = max(1, _BATCH_REQUESTS // max(1, requests))
         for at in range(0, len(pads), per):
-            chunk = pads[at:at + per, None]
-            addr = base + (row * (dims[-1] + chunk) + idx_cat[-1]) * esize + rem_cat  # (paddings, lanes)
-            ways, wf, ideal = shared_wavefronts(addr.reshape(len(chunk), requests, 32), mask, width)
-            excess[at:at + per] += (wf - ideal).sum(axis=1)
+            chunk = pads[at:at + per, None, None]
+            addr = base + (u_row * (dims[-1] + chunk) + u_col) * esize + u_rem  # (paddings, requests, lanes)
+            u_ways, u_wf, u_ideal = shared_wavefronts(addr, u_mask, w)
+            ways = u_ways[:, inverse]
+            excess[at:at + per] += (u_wf - u_ideal)[:, inverse].sum(axis=1)
             if no_empty:
                 per_access = np.maximum.reduceat(ways, starts, axis=1)  # the worst request of each access
             else:
-                ends = [*starts[1:], requests]
-                per_access = np.array([[w[a:b].max() if b > a else 0 for a, b in zip(starts, ends)] for w in ways],
+                ends = [*starts[1:], len(inverse)]
+                per_access = np.array([[w_[a:b].max() if b > a else 0 for a, b in zip(starts, ends)] for w_ in ways],
                                       dtype=np.int64).reshape(len(chunk), len(starts))
             for j in range(len(keys)):
                 of_site = per_access[:, site == j]

@@ -26,7 +26,7 @@ from kernlint.eval.samples import ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_pa
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval import dependent_types, uniform_data
 from kernlint.eval import local_arrays
-from kernlint.eval.values import Frame, Val, const
+from kernlint.eval.values import any_set, Frame, Val, const
 from kernlint.launch import LaunchShape, fold_bound
 from kernlint.eval.limits import WARP, MAX_LOOP_ITERATIONS, MAX_EVENTS_PER_SITE, MAX_INLINE_DEPTH, MAX_EVAL_NESTING, DEFAULT_BUDGET, CALL_KEY_OFFSET, CLOCK_EVERY, SIZE_SAMPLES, SIZE_STEP, BLOCK_SAMPLES, GRID_SAMPLE, POINTER_SPACING, _pure, BudgetExceeded, _LoopExit, EvalResult  # noqa: F401 (re-exported)
 from kernlint.eval.stmt_facts import _sampled_name, _template_param_name, _fold_dim, _subtype_map, _builtin_type, _strip_implicit
@@ -310,16 +310,18 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return ir.CType("array", inner.size * count, t.signed, inner, count, t.name, t.fields, t.align, t.const)
 
     def loop_context(self) -> tuple[tuple[int, ...], tuple[tuple[str, int | None], ...]]:
-        if not self.loop_stack:
+        stack = self.loop_stack
+        if not stack:
             return (), ()
-        iters = tuple(int(ls["iter"]) for ls in self.loop_stack)  # type: ignore[call-overload]
+        # (asked at every access and branch: "iter" is the int exec_loop counts, "var" a name or None)
+        iters = tuple([ls["iter"] for ls in stack])  # type: ignore[misc]
         vars_: list[tuple[str, int | None]] = []
-        env = self.frame.env
-        for ls in self.loop_stack:
-            name = ls.get("var")
-            if isinstance(name, str):
-                v = env.get(name)
-                vars_.append((name, self._single_value(v) if v is not None and v.data is not None else None))
+        env = self.frames[-1].env
+        for ls in stack:
+            name = ls["var"]
+            if name is not None:
+                v = env.get(name)  # type: ignore[call-overload]
+                vars_.append((name, self._single_value(v) if v is not None and v.data is not None else None))  # type: ignore[arg-type]
         return iters, tuple(vars_)
 
     def _single_value(self, v: Val) -> int | None:
@@ -329,7 +331,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         if hit is not None and hit[0] is v:
             return hit[1]
         d = v.data
-        uv = int(d.flat[0]) if d is not None and d.size and np.all(d == d.flat[0]) else None
+        uv = int(d.flat[0]) if d is not None and d.size and not any_set(d != d.flat[0]) else None
         if len(self._single_values) >= 1024:
             self._single_values.clear()
         self._single_values[id(v)] = (v, uv)
@@ -409,7 +411,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         """`self.mask.any()`, remembered per mask (masks are replaced, never written in place)."""
         m = self.mask
         if m is not self._any_of[0]:
-            self._any_of = (m, bool(m.any()))
+            self._any_of = (m, any_set(m))
         return self._any_of[1]
 
     def count_work(self, ops: int) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval.values import UNKNOWN, Val, c_div, c_mod, const, spread, unknown, why_of, wrap_int
+from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
 from kernlint.eval.stmt_facts import _pointer_chain_type, _strip_implicit, _target_name, _stmt_cost
@@ -142,8 +142,21 @@ class ExpressionsMixin:
         return None
 
     def eval_cast(self, e: ir.Cast) -> Val:
-        v = self.eval(e.operand)
-        t = self.resolve(e.ctype)
+        o = e.operand
+        v = None
+        if type(o) is ir.Ref and (o.kind == "local" or o.kind == "param") and self.nesting < MAX_EVAL_NESTING:
+            # The commonest operand (a variable read): what `self.eval(o)` returns for a name bound in
+            # the innermost frame (eval_ref), with its step counted, without the dispatch.
+            v = self.frames[-1].env.get(o.name)
+            if v is not None:
+                self.cost += 1
+                if self.cost > self.budget or self.cost >= self._clock_at:
+                    self.tick(0)
+        if v is None:
+            v = self.eval(o)
+        t = e.ctype
+        if t.kind in _RESOLVED_KINDS:
+            t = self.resolve(t)
         if t.kind in ("int", "bool", "float"):
             return self.convert(v, t)
         return v
@@ -203,9 +216,9 @@ class ExpressionsMixin:
             self.emit(ev.Branch(e.span, "ternary", cond.copy(), parent.copy(), c.deps, iters, lvars, ct, ce,
                                 then_work=(parent & cond).any(axis=-1) * ct,
                                 else_work=(parent & ~cond).any(axis=-1) * ce))
-        if not (parent & cond).any():
+        if not any_set(parent & cond):
             return b
-        if not (parent & ~cond).any():
+        if not any_set(parent & ~cond):
             return a
         if a.data is None or b.data is None:
             return unknown(a, b, c)
@@ -433,6 +446,10 @@ class ExpressionsMixin:
             # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
             r = wrap_int(r, rtype)
         return Val(r, deps)
+
+
+# Kinds of types `resolve` may change (a dependent array, a template parameter, a pointer to one): others it returns as they are.
+_RESOLVED_KINDS = frozenset(("array", "template", "pointer"))
 
 
 # `_arith`'s integer operations that need no check of their operands (`/`, `%`, shifts do), and comparisons.

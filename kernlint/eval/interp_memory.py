@@ -9,7 +9,7 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
-from kernlint.eval.values import UNKNOWN, Val, spread, unknown, why_of
+from kernlint.eval.values import UNKNOWN, Val, any_set, spread, unknown, why_of
 from kernlint.eval.limits import POINTER_SPACING
 from kernlint.eval.stmt_facts import _with_field, _vector_chunks, _scalar_fields, _strip_implicit
 
@@ -292,7 +292,7 @@ class MemoryMixin:
         env = self.frame.env
         old = env.get(name)
         dm = self.frame.decl_mask.get(name)
-        if old is None or dm is None or np.array_equal(self.mask, dm) or not (dm & ~self.mask).any():
+        if old is None or dm is None or np.array_equal(self.mask, dm) or not any_set(dm & ~self.mask):
             env[name] = v
             return
         env[name] = self.merge(old, v, self.mask)
@@ -308,7 +308,7 @@ class MemoryMixin:
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
         uniform = addr.data is not None and not loads and not varying
-        if uniform and t is not None and self.mask.any() and (
+        if uniform and t is not None and any_set(self.mask) and (
                 uniform_data.eligible(t, addr.space) or uniform_data.eligible_pointer(self.resolve(t), addr.space)):
             sampled = self.sample_load(e, addr, pointer=t.kind == "pointer")
             if sampled is not None:
@@ -359,14 +359,14 @@ class MemoryMixin:
             return False
         m = self.mask
         if m is not self._full_mask[0]:
-            self._full_mask = (m, bool(m.all()))
+            self._full_mask = (m, np.count_nonzero(m) == m.size)
         if self._full_mask[1] and d.dtype == np.int64:
-            return not (d == d[..., :1]).all()  # every lane active: some lane differs from lane 0 of its warp
+            return any_set(d != d[..., :1])  # every lane active: some lane differs from lane 0 of its warp
         # Per warp, the largest and smallest value among the active lanes (a warp with none has
         # lo = big > hi = -big, so it never counts).
         lo = np.where(m, d, _BIG).min(axis=-1)
         hi = np.where(m, d, -_BIG).max(axis=-1)
-        return bool((hi > lo).any())
+        return any_set(hi > lo)
 
     def data_region_start(self, s: ir.Stmt, c: Val,
                           before: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[object, ...] | None:

@@ -13,7 +13,7 @@ from kernlint.eval.flops import statement_flops
 from kernlint.eval.shared_scalars import is_shared_scalar_type
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays, liveness
-from kernlint.eval.values import UNINIT, Val, spread, unknown, why_of
+from kernlint.eval.values import UNINIT, Val, any_set, spread, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
 from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
 
@@ -205,15 +205,15 @@ class StatementsMixin:
         taken = parent & cond
         not_taken = parent & ~cond
         if self.regions_here() and c.deps:
-            self.note_guard(s, c.deps, bool(taken.any()))
+            self.note_guard(s, c.deps, any_set(taken))
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
         w0 = self.warp_work.copy()
         self.cov.hit(self.site_key(s.span, cov.BRANCH))
-        if not taken.any() or (s.other is not None and not not_taken.any()):
+        if not any_set(taken) or (s.other is not None and not any_set(not_taken)):
             self.one_sided.add(id(s))  # a side no lane took (exec_loop: a second iteration)
-        if taken.any():
+        if any_set(taken):
             self.mask = taken
             self.exec(s.then)
         else:
@@ -221,12 +221,12 @@ class StatementsMixin:
         w1 = self.warp_work.copy()
         if s.other is None and not self.call_sites and c.deps and len(self.frames) == 1:
             rest = resample.rest_after(self.fn.body, s)
-            if rest is not None and (not_taken.any() or (taken.any() and not (self.mask & taken).any())):
+            if rest is not None and (any_set(not_taken) or (any_set(taken) and not any_set(self.mask & taken))):
                 # An early exit every sampled thread takes leaves the rest of the kernel dead.
-                self.note_region(resample.rest_key(s, rest), rest, c.deps, bool(not_taken.any()))
+                self.note_region(resample.rest_key(s, rest), rest, c.deps, any_set(not_taken))
         if s.other is not None and self.regions_here() and c.deps:
-            self.note_else(s, c.deps, bool(not_taken.any()))
-        if s.other is not None and not_taken.any():
+            self.note_else(s, c.deps, any_set(not_taken))
+        if s.other is not None and any_set(not_taken):
             self.mask = not_taken
             self.exec(s.other)
         elif s.other is not None:
@@ -504,7 +504,7 @@ class StatementsMixin:
                     else:
                         c_lanes = spread(c.data != 0, active.shape)
                     active = active & c_lanes
-                if not active.any():
+                if not any_set(active):
                     break
                 # A data-dependent trip count: the body is evaluated once, twice when a guard on a
                 # counter of the loop left a side untaken (`if (k == 0) {...} else {...}`).
@@ -517,7 +517,7 @@ class StatementsMixin:
                 trips += active
                 self.count_work(per_iteration_ops)  # the condition and step of this iteration
                 ls["iter"] = k
-                ls["continue"] = np.zeros_like(entry)
+                ls["continue"] = np.zeros(entry.shape, dtype=entry.dtype)
                 self.mask = active
                 self.exec(body)
                 self.mask = active & ~ls["break"] & ~self.frame_ret()  # type: ignore[operator]
@@ -593,16 +593,16 @@ class StatementsMixin:
                 lane_sel = parent & (sel | (remaining if is_default else False))
             remaining = remaining & ~lane_sel
             arms[lane_sel & (arms < 0)] = arm
-            if not lane_sel.any():
+            if not any_set(lane_sel):
                 self.mark_dead(ir.Block(tuple(body), s.span), c.deps)
             if c.data is not None and c.deps and self.regions_here() and body:
-                self.note_case(s, labels, body, c, bool(lane_sel.any()))
-            if lane_sel.any():
+                self.note_case(s, labels, body, c, any_set(lane_sel))
+            if any_set(lane_sel):
                 self.mask = lane_sel
                 for st in body:
                     if isinstance(st, ir.Break):
                         break
-                    if not self.mask.any():
+                    if not any_set(self.mask):
                         break
                     self.exec(st)
                     written |= _assigned_names(st)

@@ -116,7 +116,7 @@ class LocalArrays:
 
     def _lanes(self, name: object, idx: Val, mask: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
         """The index per lane and the elements the active lanes use; None when unknown or out of bounds."""
-        if idx.data is None or idx.is_float or not mask.any():
+        if idx.data is None or idx.is_float or not np.count_nonzero(mask):
             return None
         at = spread(np.asarray(idx.data), mask.shape)
         ks = [int(k) for k in np.unique(at[mask])]
