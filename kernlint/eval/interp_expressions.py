@@ -144,9 +144,9 @@ class ExpressionsMixin:
     def eval_cast(self, e: ir.Cast) -> Val:
         o = e.operand
         v = None
-        if type(o) is ir.Ref and (o.kind == "local" or o.kind == "param") and self.nesting < MAX_EVAL_NESTING:
-            # The commonest operand (a variable read): what `self.eval(o)` returns for a name bound in
-            # the innermost frame (eval_ref), with its step counted, without the dispatch.
+        if type(o) is ir.Ref and o.kind != "template" and o.kind != "builtin" and self.nesting < MAX_EVAL_NESTING:
+            # The commonest operand (a variable or array read): what `self.eval(o)` returns for a name
+            # bound in the innermost frame (eval_ref), with its step counted, without the dispatch.
             v = self.frames[-1].env.get(o.name)
             if v is not None:
                 self.cost += 1
