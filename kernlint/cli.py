@@ -221,6 +221,8 @@ class _Command(click.Command):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            raise  # a reader of our output went away: click ends the run quietly (not an internal error)
         except Exception as exc:  # noqa: BLE001 - never a traceback by default, never exit 1
             click.echo(internal_error_line(exc, ctx.meta.get(CURRENT_PATH)), err=True)
             if tracebacks_wanted():
@@ -321,13 +323,14 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
         try:
             rule = find_rule(explain, ALL_RULES)
-            click.echo(rule_doc(rule.code, ALL_RULES))
+            text = rule_doc(rule.code, ALL_RULES)
         except KeyError:
             click.echo(f"kernlint: error: unknown rule {explain!r} (see kernlint --list-rules)", err=True)
             sys.exit(EXIT_USAGE)
         except OSError as exc:
             click.echo(f"kernlint: error: the documentation of {explain!r} is missing: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        _echo_out(text)
         sys.exit(EXIT_OK)
     if clear_cache:
         from kernlint.resultcache import clear
@@ -342,7 +345,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
         from kernlint.fix import FIXABLE_CODES
 
-        click.echo(rules_table(ALL_RULES, fixable=FIXABLE_CODES), nl=False)
+        _echo_out(rules_table(ALL_RULES, fixable=FIXABLE_CODES), nl=False)
         sys.exit(EXIT_OK)
 
     resolver = _resolver(config_path, fmt, fail_on, block, defines, include_dirs, arch, select, ignore, exclude,
@@ -353,7 +356,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     if show_settings:
         from kernlint.config import resolved_settings_text
 
-        click.echo(resolved_settings_text(_resolve(resolver, paths[0]) if paths else settings))
+        _echo_out(resolved_settings_text(_resolve(resolver, paths[0]) if paths else settings))
         sys.exit(EXIT_OK)
     if not paths:
         click.echo("kernlint: error: no paths given (try `kernlint file.cu`, or `kernlint --help`)", err=True)
@@ -477,7 +480,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         for p in problems:
             click.echo(p.render(), err=True)
         if diffs:
-            click.echo("".join(diffs), nl=False)
+            _echo_out("".join(diffs), nl=False)
         click.echo(f"kernlint: {fixed_count} finding{'s' if fixed_count != 1 else ''} can be fixed "
                    f"in {len(diffs)} file{'s' if len(diffs) != 1 else ''} (run with --fix)", err=True)
         sys.exit(EXIT_USAGE if problems else 1 if diffs else EXIT_OK)
@@ -502,8 +505,28 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     out = render(settings.format, diagnostics, ctx)
     if out:
         # click strips ANSI codes from output that is not a terminal unless told otherwise.
-        click.echo(out, nl=False, color=bool(use_color) or None)
+        _echo_out(out, nl=False, color=bool(use_color) or None)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
+
+
+def _echo_out(text: str, **kwargs: Any) -> None:
+    """Write `text` to standard output. A reader that went away (`kernlint ... | head -1`) is not an error
+    of the lint: the rest of the output is discarded and the exit status stays the one the findings give
+    (whether the pipe closed before or after the last write is a matter of timing)."""
+    try:
+        click.echo(text, **kwargs)
+    except BrokenPipeError:
+        _discard_stdout()
+
+
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null, so that what is still buffered for it flushes without error."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (an in-process caller's stream)
+        pass
 
 
 def _color_from_env(tty: bool) -> bool:
@@ -606,12 +629,12 @@ def _guarded(step: Any) -> Any:
 
 
 def run() -> None:
-    """Console entry point: `main` for a short-lived process.
+    """Console entry point (`kernlint`, `python -m kernlint`): `main` for a short-lived process.
 
     A lint run allocates many small objects, so the cyclic garbage collector runs less often than
     Python's default (never turned off: memory must not grow with the number of files), and the
-    interpreter's teardown (freeing NumPy and libclang state, about 0.1 s) is skipped once output
-    is flushed. In-process callers (tests) use `main` itself.
+    process ends through `exit_process`, without the interpreter's teardown. In-process callers
+    (tests) use `main` itself.
     """
     import gc
 
@@ -625,10 +648,29 @@ def run() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
+    exit_process(code)
+
+
+def exit_process(code: int) -> None:
+    """End the process with status `code` the way the interpreter would, less its teardown.
+
+    Freeing every module's objects (NumPy's, libclang's, the IR) at exit costs a short run about a
+    tenth of its CPU and serves nothing. What an ordinary exit does that matters still happens: the
+    `atexit` handlers run (multiprocessing's, which ends worker processes still running; the shim
+    PCH's temporary directory; logging's flush), then standard output and error are flushed. A reader
+    that has gone away (`kernlint ... | head -1`) loses what is left, silently, and changes nothing
+    of the status. Files kernlint writes (cache entries, --fix, baselines) are closed where written.
+    """
+    import atexit
+
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        atexit._run_exitfuncs()  # what Py_FinalizeEx runs; a handler's exception is printed, as at exit
     finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):  # a closed pipe or stream: nothing more to say
+                pass
         os._exit(code)
 
 

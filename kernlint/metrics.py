@@ -12,30 +12,34 @@ import numpy as np
 SECTOR_BYTES = 32
 
 
-def _distinct_per_row(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Count distinct entries of each row of `values`, considering only `valid` entries."""
-    if values.size == 0:
-        return np.zeros(values.shape[:-1], dtype=np.int64)
-    big = np.iinfo(np.int64).max
-    v = np.where(valid, values, big)
-    v = np.sort(v, axis=-1)
-    changes = np.diff(v, axis=-1) != 0
-    first_valid = v[..., :1] != big
-    distinct = first_valid[..., 0].astype(np.int64) + np.sum(changes & (v[..., 1:] != big), axis=-1)
-    return distinct
+_NONE = np.iinfo(np.int64).max  # stands for an inactive lane: sorts after every address
 
 
 def global_sectors(address: np.ndarray, mask: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Sectors touched and ideal sectors for each request (rows of 32 lanes).
 
     `address` and `mask` have shape (..., 32); returns two int arrays of shape (...).
+    The distinct addresses (and sectors) of a row are counted on the row's active addresses sorted
+    (a value that differs from its left neighbour is new). One sort serves both counts when no active
+    lane's access crosses a sector boundary (the usual case): the sectors `address // 32` of sorted
+    addresses are sorted too. Else the first and last sectors of all lanes are sorted together.
     """
-    first = address // SECTOR_BYTES
-    last = (address + width - 1) // SECTOR_BYTES
-    both = np.concatenate([first, last], axis=-1)
-    valid = np.concatenate([mask, mask], axis=-1)
-    sectors = _distinct_per_row(both, valid)
-    distinct_addr = _distinct_per_row(address, mask)
+    if address.size == 0:
+        return np.zeros(address.shape[:-1], dtype=np.int64), np.zeros(address.shape[:-1], dtype=np.int64)
+    v = np.where(mask, address, _NONE)
+    v.sort(axis=-1)
+    valid = v != _NONE
+    later = valid[..., 1:]
+    distinct_addr = valid[..., 0] + (later & (v[..., 1:] != v[..., :-1])).sum(axis=-1)
+    first = v // SECTOR_BYTES
+    if not np.any(valid & (v % SECTOR_BYTES + width > SECTOR_BYTES)):
+        sectors = valid[..., 0] + (later & (first[..., 1:] != first[..., :-1])).sum(axis=-1)
+    else:
+        last = (v + (width - 1)) // SECTOR_BYTES
+        both = np.where(np.concatenate([valid, valid], axis=-1), np.concatenate([first, last], axis=-1), _NONE)
+        both.sort(axis=-1)
+        some = both != _NONE
+        sectors = some[..., 0] + (some[..., 1:] & (both[..., 1:] != both[..., :-1])).sum(axis=-1)
     ideal = (distinct_addr * width + SECTOR_BYTES - 1) // SECTOR_BYTES
     return sectors, ideal
 

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Iterator
 from dataclasses import dataclass
 
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
 from kernlint.project.pointer_offsets import arg_offsets
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", re.M)
-_PP_LINE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+# Preprocessor lines: `#` first on its line but for spaces and tabs. The patterns start at the `#` (a literal
+# `re` finds quickly) and `_directives` checks what comes before it on the line.
+_INCLUDE = re.compile(r'#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]')
+_DEFINE = re.compile(r"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", re.M)
+_PP_LINE = re.compile(r"#(?:[^\n]*\\\n)*[^\n]*")
 _CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?(?:int|long|size_t|"
                     r"unsigned|short|u?int\d+_t|auto)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 _LOCAL = re.compile(r"\b(?:(?:static|const|constexpr)\s+)*(?:unsigned\s+)?(?:int|long|size_t|unsigned|"
@@ -29,7 +32,6 @@ _MAX_ALIAS_TEXT = 300
 _STRUCTURE = re.compile(r"<<<|[{};]")
 _INNER_STRUCTURE = re.compile(r"<<<|[{}]")
 _CLASS_KW = re.compile(r"\b(struct|class|union)\b")
-_TEMPLATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*<")
 # Explicit instantiations: `template` (after a line start, `;`, `}` or white space; `extern template` too)
 # not opening a parameter list; the scan checks what precedes (a literal first is a fast search).
 _INSTANTIATION = re.compile(r"template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<")
@@ -53,6 +55,58 @@ def blank(text: str) -> str:
             return s[0] + spaces(s[1:-1]) + s[-1] if len(s) >= 2 else s
         return spaces(s)
     return _COMMENT_OR_STRING.sub(repl, text)
+
+
+def _directives(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """(start of line, match) of each match of `pattern` at a `#` preceded on its line by nothing but spaces
+    and tabs, left to right without overlapping: what `finditer` of `^[ \\t]*` + pattern (re.M) finds."""
+    pos = 0
+    while True:
+        m = pattern.search(text, pos)
+        if m is None:
+            return
+        at = m.start()
+        line = text.rfind("\n", 0, at) + 1
+        if at == line or not text[line:at].strip(" \t"):
+            yield line, m
+            pos = m.end()
+        else:
+            pos = at + 1
+
+
+def _blank_directives(clean: str) -> str:
+    """`clean` with each preprocessor line (and its continuation lines) replaced by spaces, newlines kept."""
+    parts = []
+    last = 0
+    for line, m in _directives(_PP_LINE, clean):
+        parts.append(clean[last:line])
+        parts.append("\n".join(" " * len(x) for x in clean[line:m.end()].split("\n")))
+        last = m.end()
+    if not parts:
+        return clean
+    parts.append(clean[last:])
+    return "".join(parts)
+
+
+_WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _named(text: str, opener: str) -> Iterator[tuple[str, int, int]]:
+    """(name, its position, position of `opener`) of each `opener` character that follows an identifier and
+    optional white space: what `finditer` of `\\b([A-Za-z_]\\w*)\\s*` + opener finds, found from the `opener`
+    characters (far fewer than the identifiers such a regex tries). `\\w` and `\\s` of `re` are
+    `str.isalnum()` (or `_`) and `str.isspace()`; the whole run of word characters must start as an identifier."""
+    at = text.find(opener)
+    while at >= 0:
+        j = at - 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        stop = j + 1
+        while j >= 0 and (text[j].isalnum() or text[j] == "_"):
+            j -= 1
+        if j + 1 < stop and text[j + 1] in _WORD_START:
+            yield text[j + 1:stop], j + 1, at
+        at = text.find(opener, at + 1)
 
 
 def _line_of(starts: list[int], pos: int) -> int:
@@ -245,15 +299,15 @@ def scan_text(text: str) -> FileFacts:
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     clean = blank(text)
     # Names come from the original text (blanking empties quoted names); a `#` inside a comment is blank.
-    includes = tuple((m.group(2).strip(), m.group(1) == '"', _line_of(starts, m.start()))
-                     for m in _INCLUDE.finditer(text) if clean[m.start() + m.group(0).index("#")] == "#")
+    includes = tuple((m.group(2).strip(), m.group(1) == '"', _line_of(starts, line))
+                     for line, m in _directives(_INCLUDE, text) if clean[m.start()] == "#")
     defines = []
-    for m in _DEFINE.finditer(clean):
+    for _line, m in _directives(_DEFINE, clean):
         body = m.group(2).strip()
         if body.endswith("\\"):
             continue
         defines.append((m.group(1), body))
-    code = _PP_LINE.sub(lambda m: "\n".join(" " * len(x) for x in m.group(0).split("\n")), clean)
+    code = _blank_directives(clean)
     cuda = ("__global__" in code and bool(_GLOBAL_KW.search(code))) or "<<<" in code or "__device__" in code
 
     # Brace structure: each `{` opens a block whose header is the text since the previous ; { or }.
@@ -321,13 +375,11 @@ def scan_text(text: str) -> FileFacts:
     # binds the members of Engine defined outside the class (they go with the calls).
     instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT)
     calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT)
-    for m in _TEMPLATE_CALL.finditer(code):
+    for name, at, lt in _named(code, "<"):
         if len(calls) >= _MAX_CALLS:
             break
-        name = m.group(1)
         if name in _KEYWORDS:
             continue
-        lt = m.end() - 1
         if code.startswith("<<", lt):
             continue
         close = _angle_forward(code, lt)
@@ -336,7 +388,7 @@ def scan_text(text: str) -> FileFacts:
         after = code[close + 1:close + 8]
         if not re.match(r"\s*\(", after):
             continue
-        calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, m.start())))
+        calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
                      tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions))
 
@@ -369,7 +421,6 @@ def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[s
             out.append((m.group(1), tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
 
 
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _MAX_TYPED_CALLS = 2000
 
 
@@ -390,18 +441,18 @@ def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, s
         pointers = {name for names in decls.values() for _at, name, t in names if "*" in t}
         if not pointers:
             continue  # no argument can have a pointer type
-        for m in _CALL.finditer(body):
-            if m.group(1) in _DECL_KEYWORDS:
+        for name, at, paren in _named(body, "("):
+            if name in _DECL_KEYWORDS:
                 continue
-            close = _match_forward(body, m.end() - 1, "(", ")")
+            close = _match_forward(body, paren, "(", ")")
             if close < 0:
                 continue
-            inner = body[m.end():close]
+            inner = body[paren + 1:close]
             if pointers.isdisjoint(_IDENTIFIER.findall(inner)):
                 continue  # no argument names a pointer
-            types = tuple(_type_before(decls, a, m.start()) for a in split_top(inner))
+            types = tuple(_type_before(decls, a, at) for a in split_top(inner))
             if any("*" in t for t in types):
-                out.append((m.group(1), types, _line_of(starts, start + m.start())))
+                out.append((name, types, _line_of(starts, start + at)))
                 if len(out) >= _MAX_TYPED_CALLS:
                     break
     return tuple(out)
@@ -412,7 +463,7 @@ def _declarations(params: str, body: str) -> dict[str, list[tuple[int, str, str]
     parameters at position -1."""
     out: dict[str, list[tuple[int, str, str]]] = {}
     for text, base in ((params, -1), (body, 0)):
-        for m in _DECLARATION.finditer(text):
+        for m in _declarations_in(text):
             t = " ".join(m.group(1).split())
             if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
                 continue
@@ -554,12 +605,27 @@ _TYPE_WORDS = r"(?:(?:const|volatile|static|unsigned|signed|struct)\s+)*[A-Za-z_
 
 
 def _declaration_of(name: str) -> str:
-    """A declaration of `name` (the regex text; `_declarations` uses it with any name)."""
-    return (rf"(?:^|[;{{}}(,])\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
+    """A declaration of `name` after the text's start or a `;{}(,` (the regex text without that start)."""
+    return (rf"\s*({_TYPE_WORDS}(?:\s*(?:\*|&|\bconst\b|\b__restrict__\b))*)\s*"
             rf"(?:\b__restrict__\s*)?\b{name}\s*(?=[=;,)\[]|$)")
 
 
-_DECLARATION = re.compile(_declaration_of(r"([A-Za-z_]\w*)"))
+# A declaration of any name: at the text's start, or after one of `;{}(,`. (Two patterns instead of one
+# starting `(?:^|[;{}(,])`: a pattern that starts with a character set is searched for much faster.)
+_DECLARATION_FIRST = re.compile(_declaration_of(r"([A-Za-z_]\w*)"))
+_DECLARATION = re.compile(r"[;{}(,]" + _declaration_of(r"([A-Za-z_]\w*)"))
+
+
+def _declarations_in(text: str) -> Iterator[re.Match[str]]:
+    """The declarations of `text`, as `finditer` of `(?:^|[;{}(,])` + the declaration pattern finds them."""
+    m = _DECLARATION_FIRST.match(text)
+    pos = 0
+    if m is not None:
+        yield m
+        pos = m.end()
+    while (m := _DECLARATION.search(text, pos)) is not None:
+        yield m
+        pos = m.end()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -580,7 +646,7 @@ def _declared_types(args: tuple[str, ...], params: str, body: str) -> tuple[str,
     for text in (params, body):
         if not any(a in text for a in wanted):
             continue
-        for m in _DECLARATION.finditer(text):
+        for m in _declarations_in(text):
             if m.group(2) not in wanted:
                 continue
             t = " ".join(m.group(1).split())
