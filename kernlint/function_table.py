@@ -1,9 +1,10 @@
 """A translation unit's functions by key, where the front end may leave some to be lowered on first use.
 
-Most device functions a file's parse sees are defined in included headers (helper_math.h alone has hundreds)
-and no kernel of the file calls them; lowering them all was the largest part of the front end's time. The
-front end records such a function by key with what it needs to lower it later, and the table lowers it the
-first time it is asked for (`table[key]`, `get`, `named`), once. The keys are all known up front, in the
+Most device functions a file's parse sees are defined in included headers (helper_math.h alone has hundreds),
+and many of the file's own are never called by a kernel it evaluates; lowering them all was the largest part
+of the front end's time. The front end lowers the file's kernels up front and records every other device
+function by key with what it needs to lower it later; the table lowers it the first time it is asked for
+(`table[key]`, `get`, `named`, `in_file`), once. The keys are all known up front, in the
 order the parse met the functions; iterating over the values lowers everything, so the evaluator asks by
 key or by name instead.
 

@@ -1,5 +1,5 @@
-"""Parse a .cu/.cuh file with libclang and lower its kernels and device functions to the IR (those of
-included headers when first asked for: kernlint/function_table.py).
+"""Parse a .cu/.cuh file with libclang and lower its kernels and device functions to the IR (the kernels
+at once, other device functions when first asked for: kernlint/function_table.py).
 
 Decisions (see DESIGN.md): parse as CUDA device code (`--cuda-device-only`) against kernlint's own
 shim header, never a CUDA installation; every `#include` that cannot be found is fed to clang as an
