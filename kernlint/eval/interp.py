@@ -451,8 +451,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     def _use_mask(self) -> None:
         self._flush_work()
         self._work_mask = self.mask
-        self._work_warps = self.mask.any(axis=-1)
-        self._work_lanes = self.mask.sum(axis=-1)
+        # The ufuncs' reductions, called directly: `.any(axis=-1)` and `.sum(axis=-1)` are Python-level
+        # wrappers around these same calls (bool summed as the default integer, as `.sum` does).
+        self._work_warps = np.logical_or.reduce(self.mask, axis=-1)
+        self._work_lanes = np.add.reduce(self.mask, axis=-1)
 
     def _flush_work(self) -> None:
         if self._work_pending:

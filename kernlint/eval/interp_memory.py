@@ -368,8 +368,8 @@ class MemoryMixin:
             return any_set(d != d[..., :1])  # every lane active: some lane differs from lane 0 of its warp
         # Per warp, the largest and smallest value among the active lanes (a warp with none has
         # lo = big > hi = -big, so it never counts).
-        lo = np.where(m, d, _BIG).min(axis=-1)
-        hi = np.where(m, d, -_BIG).max(axis=-1)
+        lo = np.minimum.reduce(np.where(m, d, _BIG), axis=-1)  # (`.min(axis=-1)` without its Python wrapper)
+        hi = np.maximum.reduce(np.where(m, d, -_BIG), axis=-1)
         return any_set(hi > lo)
 
     def data_region_start(self, s: ir.Stmt, c: Val,

@@ -174,7 +174,7 @@ class StatementsMixin:
                         self.exceptional_sides.pop()
                 w_then = self.warp_work.copy()
                 self.restore_exits(exits)
-                self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+                self.mask = self.after_exits(parent)
                 if s.other is not None:
                     if common == "then":
                         self.exceptional_sides.append(s.span.line)
@@ -194,7 +194,7 @@ class StatementsMixin:
                                      exit_kind, search=exit_kind == "break" and data_shape.is_search(loop, s.cond),
                                      common_work=common_work,
                                      role=data_shape.side_role(s.then, tuple(c.loads)) if s.other is None else "")
-            self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+            self.mask = self.after_exits(parent)
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
@@ -235,7 +235,7 @@ class StatementsMixin:
         self.emit(ev.Branch(s.span, "if", cond.copy(), parent.copy(), c.deps, iters, lvars, cost_then, cost_else,
                             _has_loop(s.then), _has_loop(s.other) if s.other else False,
                             then_work=w1 - w0, else_work=self.warp_work - w1))
-        self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+        self.mask = self.after_exits(parent)
 
     def uniform_condition(self, c: Val, sides: tuple[ir.Stmt | None, ir.Stmt | None] | None = None,
                           loop_body: ir.Stmt | None = None, first: bool = True) -> Val:
@@ -435,6 +435,19 @@ class StatementsMixin:
             ls["break"] = brk
             ls["continue"] = cont
 
+    def after_exits(self, parent: np.ndarray) -> np.ndarray:
+        """`parent & ~self.frame_ret() & ~self.loop_exits()`: the lanes of `parent` that have not returned
+        nor left the innermost loop; `parent` itself when none has (masks are replaced, never written in
+        place), without the five array operations that asked at the end of every branch and loop."""
+        ret = self.frame.ret_mask
+        out = parent if ret is None or not any_set(ret) else parent & ~ret
+        if self.loop_stack:
+            ls = self.loop_stack[-1]
+            brk, cont = ls["break"], ls["continue"]
+            if any_set(brk) or any_set(cont):  # type: ignore[arg-type]
+                out = out & ~(brk | cont)  # type: ignore[operator]
+        return out
+
     def frame_ret(self) -> np.ndarray:
         r = self.frame.ret_mask
         return r if r is not None else np.zeros_like(self.mask)
@@ -469,7 +482,8 @@ class StatementsMixin:
                   do_while: bool) -> None:
         entry = self.mask.copy()
         written = _assigned_names(body) | (_assigned_names_expr(step) if step is not None else set())
-        ls: dict[str, object] = {"iter": 0, "break": np.zeros_like(entry), "continue": np.zeros_like(entry),
+        no_lanes = np.zeros_like(entry)
+        ls: dict[str, object] = {"iter": 0, "break": np.zeros_like(entry), "continue": no_lanes,
                                  "var": _loop_var(s), "frame": self.frame, "stmt": s}
         self.loop_stack.append(ls)
         trips = np.zeros(entry.shape, dtype=np.int64)
@@ -517,10 +531,14 @@ class StatementsMixin:
                 trips += active
                 self.count_work(per_iteration_ops)  # the condition and step of this iteration
                 ls["iter"] = k
-                ls["continue"] = np.zeros(entry.shape, dtype=entry.dtype)
+                ls["continue"] = no_lanes  # (replaced, never written in place: one array serves every iteration)
                 self.mask = active
                 self.exec(body)
-                self.mask = active & ~ls["break"] & ~self.frame_ret()  # type: ignore[operator]
+                ret = self.frame.ret_mask
+                brk = ls["break"]
+                if any_set(brk):  # type: ignore[arg-type]
+                    active = active & ~brk  # type: ignore[operator]
+                self.mask = active & ~ret if ret is not None and any_set(ret) else active
                 if step is not None and self.any_active():
                     self.eval(step)
                 active = self.mask
@@ -566,7 +584,7 @@ class StatementsMixin:
             self.forget_arrays(s, why)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
-        self.mask = entry & ~self.frame_ret() & ~self.loop_exits()
+        self.mask = self.after_exits(entry)
 
     def exec_switch(self, s: ir.Switch) -> None:
         c = self.eval(s.cond)
@@ -618,7 +636,7 @@ class StatementsMixin:
             self.emit(ev.Branch(s.span, "switch", arms >= 0, parent.copy(), c.deps, iters, lvars,
                                 _stmt_cost(s.cases), 0, _has_loop(s.cases), False,
                                 then_work=self.warp_work - w0, else_work=np.zeros_like(w0), arms=arms))
-        self.mask = parent & ~self.frame_ret() & ~self.loop_exits()
+        self.mask = self.after_exits(parent)
         if c.data is None:
             for name in written:
                 if name in self.frame.env:
