@@ -402,8 +402,8 @@ class ExpressionsMixin:
                     r = wrap_int(r, rtype)  # as below
                 return Val(r, deps)
         if is_float:
-            x = x.astype(np.float64)
-            y = y.astype(np.float64)
+            x = x.astype(np.float64, copy=False)  # (read only: every result below is a new array)
+            y = y.astype(np.float64, copy=False)
         try:
             with np.errstate(all="ignore"):
                 if op == "+":

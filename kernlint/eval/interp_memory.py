@@ -366,6 +366,11 @@ class MemoryMixin:
             self._full_mask = (m, np.count_nonzero(m) == m.size)
         if self._full_mask[1] and d.dtype == np.int64:
             return any_set(d != d[..., :1])  # every lane active: some lane differs from lane 0 of its warp
+        if d.dtype == np.int64 and d.shape == m.shape:
+            # Some active lane differs from the smallest value among its warp's active lanes (a warp with
+            # none has lo = big, and its lanes are masked out): the reduction reads only active lanes.
+            lo = np.minimum.reduce(d, axis=-1, where=m, initial=_BIG, keepdims=True)
+            return any_set((d != lo) & m)
         # Per warp, the largest and smallest value among the active lanes (a warp with none has
         # lo = big > hi = -big, so it never counts).
         lo = np.minimum.reduce(np.where(m, d, _BIG), axis=-1)  # (`.min(axis=-1)` without its Python wrapper)

@@ -118,8 +118,11 @@ class LocalArrays:
         """The index per lane and the elements the active lanes use; None when unknown or out of bounds."""
         if idx.data is None or idx.is_float or not np.count_nonzero(mask):
             return None
-        at = spread(np.asarray(idx.data), mask.shape)
-        ks = [int(k) for k in np.unique(at[mask])]
+        d = np.asarray(idx.data)
+        at = spread(d, mask.shape)
+        # One index for every sample and lane (a loop counter, a constant): that element, without
+        # np.unique's sort of the active lanes' copies of it.
+        ks = [int(d.flat[0])] if d.size == 1 else [int(k) for k in np.unique(at[mask])]
         if ks[0] < 0 or ks[-1] >= self.length[name]:
             return None
         return at, ks
