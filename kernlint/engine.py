@@ -448,6 +448,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
                 rules: tuple[Rule, ...] = KERNEL_RULES) -> LintResult:
     """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
     options = options or LintOptions()
+    from kernlint.frontend import release_parses
     from kernlint.project.units import parse_in_project
 
     try:
@@ -496,6 +497,7 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
             diags.append(parse_problems.incomplete(tu.path, fn, record))
     diags.extend(_occupancy(tu, text, options, all_results))
     diags.sort(key=lambda d: d.sort_key())
+    release_parses()  # the file is done: header functions no kernel asked for are never lowered
     return LintResult(path, tuple(diags), tuple(k.name for k in tu.kernels), tuple(dict.fromkeys(notes)),
                       tuple(all_results), tuple(records))
 

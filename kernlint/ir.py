@@ -10,6 +10,7 @@ import operator
 from typing import Callable, Iterator, Union
 
 from kernlint.frozen import frozen
+from kernlint.function_table import FunctionTable
 from kernlint.memo import by_identity
 
 
@@ -420,7 +421,8 @@ class ParseProblem:
 class TranslationUnit:
     path: str
     kernels: tuple[Function, ...]
-    functions: dict[str, Function] = field(hash=False, compare=False, default_factory=dict)
+    # By key; those defined outside the parsed file are lowered when first asked for (function_table.py).
+    functions: FunctionTable = field(hash=False, compare=False, default_factory=FunctionTable)
     globals: dict[str, "VarDecl"] = field(hash=False, compare=False, default_factory=dict)
     launches: tuple[Launch, ...] = ()
     problems: tuple[ParseProblem, ...] = ()

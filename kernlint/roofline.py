@@ -140,7 +140,6 @@ def roofline(result: KernelResult, arch: str | None = None,
     import numpy as np
 
     from kernlint.eval import events as ev
-    from kernlint.metrics import SECTOR_BYTES, global_sectors
 
     key, peak = arch_peak(arch, override)
     work = next((e for e in result.events if isinstance(e, ev.Work)), None)
@@ -158,12 +157,10 @@ def roofline(result: KernelResult, arch: str | None = None,
     loops: dict[int, int | None] = {}
     loop_events: dict[tuple[int, int], list[ev.Loop]] = {}
     per_site: dict[tuple[int, int, str], list[np.ndarray]] = {}
+    traffic = _global_bytes(result.events)
     for e in result.events:
         if isinstance(e, ev.MemoryAccess) and e.space == "global":
-            sectors, best = global_sectors(e.address, e.mask, e.width)
-            live = e.mask.any(axis=-1)
-            real_b = np.where(live, sectors, 0).sum(axis=-1) * SECTOR_BYTES
-            ideal_b = np.where(live, best, 0).sum(axis=-1) * SECTOR_BYTES
+            real_b, ideal_b = traffic[id(e)]
             moved += real_b
             ideal += ideal_b
             site = (e.span.line, e.span.column, "load" if e.kind == "load" else "store")
@@ -260,6 +257,37 @@ def _straight_body_flops(loop: ir.For) -> tuple[int, int] | None:
         a, b = statement_flops(st)
         f32, f64 = f32 + a, f64 + b
     return f32, f64
+
+
+def _global_bytes(events: "tuple[object, ...]") -> "dict[int, tuple[object, object]]":
+    """id() of each global access -> (bytes in the sectors its requests touch, the same bytes in the
+    fewest sectors), per sample, counting requests with an active lane: measured with one
+    `global_sectors` call per access width and shape (it measures each request on its own)."""
+    import numpy as np
+
+    from kernlint.eval import events as ev
+    from kernlint.metrics import SECTOR_BYTES, global_sectors
+
+    groups: dict[tuple[object, ...], list[ev.MemoryAccess]] = {}
+    for e in events:
+        if isinstance(e, ev.MemoryAccess) and e.space == "global":
+            groups.setdefault((e.width, e.address.shape, e.mask.shape), []).append(e)
+    out: dict[int, tuple[object, object]] = {}
+    for (width, _a, mshape), group in groups.items():
+        per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(mshape[:-1]))))  # accesses per call (bounds its arrays)
+        for at in range(0, len(group), per):
+            evs = group[at:at + per]
+            mask = np.stack([e.mask for e in evs])
+            sectors, best = global_sectors(np.stack([e.address for e in evs]), mask, width)  # type: ignore[arg-type]
+            live = mask.any(axis=-1)
+            real_b = np.where(live, sectors, 0).sum(axis=-1) * SECTOR_BYTES
+            ideal_b = np.where(live, best, 0).sum(axis=-1) * SECTOR_BYTES
+            for k, e in enumerate(evs):
+                out[id(e)] = (real_b[k], ideal_b[k])
+    return out
+
+
+_BATCH_REQUESTS = 1 << 13  # warp requests measured in one global_sectors call
 
 
 def rooflines(results: tuple[KernelResult, ...] | list[KernelResult], arch: str | None,

@@ -193,7 +193,7 @@ def target_function(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
         # A member of a class template specialization: clang names the specialization
         # (`operator float *`), the file holds the pattern (`operator T *`) at the same place.
         where = e.target[e.target.rfind("@"):]
-        fn = next((f for k, f in tu.functions.items() if k.endswith(where)), None)
+        fn = next((tu.functions[k] for k in tu.functions if k.endswith(where)), None)
     return fn
 
 
@@ -209,7 +209,7 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     if fn is None and e.receiver is not None:
         return None
     if fn is None:
-        matches = [f for f in tu.functions.values()
+        matches = [f for f in tu.functions.named(e.name)
                    if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
         if len(matches) > 1 and e.template_args:
             matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]

@@ -464,10 +464,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         return self._lane_work
 
     def escaping_arrays(self) -> frozenset[str]:
-        """Names used other than as a plain subscript anywhere in the kernel or the file's functions:
-        arrays by those names are not tracked (eval/local_arrays.py)."""
+        """Names used other than as a plain subscript anywhere in the kernel, the file's functions or the
+        functions they can call: arrays by those names are not tracked (eval/local_arrays.py)."""
         if self._escaping is None:
-            bodies = [self.fn.body] + [f.body for f in self.tu.functions.values() if f.body is not None]
+            reach = self.tu.functions.reachable((self.fn, *self.tu.functions.in_file()))
+            bodies = [self.fn.body] + [f.body for f in reach if f.body is not None]
             self._escaping = local_arrays.escaping_names(bodies)
         return self._escaping
 

@@ -185,8 +185,8 @@ class CallsMixin:
         args = [" ".join(self.concrete_argument(a.strip()).split())
                 for a in dependent_types.split_args(rest[:rest.rfind(">")] if ">" in rest else rest)]
         for owner in (f"{base}<{', '.join(args)}>", base):
-            matches = [f for f in self.tu.functions.values() if f.name == f"{owner}::{e.name}"
-                       and len(f.params) == len(e.args) and f.body is not None]
+            matches = [f for f in self.tu.functions.named(f"{owner}::{e.name}")
+                       if len(f.params) == len(e.args) and f.body is not None]
             if len(matches) == 1:
                 return matches[0]
         return None

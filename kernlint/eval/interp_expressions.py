@@ -144,9 +144,9 @@ class ExpressionsMixin:
     def eval_cast(self, e: ir.Cast) -> Val:
         o = e.operand
         v = None
-        if type(o) is ir.Ref and (o.kind == "local" or o.kind == "param") and self.nesting < MAX_EVAL_NESTING:
-            # The commonest operand (a variable read): what `self.eval(o)` returns for a name bound in
-            # the innermost frame (eval_ref), with its step counted, without the dispatch.
+        if type(o) is ir.Ref and o.kind != "template" and o.kind != "builtin" and self.nesting < MAX_EVAL_NESTING:
+            # The commonest operand (a variable or array read): what `self.eval(o)` returns for a name
+            # bound in the innermost frame (eval_ref), with its step counted, without the dispatch.
             v = self.frames[-1].env.get(o.name)
             if v is not None:
                 self.cost += 1
@@ -301,7 +301,9 @@ class ExpressionsMixin:
         op = e.op
         if op == "=":
             v = self.eval(e.rhs)
-            t = self.resolve(e.lhs.ctype)
+            t = e.lhs.ctype
+            if t.kind in _RESOLVED_KINDS:
+                t = self.resolve(t)
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)
             self.store(e.lhs, v, e.span)
@@ -309,7 +311,8 @@ class ExpressionsMixin:
         if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
             rhs = self.eval(e.rhs)
             old = self.eval(e.lhs)
-            new = self.arith(op[:-1], old, rhs, self.resolve(e.lhs.ctype), e.lhs.ctype, e.rhs.ctype)
+            lt = e.lhs.ctype
+            new = self.arith(op[:-1], old, rhs, lt if lt.kind not in _RESOLVED_KINDS else self.resolve(lt), lt, e.rhs.ctype)
             self.store(e.lhs, new, e.span)
             return new
         if op == ",":
@@ -349,7 +352,8 @@ class ExpressionsMixin:
                 ltype = _pointer_chain_type(e.lhs, self.resolve) or ltype
             elif b.space and self.resolve(btype).kind not in ("pointer", "array"):
                 btype = _pointer_chain_type(e.rhs, self.resolve) or btype
-        return self.arith(op, a, b, self.resolve(e.ctype), ltype, btype)
+        rtype = e.ctype
+        return self.arith(op, a, b, rtype if rtype.kind not in _RESOLVED_KINDS else self.resolve(rtype), ltype, btype)
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         r = self._arith(op, a, b, rtype, ltype, btype)
@@ -366,8 +370,8 @@ class ExpressionsMixin:
         if a.data is None or b.data is None:
             return unknown(a, b)
         deps = a.deps | b.deps
-        lt = self.resolve(ltype)
-        bt = self.resolve(btype)
+        lt = ltype if ltype.kind not in _RESOLVED_KINDS else self.resolve(ltype)
+        bt = btype if btype.kind not in _RESOLVED_KINDS else self.resolve(btype)
         # Pointer arithmetic: scale by the element size.
         if lt.kind in ("pointer", "array") and op in ("+", "-") and bt.kind in ("int", "bool"):
             size = self.resolve(lt.pointee).size if lt.pointee is not None else 0

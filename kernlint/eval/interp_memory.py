@@ -15,6 +15,8 @@ from kernlint.eval.stmt_facts import _with_field, _vector_chunks, _scalar_fields
 
 
 _BIG = int(np.iinfo(np.int64).max)
+# Kinds of types `resolve` may change (interp.py): others it returns as they are.
+_RESOLVED_KINDS = frozenset(("array", "template", "pointer"))
 
 
 class MemoryMixin:
@@ -30,7 +32,9 @@ class MemoryMixin:
         if isinstance(e, ir.Index):
             base = self.eval(e.base)
             idx = self.eval(e.index)
-            t = self.resolve(e.ctype)
+            t = e.ctype
+            if t.kind in _RESOLVED_KINDS:
+                t = self.resolve(t)
             if t.size <= 0 and t.kind == "template":
                 # `out[f<S>(i) + j]` in a template: the index is dependent, so clang types the whole
                 # subscript as dependent; the element is the (known) pointer's or array's.

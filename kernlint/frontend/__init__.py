@@ -4,6 +4,6 @@ libclang is reached only from `clang_frontend`; the rest of kernlint sees the IR
 """
 from __future__ import annotations
 
-from kernlint.frontend.clang_frontend import FrontendError, parse_source
+from kernlint.frontend.clang_frontend import FrontendError, parse_source, release_parses
 
-__all__ = ["FrontendError", "parse_source"]
+__all__ = ["FrontendError", "parse_source", "release_parses"]

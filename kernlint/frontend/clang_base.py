@@ -247,11 +247,12 @@ class _TypeConverter:
 
     def _convert_by_spelling(self, t: ci.Type, depth: int) -> ir.CType:
         # The written spelling alone is not a key: `typename vec4<T>::Type` is dependent in a function
-        # template and `float4` in the same file's instantiated kernel (where `T` is an alias), and
-        # whichever came first would be reused for the other. The canonical spelling tells them apart.
-        key = t.spelling
-        if "<" in key or not key.replace(" ", "").replace("_", "").isalnum():
-            key = f"{key}\x00{t.get_canonical().spelling}"
+        # template and `float4` in the same file's instantiated kernel (where `T` is an alias), `const T`
+        # a template's parameter in a header and `const float` in an instantiated kernel (`typedef float
+        # T`), and whichever came first would be reused for the other: the result would depend on the
+        # order functions are lowered in (on demand, function_table.py). The canonical spelling tells
+        # them apart.
+        key = f"{t.spelling}\x00{t.get_canonical().spelling}"
         hit = self.cache.get(key)
         if hit is not None:
             return hit

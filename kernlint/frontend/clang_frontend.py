@@ -1,4 +1,5 @@
-"""Parse a .cu/.cuh file with libclang and lower every kernel and device function to the IR.
+"""Parse a .cu/.cuh file with libclang and lower its kernels and device functions to the IR (those of
+included headers when first asked for: kernlint/function_table.py).
 
 Decisions (see DESIGN.md): parse as CUDA device code (`--cuda-device-only`) against kernlint's own
 shim header, never a CUDA installation; every `#include` that cannot be found is fed to clang as an
@@ -10,10 +11,12 @@ import ctypes
 import dataclasses
 import os
 import re
+import weakref
 from typing import Any, Callable, Iterable
 
 from kernlint import ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
+from kernlint.function_table import FunctionTable
 from kernlint.frontend import shim_pch
 from kernlint.includes import scan_includes
 from kernlint.known_headers import stub_text
@@ -393,7 +396,6 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     problems = _problems(tu, parse_path, context)
 
     kernels: list[ir.Function] = []
-    functions: dict[str, ir.Function] = {}
     launches: list[ir.Launch] = []
     instantiations: list[tuple[str, tuple[str, ...]]] = []
     globals_: dict[str, ir.VarDecl] = {}
@@ -401,6 +403,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     structs: dict[str, ir.CType] = {}
     member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
     classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] = {}  # see _method
+    functions = _deferring_table(low, lines, problems, parse_path, classes)
     shim = shim_path()
 
     lib = _lib()
@@ -442,10 +445,13 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
                 if _is_device(child, kids):
-                    fn = _function(low, child, lines, problems, parse_path, kids)
-                    functions[fn.key] = fn
-                    if fn.is_kernel and fname == parse_path:
-                        kernels.append(fn)
+                    if fname != parse_path:  # (from a header: lowered if something asks for it)
+                        functions.defer(_function_key(child), child.spelling, (False, child))
+                    else:
+                        fn = _function(low, child, lines, problems, parse_path, kids)
+                        functions.add(fn.key, fn)
+                        if fn.is_kernel:
+                            kernels.append(fn)
                 if fname == parse_path and not _is_kernel(child, kids) and may_launch(child):
                     launches.extend(_launches(child, data))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
@@ -473,8 +479,11 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
             elif kind in _METHOD_KINDS and child.is_definition():
                 kids = list(child.get_children())
                 if _is_device(child, kids):
-                    fn = _method(low, child, lines, problems, parse_path, kids, classes)
-                    functions[fn.key] = fn
+                    if fname != parse_path:
+                        functions.defer(_function_key(child), child.spelling, (True, child))
+                    else:
+                        fn = _method(low, child, lines, problems, parse_path, kids, classes)
+                        functions.add(fn.key, fn)
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
                     launches.extend(_launches(child, data))
 
@@ -488,6 +497,39 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                               launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
                               instantiations=tuple(instantiations) + _text_instantiations(text),
                               macros=macros, structs=structs, member_types=member_types)
+
+
+_OPEN: list[weakref.ref[FunctionTable]] = []
+"""The tables of parses whose deferred functions can still be lowered (each keeps its libclang translation
+unit alive): `release_parses` ends them."""
+
+
+def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParseProblem], parse_path: str,
+                     classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]]
+                     ) -> FunctionTable:
+    """A table whose deferred functions (`(is_method, cursor)`) are lowered with this parse's lowering state:
+    its type converter, its per-declaration caches and the classes already named (see _method)."""
+
+    def lower(payload: tuple[bool, ci.Cursor]) -> ir.Function:
+        is_method, c = payload
+        low.budgeted = False  # (asked for by the evaluator, after the parse: see _Lowering.budgeted)
+        return (_method(low, c, lines, problems, parse_path, None, classes) if is_method
+                else _function(low, c, lines, problems, parse_path))
+
+    table = FunctionTable(loader=lower)
+    _OPEN[:] = [r for r in _OPEN if r() is not None]
+    _OPEN.append(weakref.ref(table))
+    return table
+
+
+def release_parses() -> None:
+    """End every parse still open in this process: functions never asked for are not lowered any more,
+    and libclang's translation units are freed (call it when a file is done)."""
+    for ref in _OPEN:
+        table = ref()
+        if table is not None:
+            table.release()
+    _OPEN.clear()
 
 
 _INSTANTIATION_RE = re.compile(

@@ -32,6 +32,10 @@ class _Lowering:
         self.types = types
         self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
         self.statements = 0  # statements lowered in the current function (bounded by MAX_STATEMENTS)
+        # Whether the file's time budget stops the lowering (deadline.OutOfTime): while parsing. A function
+        # lowered on demand later (function_table.py) is not stopped part-way: the evaluator asking for it
+        # has no use for half a body, and MAX_STATEMENTS bounds the work.
+        self.budgeted = True
         # Per variable declaration (its cursor kind and clang's Decl*, which a cursor's first data word
         # holds): the kind of its semantic parent, and the kinds of its children (attributes). A variable
         # is named many times; asking libclang each time cost a call or a visit per use.
@@ -526,7 +530,8 @@ class _Lowering:
         out: list[ir.Stmt] = []
         kids = list(cursors)
         for i, k in enumerate(kids):
-            deadline.check()  # a body of 40,000 statements is many seconds of lowering
+            if self.budgeted:
+                deadline.check()  # a body of 40,000 statements is many seconds of lowering
             if self.statements >= MAX_STATEMENTS:
                 # The rest of the block, unlowered: one opaque statement from here to its last one.
                 first, last = _span(k), _span(kids[-1])

@@ -51,7 +51,9 @@ class Unit:
                                    self.options.include_dirs, self.options.macros, self.options.arch)).encode()
                              ).hexdigest()
         if key in _INSTANCES:
-            return _INSTANCES[key]
+            hit = _INSTANCES[key]
+            if hit is None or not hit[0].functions.released:
+                return hit  # (a released parse, from an earlier lint, lowers nothing more: parsed again)
         out = None
         new_text = instantiate_text(self.text, fn.span.line, fn.name, dict(binding))
         if new_text is not None:
