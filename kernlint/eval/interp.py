@@ -36,6 +36,24 @@ from kernlint.eval.interp_memory import MemoryMixin
 from kernlint.eval.interp_calls import CallsMixin
 
 
+_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _replace(obj: ev.Event, changes: dict[str, object]) -> ev.Event:
+    """`dataclasses.replace(obj, **changes)` for the event classes (every field an __init__ argument),
+    without its per-call look at the class's fields: an event of inlined code is re-placed at each emit."""
+    cls = type(obj)
+    names = _INIT_FIELDS.get(cls, ())
+    if names == ():
+        fields = dataclasses.fields(obj)  # type: ignore[arg-type]
+        names = _INIT_FIELDS[cls] = tuple(f.name for f in fields) if all(f.init for f in fields) else None
+    if names is None:
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    values = {n: getattr(obj, n) for n in names}
+    values.update(changes)
+    return cls(**values)
+
+
 class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     """Evaluate one kernel under one launch shape."""
 
@@ -405,7 +423,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             changes["text"] = f"in {self.call_sites[-1][1]}() called from line {self.call_sites[-1][0].line}"
         if not hasattr(event, "via"):
             changes.pop("via")
-        return dataclasses.replace(event, **changes)  # type: ignore[arg-type]
+        return _replace(event, changes)
 
     def any_active(self) -> bool:
         """`self.mask.any()`, remembered per mask (masks are replaced, never written in place)."""

@@ -155,7 +155,7 @@ class ExpressionsMixin:
         if v is None:
             v = self.eval(o)
         t = e.ctype
-        if t.kind in _RESOLVED_KINDS:
+        if t.kind == "template":  # (resolve keeps the kind of any other type: only a template can become a number)
             t = self.resolve(t)
         if t.kind in ("int", "bool", "float"):
             return self.convert(v, t)
@@ -302,7 +302,7 @@ class ExpressionsMixin:
         if op == "=":
             v = self.eval(e.rhs)
             t = e.lhs.ctype
-            if t.kind in _RESOLVED_KINDS:
+            if t.kind == "template":  # (as in eval_cast)
                 t = self.resolve(t)
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)

@@ -296,7 +296,7 @@ class MemoryMixin:
         env = self.frame.env
         old = env.get(name)
         dm = self.frame.decl_mask.get(name)
-        if old is None or dm is None or np.array_equal(self.mask, dm) or not any_set(dm & ~self.mask):
+        if old is None or dm is None or not any_set(dm & ~self.mask):  # (lanes declared outside the mask: a merge)
             env[name] = v
             return
         env[name] = self.merge(old, v, self.mask)

@@ -57,6 +57,40 @@ def _int_params(fn: ir.Function) -> set[str]:
     return {p.name for p in fn.params if p.ctype.kind in ("int",)}
 
 
+def _pointer_sum(n: object) -> bool:
+    return isinstance(n, ir.Binary) and n.op in ("+", "-") and (
+        n.lhs.ctype.kind == "pointer" or n.rhs.ctype.kind == "pointer")
+
+
+@dataclasses.dataclass
+class _Nodes:
+    """The nodes of a kernel body the parameter questions below look at, from one walk of it."""
+
+    indexes: list[ir.Index]
+    pointer_sums: list[ir.Binary]
+    shifts: list[ir.Binary]
+    loops: list[ir.For]  # `for` loops with a condition
+    refs: dict[str, list[ir.Ref]]  # every Ref by name
+
+
+@by_identity
+def _nodes(fn: ir.Function) -> _Nodes:
+    out = _Nodes([], [], [], [], {})
+    for n in ir.walk(fn.body):
+        if isinstance(n, ir.Index):
+            out.indexes.append(n)
+        elif isinstance(n, ir.Binary):
+            if _pointer_sum(n):
+                out.pointer_sums.append(n)
+            elif n.op in ("<<", ">>", "<<=", ">>="):
+                out.shifts.append(n)
+        elif isinstance(n, ir.Ref):
+            out.refs.setdefault(n.name, []).append(n)
+        elif isinstance(n, ir.For) and n.cond is not None:
+            out.loops.append(n)
+    return out
+
+
 @by_identity
 def offset_parameters(fn: ir.Function) -> frozenset[str]:
     """Integer parameters added as a plain term to an array index or a pointer (`a[i + s]`, `p + s`)."""
@@ -64,19 +98,18 @@ def offset_parameters(fn: ir.Function) -> frozenset[str]:
     if not params or fn.body is None:
         return frozenset()
     out: set[str] = set()
-    for n in ir.walk(fn.body):
-        terms: Iterable[object] = ()
-        if isinstance(n, ir.Index):
-            terms = _addends(n.index)
-        elif isinstance(n, ir.Binary) and n.op in ("+", "-") and (
-                n.lhs.ctype.kind == "pointer" or n.rhs.ctype.kind == "pointer"):
-            terms = [_strip(n.rhs if n.lhs.ctype.kind == "pointer" else n.lhs)]
-        terms = list(terms)
-        if len(terms) < 2 and not isinstance(n, ir.Binary):
+    nodes = _nodes(fn)
+    for n in nodes.indexes:
+        terms = list(_addends(n.index))
+        if len(terms) < 2:
             continue  # `a[s]` alone is a uniform address, not an offset
         for t in terms:
             if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
                 out.add(t.name)
+    for b in nodes.pointer_sums:
+        t = _strip(b.rhs if b.lhs.ctype.kind == "pointer" else b.lhs)
+        if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
+            out.add(t.name)
     return frozenset(out)
 
 
@@ -87,11 +120,10 @@ def shift_parameters(fn: ir.Function) -> frozenset[str]:
     if not params or fn.body is None:
         return frozenset()
     out: set[str] = set()
-    for n in ir.walk(fn.body):
-        if isinstance(n, ir.Binary) and n.op in ("<<", ">>", "<<=", ">>="):
-            t = _strip(n.rhs)
-            if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
-                out.add(t.name)
+    for n in _nodes(fn).shifts:
+        t = _strip(n.rhs)
+        if isinstance(t, ir.Ref) and t.kind == "param" and t.name in params:
+            out.add(t.name)
     return frozenset(out)
 
 
@@ -111,29 +143,29 @@ def iteration_parameters(fn: ir.Function) -> frozenset[str]:
         return frozenset()
     bounds: set[str] = set()
     bound_refs: set[int] = set()  # id() of the Ref nodes that are loop bounds
-    address_vars = _address_names(fn.body)
+    nodes = _nodes(fn)
+    address_vars = _address_names(nodes)
     loop_vars: dict[str, set[str]] = {}
-    for n in ir.walk(fn.body):
-        if isinstance(n, ir.For) and n.cond is not None:
-            found = _loop_bound_params(n.cond, params)
-            if found:
-                var = _for_var(n)
-                if var is None:
-                    continue
-                if _assigned(n.body) & address_vars:
-                    continue  # the loop accumulates into something an address uses: more than a count
-                bounds |= found
-                for t in (_strip(n.cond.lhs), _strip(n.cond.rhs)):  # type: ignore[attr-defined]
-                    if isinstance(t, ir.Ref) and t.name in found:
-                        bound_refs.add(id(t))
-                for p in found:
-                    loop_vars.setdefault(p, set()).add(var)
+    for n in nodes.loops:
+        found = _loop_bound_params(n.cond, params)
+        if found:
+            var = _for_var(n)
+            if var is None:
+                continue
+            if _assigned(n.body) & address_vars:
+                continue  # the loop accumulates into something an address uses: more than a count
+            bounds |= found
+            for t in (_strip(n.cond.lhs), _strip(n.cond.rhs)):  # type: ignore[attr-defined]
+                if isinstance(t, ir.Ref) and t.name in found:
+                    bound_refs.add(id(t))
+            for p in found:
+                loop_vars.setdefault(p, set()).add(var)
     out = set()
     for p in bounds:
         if p in address_vars or loop_vars.get(p, set()) & address_vars:
             continue
         # Any other use (a size, a comparison with a thread index) makes it more than a count.
-        other = [r for r in ir.walk(fn.body) if isinstance(r, ir.Ref) and r.name == p and id(r) not in bound_refs]
+        other = [r for r in nodes.refs.get(p, ()) if id(r) not in bound_refs]
         if not other:
             out.add(p)
     return frozenset(out)
@@ -152,15 +184,13 @@ def _assigned(s: object) -> set[str]:
     return out
 
 
-def _address_names(body: object) -> set[str]:
-    """Names that appear in an index or a pointer sum anywhere in `body`."""
+def _address_names(nodes: _Nodes) -> set[str]:
+    """Names that appear in an index or a pointer sum anywhere in the kernel body."""
     out: set[str] = set()
-    for n in ir.walk(body):
-        if isinstance(n, ir.Index):
-            out |= {r.name for r in ir.walk(n.index) if isinstance(r, ir.Ref)}
-        elif isinstance(n, ir.Binary) and n.op in ("+", "-") and (
-                n.lhs.ctype.kind == "pointer" or n.rhs.ctype.kind == "pointer"):
-            out |= {r.name for r in ir.walk(n) if isinstance(r, ir.Ref)}
+    for n in nodes.indexes:
+        out |= {r.name for r in ir.walk(n.index) if isinstance(r, ir.Ref)}
+    for b in nodes.pointer_sums:
+        out |= {r.name for r in ir.walk(b) if isinstance(r, ir.Ref)}
     return out
 
 
