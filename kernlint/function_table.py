@@ -1,9 +1,10 @@
 """A translation unit's functions by key, where the front end may leave some to be lowered on first use.
 
-Most device functions a file's parse sees are defined in included headers (helper_math.h alone has hundreds)
-and no kernel of the file calls them; lowering them all was the largest part of the front end's time. The
-front end records such a function by key with what it needs to lower it later, and the table lowers it the
-first time it is asked for (`table[key]`, `get`, `named`), once. The keys are all known up front, in the
+Most device functions a file's parse sees are defined in included headers (helper_math.h alone has hundreds),
+and many of the file's own are never called by a kernel it evaluates; lowering them all was the largest part
+of the front end's time. The front end lowers the file's kernels up front and records every other device
+function by key with what it needs to lower it later; the table lowers it the first time it is asked for
+(`table[key]`, `get`, `named`, `in_file`), once. The keys are all known up front, in the
 order the parse met the functions; iterating over the values lowers everything, so the evaluator asks by
 key or by name instead.
 
@@ -13,7 +14,7 @@ so far; asking for one that never was is an error (`Released`), never a silent a
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping
 
 if TYPE_CHECKING:
     from kernlint.ir import Function
@@ -42,7 +43,7 @@ class FunctionTable(Mapping[str, "Function"]):
     def __init__(self, functions: Mapping[str, Function] | None = None,
                  loader: Callable[[Any], Function] | None = None) -> None:
         self._entries: dict[str, Function | _Pending] = dict(functions or {})
-        self._in_file: list[str] = list(self._entries)  # keys of the functions lowered up front
+        self._in_file: list[str] = list(self._entries)  # keys of the functions defined in the parsed file
         self._loader = loader
         self._released = False
         # Keys by the name a lookup by name can match without lowering: a lowered function's full name, a
@@ -59,10 +60,13 @@ class FunctionTable(Mapping[str, "Function"]):
         self._put(key, fn, fn.name)
         self._in_file.append(key)
 
-    def defer(self, key: str, spelling: str, payload: Any) -> None:
+    def defer(self, key: str, spelling: str, payload: Any, in_file: bool = False) -> None:
         """A function to lower the first time it is asked for: `loader(payload)` gives it. `spelling`: the
-        declaration's own name, which is its Function.name or the part after the last `Class::`."""
+        declaration's own name, which is its Function.name or the part after the last `Class::`;
+        `in_file`: it is defined in the parsed file itself."""
         self._put(key, _Pending(spelling, payload), spelling)
+        if in_file:
+            self._in_file.append(key)
 
     def _put(self, key: str, value: Function | _Pending, name: str) -> None:
         if key in self._entries:  # a later definition under the same key replaces the earlier (same place)
@@ -108,9 +112,18 @@ class FunctionTable(Mapping[str, "Function"]):
 
     # --- questions that lower only what they need ---------------------------------------------
 
-    def in_file(self) -> tuple[Function, ...]:
-        """The functions defined in the parsed file itself (lowered up front), in order."""
-        return tuple(self._entries[k] for k in self._in_file)  # type: ignore[misc]
+    def in_file(self, names: Collection[str] | None = None, lowered: bool = False) -> tuple[Function, ...]:
+        """The functions defined in the parsed file itself, in order: all (lowering them), those whose name is
+        one of `names` (lowering only those whose spelling could make one), or with `lowered` only those
+        lowered so far (lowering none)."""
+        keys: Iterable[str] = self._in_file
+        if names is not None:
+            wanted = {k for name in names for cand in _suffixes(name) for k in self._by_name.get(cand, ())}
+            keys = [k for k in self._in_file if k in wanted]
+        if lowered:
+            keys = [k for k in keys if not isinstance(self._entries[k], _Pending)]
+        out = (self[k] for k in keys)
+        return tuple(out) if names is None else tuple(f for f in out if f.name in names)  # type: ignore[operator]
 
     def named(self, name: str) -> tuple[Function, ...]:
         """The functions whose `name` is `name` (`Class::method` for a method), in the table's order;
@@ -181,7 +194,7 @@ def _rebuild(entries: dict[str, Any], in_file: tuple[str, ...]) -> FunctionTable
     table = FunctionTable()
     for key, value in entries.items():
         if isinstance(value, str):
-            table.defer(key, value, None)
+            table.defer(key, value, None, key in in_file)
         elif key in in_file:
             table.add(key, value)
         else:

@@ -421,7 +421,7 @@ class ParseProblem:
 class TranslationUnit:
     path: str
     kernels: tuple[Function, ...]
-    # By key; those defined outside the parsed file are lowered when first asked for (function_table.py).
+    # By key; all but the file's kernels are lowered when first asked for (function_table.py).
     functions: FunctionTable = field(hash=False, compare=False, default_factory=FunctionTable)
     globals: dict[str, "VarDecl"] = field(hash=False, compare=False, default_factory=dict)
     launches: tuple[Launch, ...] = ()

@@ -199,7 +199,8 @@ def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
         if tu is None or id(tu) in seen:
             continue
         seen.add(id(tu))
-        for fn in (*tu.kernels, *tu.functions.in_file()):  # (a header's lines are not this file's)
+        # (a header's lines are not this file's; a function no kernel reached was not lowered, nor analysed)
+        for fn in (*tu.kernels, *tu.functions.in_file(lowered=True)):
             for s in ir.iter_statements(fn.body):
                 if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_LARGE:
                     out.add((s.span.line, s.span.end_line))

@@ -1,4 +1,4 @@
-"""Functions defined outside the parsed file are lowered the first time something asks for them
+"""Device functions other than the file's kernels are lowered the first time something asks for them
 (kernlint/function_table.py): what a lint reports must not depend on it, and what was never asked for
 is never lowered."""
 from __future__ import annotations
@@ -30,6 +30,7 @@ template <class T> __device__ T twice(const T x) { return x + x; }
 MAIN = """\
 #include "helpers.cuh"
 __device__ float local_helper(float v) { return scale(v, 2.0f); }
+__device__ float local_unused(float v) { return v + 1.0f; }
 // kernlint: block=(128,1,1) grid=(4,1,1)
 __global__ void k(const float* in, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -57,9 +58,13 @@ def test_header_functions_are_known_by_key_and_lowered_on_demand(tmp_path: Path)
     tu = parse_source(MAIN, str(main))
     names = [k.split("@")[0] for k in tu.functions]
     # Every device function of the parse is there, in the order of the source, header first.
-    assert names == ["unused_a", "scale", "add", "unused_b", "twice", "local_helper", "k"]
-    assert _pending(tu.functions) == {"unused_a", "scale", "add", "unused_b", "twice"}
-    assert [f.name for f in tu.functions.in_file()] == ["local_helper", "k"]
+    assert names == ["unused_a", "scale", "add", "unused_b", "twice", "local_helper", "local_unused", "k"]
+    assert _pending(tu.functions) == {"unused_a", "scale", "add", "unused_b", "twice", "local_helper",
+                                      "local_unused"}
+    # The file's own functions, by name (lowering those only), or all of them.
+    assert [f.name for f in tu.functions.in_file({"local_helper", "scale"})] == ["local_helper"]
+    assert [f.name for f in tu.functions.in_file(lowered=True)] == ["local_helper", "k"]
+    assert [f.name for f in tu.functions.in_file()] == ["local_helper", "local_unused", "k"]
     # Asking by name lowers the candidates only, and gives the same as a scan of every function.
     (scale,) = tu.functions.named("scale")
     assert scale.params[1].name == "s" and scale.body is not None
@@ -72,7 +77,7 @@ def test_header_functions_are_known_by_key_and_lowered_on_demand(tmp_path: Path)
     assert _pending(tu.functions) == {"unused_a", "twice"}
     # Iterating over the values lowers everything (what a scan of every function needs).
     everything = list(tu.functions.values())
-    assert len(everything) == 7 and not _pending(tu.functions)
+    assert len(everything) == 8 and not _pending(tu.functions)
     assert [f.name for f in everything if f.name in ("scale", "Acc::add")] == ["scale", "Acc::add"]
 
 
@@ -82,7 +87,7 @@ def test_what_the_kernel_calls_is_lowered_and_the_rest_never(tmp_path: Path) -> 
     (kernel,) = tu.kernels
     reach = tu.functions.reachable([kernel])
     assert {f.name for f in reach} == {"k", "Acc::add", "local_helper", "scale"}
-    assert _pending(tu.functions) == {"unused_a", "unused_b", "twice"}
+    assert _pending(tu.functions) == {"unused_a", "unused_b", "twice", "local_unused"}
 
 
 def test_the_lint_is_the_same_however_many_functions_are_lowered_first(tmp_path: Path) -> None:
@@ -104,7 +109,7 @@ def test_the_lint_is_the_same_however_many_functions_are_lowered_first(tmp_path:
         clang_frontend._lower = real
     assert [(d.line, d.code, d.message) for d in lazy.diagnostics] == \
         [(d.line, d.code, d.message) for d in forced.diagnostics]
-    assert [(d.line, d.code) for d in lazy.diagnostics] == [(8, "KL101")]  # in[i * 2]: strided loads
+    assert [(d.line, d.code) for d in lazy.diagnostics] == [(9, "KL101")]  # in[i * 2]: strided loads
 
 
 def test_a_type_spelled_alike_in_a_header_template_and_the_file(tmp_path: Path) -> None:
@@ -126,11 +131,12 @@ def test_released_and_pickled_tables_keep_what_was_lowered(tmp_path: Path) -> No
     main = _write(tmp_path)
     tu = parse_source(MAIN, str(main))
     tu.functions.named("scale")
+    tu.functions.named("local_helper")
     copy = pickle.loads(pickle.dumps(tu))
     release_parses()
     for table in (tu.functions, copy.functions):
         assert table.released
-        assert len(table) == 7 and [f.name for f in table.in_file()] == ["local_helper", "k"]
+        assert len(table) == 8 and [f.name for f in table.in_file(lowered=True)] == ["local_helper", "k"]
         assert table.named("scale")[0].body is not None
         key = next(k for k in table if k.startswith("unused_a@"))
         with pytest.raises(Released):
@@ -186,4 +192,4 @@ def test_releasing_frees_the_parse(tmp_path: Path) -> None:
     assert parses[0]() is not None  # kept alive by the pending functions' cursors
     release_parses()
     gc.collect()
-    assert parses[0]() is None and len(unit.functions) == 7
+    assert parses[0]() is None and len(unit.functions) == 8

@@ -148,3 +148,40 @@ def test_a_fix_worth_under_one_percent_gets_no_gain_note() -> None:
         assert ("roofline_gain" in out.metrics) == note
         if note:
             assert "up to 1.21x faster" in out.notes[-1]
+
+
+
+
+# `const T` spelled alike in a function template (T its own parameter) and in an instance of the file's
+# kernel template (T = float): the type converter once keyed its cache on the written spelling alone, so
+# whichever was lowered first typed the other, and the kernel's float arithmetic went uncounted.
+HELPER = """
+template <class T> __device__ inline int level(const T x, const T y) {
+    const T r = x * y;
+    return r < (T)4 ? 1 : 0;
+}
+"""
+KERNEL = """
+template <class T>
+__global__ void shade(int* dst, const T scale, const T off) {
+    const T x = (T)threadIdx.x * scale + off;
+    dst[threadIdx.x] = level<T>(x, x);
+}
+void run(int* d) { shade<float><<<1, 32>>>(d, 0.5f, 1.0f); }
+"""
+
+
+@pytest.mark.parametrize("helper_in_header", [False, True])
+def test_a_template_parameter_and_an_instance_type_spelled_alike_stay_apart(
+        tmp_path: Path, helper_in_header: bool) -> None:
+    if helper_in_header:
+        (tmp_path / "level.cuh").write_text(HELPER)
+        text = '#include "level.cuh"\n' + KERNEL
+    else:
+        text = HELPER + KERNEL  # lowered before the kernel's instance
+    src = tmp_path / "shade.cu"
+    src.write_text(text)
+    result = lint_with_suppressions(text, str(src), LintOptions())
+    r = {r.kernel: r for r in rooflines(result.results, "sm_80")}["shade"]
+    # At least the kernel's own multiply-add (`(T)threadIdx.x * scale + off`); 0 with the old key.
+    assert r.fp32_flops >= 2 and r.fp64_flops == 0

@@ -127,12 +127,13 @@ def _called_names(node: object) -> set[str]:
 
 def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
     """Unresolved names inside the `__device__` helpers a kernel calls (they are inlined into it). Only the
-    file's own functions have any (a header's errors are reported once, on line 1: `_problems`)."""
-    if not any(not h.is_kernel and h.unresolved for h in tu.functions.in_file()):
+    file's own functions have any (a header's errors are reported once, on line 1: `_problems`), and only
+    where the file has some (a function's are the file's problems on its lines)."""
+    if all(p.syntax for p in tu.problems):
         return ()  # nothing to find: no walk of the kernel's body (a long body is a long walk)
     called = _called_names(fn.body)
     out: list[tuple[int, int, str]] = []
-    for helper in tu.functions.in_file():
+    for helper in tu.functions.in_file(called):
         if not helper.is_kernel and helper.name in called:
             out.extend(helper.unresolved)
     return tuple(out)
@@ -140,11 +141,11 @@ def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[
 
 def _helpers_syntax(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
     """Syntax errors inside the `__device__` helpers a kernel calls (their bodies are inlined into it)."""
-    if not any(not h.is_kernel and h.parse_errors for h in tu.functions.in_file()):
+    if not any(p.syntax for p in tu.problems):
         return ()
     called = _called_names(fn.body)
     out: list[tuple[int, int, str]] = []
-    for helper in tu.functions.in_file():
+    for helper in tu.functions.in_file(called):
         if not helper.is_kernel and helper.name in called:
             out.extend(helper.parse_errors)
     return tuple(sorted(out))

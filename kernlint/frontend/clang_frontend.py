@@ -1,5 +1,5 @@
-"""Parse a .cu/.cuh file with libclang and lower its kernels and device functions to the IR (those of
-included headers when first asked for: kernlint/function_table.py).
+"""Parse a .cu/.cuh file with libclang and lower its kernels and device functions to the IR (the kernels
+at once, other device functions when first asked for: kernlint/function_table.py).
 
 Decisions (see DESIGN.md): parse as CUDA device code (`--cuda-device-only`) against kernlint's own
 shim header, never a CUDA installation; every `#include` that cannot be found is fed to clang as an
@@ -445,13 +445,12 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
                 if _is_device(child, kids):
-                    if fname != parse_path:  # (from a header: lowered if something asks for it)
-                        functions.defer(_function_key(child), child.spelling, (False, child))
-                    else:
+                    if fname == parse_path and _is_kernel(child, kids):
                         fn = _function(low, child, lines, problems, parse_path, kids)
                         functions.add(fn.key, fn)
-                        if fn.is_kernel:
-                            kernels.append(fn)
+                        kernels.append(fn)
+                    else:  # (a device function: lowered if something asks for it)
+                        functions.defer(_function_key(child), child.spelling, (False, child), fname == parse_path)
                 if fname == parse_path and not _is_kernel(child, kids) and may_launch(child):
                     launches.extend(_launches(child, data))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
@@ -479,11 +478,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
             elif kind in _METHOD_KINDS and child.is_definition():
                 kids = list(child.get_children())
                 if _is_device(child, kids):
-                    if fname != parse_path:
-                        functions.defer(_function_key(child), child.spelling, (True, child))
-                    else:
-                        fn = _method(low, child, lines, problems, parse_path, kids, classes)
-                        functions.add(fn.key, fn)
+                    functions.defer(_function_key(child), child.spelling, (True, child), fname == parse_path)
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
                     launches.extend(_launches(child, data))
 
