@@ -417,7 +417,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
         ext = c.extent
         return b"<<<" in data[ext.start.offset:ext.end.offset + 3]
 
-    main_only = context is None  # macros and globals come from parse_path only: libclang's main file
+    main_only = not context  # macros and globals come from parse_path only: libclang's main file
 
     def visit(c: ci.Cursor, depth: int, children: list[ci.Cursor] | None = None, skip: range = range(0)) -> None:
         for i, child in enumerate(c.get_children() if children is None else children):
