@@ -29,8 +29,10 @@ _GLOBAL_KW = re.compile(r"\b__global__\b")
 _TYPEDEF = re.compile(r"typedef ([^;{}()\[\]]+) ([A-Za-z_]\w*) ?;")  # on whitespace-normalised text
 _USING = re.compile(r"using ([A-Za-z_]\w*) ?= ?([^;{}()\[\]]+?) ?;")
 _MAX_ALIAS_TEXT = 300
-_STRUCTURE = re.compile(r"<<<|[{};]")
-_INNER_STRUCTURE = re.compile(r"<<<|[{}]")
+# The characters the brace walk stops at (a `<` only as the start of `<<<`: scan_text checks). A pattern
+# that is one character set is searched much faster than `<<<|[{};]`.
+_STRUCTURE = re.compile(r"[<{};]")
+_INNER_STRUCTURE = re.compile(r"[<{}]")
 _CLASS_KW = re.compile(r"\b(struct|class|union)\b")
 # Explicit instantiations: `template` (after a line start, `;`, `}` or white space; `extern template` too)
 # not opening a parameter list; the scan checks what precedes (a literal first is a fast search).
@@ -329,6 +331,10 @@ def scan_text(text: str) -> FileFacts:
         i = m.start()
         ch = m.group(0)
         pos = m.end()
+        if ch == "<":
+            if not code.startswith("<<<", i):
+                continue
+            pos = i + 3
         if ch == "{":
             if inside:
                 blk = _Block("other", start=i)
