@@ -106,7 +106,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.shared_bases: dict[str, int] = {}
         self.param_bases: dict[str, int] = {}
         self.cost = 0
-        self._clock_at = CLOCK_EVERY  # the cost at which the file's wall-clock budget is looked at next
+        # The cost at which `tick` must look: the file's wall-clock budget next, or one past the step
+        # budget, whichever comes first (one comparison per evaluated node decides both).
+        self._clock_at = min(CLOCK_EVERY, budget + 1)
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
         self.shift_params = shift_parameters(fn)
@@ -254,7 +256,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         if self.cost > self.budget:
             raise BudgetExceeded()
         if self.cost >= self._clock_at:
-            self._clock_at = self.cost + CLOCK_EVERY
+            self._clock_at = min(self.cost + CLOCK_EVERY, self.budget + 1)
             if deadline.expired():
                 raise BudgetExceeded("time")
 

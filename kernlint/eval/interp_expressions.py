@@ -27,7 +27,7 @@ class ExpressionsMixin:
         self.nesting += 1
         try:
             self.cost += 1  # self.tick(), inlined
-            if self.cost > self.budget or self.cost >= self._clock_at:
+            if self.cost >= self._clock_at:  # (also past the step budget: see `_clock_at`)
                 self.tick(0)
             handler = _EVAL_BY_TYPE.get(type(e))  # the common node classes in one lookup (the table at the end of this module)
             if handler is not None:
@@ -150,7 +150,7 @@ class ExpressionsMixin:
             v = self.frames[-1].env.get(o.name)
             if v is not None:
                 self.cost += 1
-                if self.cost > self.budget or self.cost >= self._clock_at:
+                if self.cost >= self._clock_at:  # (also past the step budget: see `_clock_at`)
                     self.tick(0)
         if v is None:
             v = self.eval(o)

@@ -52,7 +52,7 @@ class StatementsMixin:
         self.nesting += 1
         try:
             self.cost += 1  # self.tick(), inlined (as in `eval`)
-            if self.cost > self.budget or self.cost >= self._clock_at:
+            if self.cost >= self._clock_at:  # (also past the step budget: see `_clock_at`)
                 self.tick(0)
             self._exec(s)
         finally:
@@ -204,16 +204,17 @@ class StatementsMixin:
         cond = spread(c.data != 0, parent.shape)
         taken = parent & cond
         not_taken = parent & ~cond
+        any_taken, any_not_taken = any_set(taken), any_set(not_taken)  # (masks are never written in place)
         if self.regions_here() and c.deps:
-            self.note_guard(s, c.deps, any_set(taken))
+            self.note_guard(s, c.deps, any_taken)
         iters, lvars = self.loop_context()
         cost_then = _stmt_cost(s.then)
         cost_else = _stmt_cost(s.other) if s.other is not None else 0
         w0 = self.warp_work.copy()
         self.cov.hit(self.site_key(s.span, cov.BRANCH))
-        if not any_set(taken) or (s.other is not None and not any_set(not_taken)):
+        if not any_taken or (s.other is not None and not any_not_taken):
             self.one_sided.add(id(s))  # a side no lane took (exec_loop: a second iteration)
-        if any_set(taken):
+        if any_taken:
             self.mask = taken
             self.exec(s.then)
         else:
@@ -221,12 +222,12 @@ class StatementsMixin:
         w1 = self.warp_work.copy()
         if s.other is None and not self.call_sites and c.deps and len(self.frames) == 1:
             rest = resample.rest_after(self.fn.body, s)
-            if rest is not None and (any_set(not_taken) or (any_set(taken) and not any_set(self.mask & taken))):
+            if rest is not None and (any_not_taken or (any_taken and not any_set(self.mask & taken))):
                 # An early exit every sampled thread takes leaves the rest of the kernel dead.
-                self.note_region(resample.rest_key(s, rest), rest, c.deps, any_set(not_taken))
+                self.note_region(resample.rest_key(s, rest), rest, c.deps, any_not_taken)
         if s.other is not None and self.regions_here() and c.deps:
-            self.note_else(s, c.deps, any_set(not_taken))
-        if s.other is not None and any_set(not_taken):
+            self.note_else(s, c.deps, any_not_taken)
+        if s.other is not None and any_not_taken:
             self.mask = not_taken
             self.exec(s.other)
         elif s.other is not None:
