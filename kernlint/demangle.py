@@ -8,6 +8,16 @@ import subprocess
 from collections.abc import Sequence
 
 
+def _opening(text: str, open_: str, close: str) -> int | None:
+    """Index of the `open_` that matches the `close` ending `text` (None when unbalanced)."""
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        depth += (text[index] == close) - (text[index] == open_)
+        if depth == 0:
+            return index
+    return None
+
+
 def split_demangled(text: str) -> tuple[str, str, str]:
     """Split ``void ns::k<float, 4>(float const*, int)`` into ``("k", "ns::k", "float, 4")``.
 
@@ -17,29 +27,15 @@ def split_demangled(text: str) -> tuple[str, str, str]:
     text = text.strip()
     head = text
     if text.endswith(")"):
-        depth = 0
-        for index in range(len(text) - 1, -1, -1):
-            char = text[index]
-            if char == ")":
-                depth += 1
-            elif char == "(":
-                depth -= 1
-                if depth == 0:
-                    head = text[:index]
-                    break
+        index = _opening(text, "(", ")")
+        if index is not None:
+            head = text[:index]
     args = ""
     if head.endswith(">"):
-        depth = 0
-        for index in range(len(head) - 1, -1, -1):
-            char = head[index]
-            if char == ">":
-                depth += 1
-            elif char == "<":
-                depth -= 1
-                if depth == 0:
-                    args = head[index + 1 : -1].strip()
-                    head = head[:index]
-                    break
+        index = _opening(head, "<", ">")
+        if index is not None:
+            args = head[index + 1 : -1].strip()
+            head = head[:index]
     # Drop the return type that template functions carry: the name is the last space-free token
     # outside brackets ("(anonymous namespace)::k" keeps its space inside parentheses).
     depth = 0
