@@ -43,7 +43,8 @@ def _gain(d: Diagnostic, row: Roofline) -> dict[str, object] | None:
         "intensity": round(i0, 4), "intensity_after_fix": round(i1, 4),
         "bound": "compute" if i0 >= ridge else "memory", "bound_after_fix": "compute" if i1 >= ridge else "memory",
         "attainable_fraction": round(f0, 4), "attainable_fraction_after_fix": round(f1, 4),
-        "speedup_bound": round(speedup, 3),
+        "speedup_bound": round(speedup, 3), "trip_counts_known": row.trips_known,
+        "unknown_trip_loops": tuple(line for line, trips in row.loops if trips is None),
     }
 
 
@@ -57,7 +58,12 @@ def _note(g: dict[str, object]) -> str:
                  f"% of peak")
     else:
         where = "the kernel does no floating-point arithmetic, so it is memory-bound throughout"
-    return (f"what fixing it buys: the kernel's global bytes per thread fall from {g['bytes_per_thread']:g} to "
+    loops = g["unknown_trip_loops"]
+    # Bytes and FLOPs of a loop not run to its end cover the evaluated iterations only: the ratios hold,
+    # the absolute figures do not (the roofline table says the same with its `*`).
+    over = (f" over the evaluated iterations (the trip count of the loop at line{'s' if len(loops) > 1 else ''} "
+            f"{', '.join(map(str, loops))} is unknown)" if loops else "")
+    return (f"what fixing it buys: the kernel's global bytes per thread{over} fall from {g['bytes_per_thread']:g} to "
             f"{g['bytes_per_thread_after_fix']:g} ({where}); up to {g['speedup_bound']:.3g}x faster if bandwidth "
             f"limits it (roofline, caches not modelled: rules/roofline.md)")
 
@@ -84,6 +90,6 @@ def with_gains(diagnostics: Sequence[Diagnostic], rows: Iterable[Roofline]) -> l
                                          float(g["speedup_bound"])))
         best["flops_known"] = float(best["intensity"]) > 0
         metrics = dict(d.metrics)
-        metrics["roofline_gain"] = {k: v for k, v in best.items() if k != "flops_known"}
+        metrics["roofline_gain"] = {k: v for k, v in best.items() if k not in ("flops_known", "unknown_trip_loops")}
         out.append(replace(d, notes=(*d.notes, _note(best)), metrics=metrics))
     return out

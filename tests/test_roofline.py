@@ -110,6 +110,24 @@ def test_the_gain_stops_at_the_compute_roof() -> None:
     assert with_gains([other], [row]) == [other]  # its site wastes nothing: no note
 
 
+
+def test_a_gain_over_a_loop_of_unknown_trip_count_says_its_bytes_cover_the_evaluated_iterations() -> None:
+    from kernlint.diagnostics import Diagnostic, Severity
+    from kernlint.roofline import ARCH_PEAKS, Roofline
+    from kernlint.roofline_gain import with_gains
+
+    # The loop at line 5 was not run to its end: 40 bytes per thread are what the evaluated iterations
+    # moved, not the kernel's total, so the note must say so (the ratio, 5x, still holds).
+    d = Diagnostic("k.cu", 7, 3, "KL101", "uncoalesced-global-load", Severity.WARNING, "m", kernel="k")
+    for loops, said in (((), False), (((5, 12),), False), (((5, None),), True)):
+        row = Roofline("k", "k.cu", 1, "block (256,1,1)", "sm_80", "A100", 100, 0, 40, 8, loops, False,
+                       ARCH_PEAKS["sm_80"], ((7, 3, "load", 36.0, 4.0), (8, 3, "store", 4.0, 4.0)))
+        (out,) = with_gains([d], [row])
+        assert ("over the evaluated iterations (the trip count of the loop at line 5 is unknown)"
+                in out.notes[-1]) == said
+        assert out.metrics["roofline_gain"]["trip_counts_known"] == (not said)
+        assert out.metrics["roofline_gain"]["speedup_bound"] == pytest.approx(5.0, rel=1e-3)
+
 GEMM = Path(__file__).resolve().parent.parent / "fixtures" / "roofline_gemm.cu"
 
 
