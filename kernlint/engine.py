@@ -447,8 +447,15 @@ def _site_key(d: Diagnostic) -> tuple[object, ...]:
 def lint_source(text: str, path: str, options: LintOptions | None = None,
                 rules: tuple[Rule, ...] = KERNEL_RULES) -> LintResult:
     """Lint CUDA source `text`; `path` is used in messages. Raises FrontendError if clang fails outright."""
-    options = options or LintOptions()
     from kernlint.frontend import release_parses
+
+    try:
+        return _lint_source(text, path, options or LintOptions(), rules)
+    finally:
+        release_parses()  # the file is done, however it ended: header functions no kernel asked for are never lowered
+
+
+def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, ...]) -> LintResult:
     from kernlint.project.units import parse_in_project
 
     try:
@@ -497,7 +504,6 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
             diags.append(parse_problems.incomplete(tu.path, fn, record))
     diags.extend(_occupancy(tu, text, options, all_results))
     diags.sort(key=lambda d: d.sort_key())
-    release_parses()  # the file is done: header functions no kernel asked for are never lowered
     return LintResult(path, tuple(diags), tuple(k.name for k in tu.kernels), tuple(dict.fromkeys(notes)),
                       tuple(all_results), tuple(records))
 

@@ -141,6 +141,13 @@ class FunctionTable(Mapping[str, "Function"]):
         self._named[name] = out
         return out
 
+    def at_place(self, target: str) -> Iterator[Function]:
+        """The functions whose key names the same place as `target` (`...@file:line:column`), in the table's
+        order, lowered as they are yielded: a class template's member, which clang names by its
+        specialization while the file holds the pattern."""
+        where = target[target.rfind("@"):]
+        return (self[k] for k in tuple(self._entries) if k.endswith(where))
+
     def reachable(self, roots: Iterable[Function]) -> list[Function]:
         """`roots` and every function a call in them can reach, transitively: by the call's target key, by
         a key at the same place (a class template's member, which clang names by its specialization), and
@@ -149,6 +156,7 @@ class FunctionTable(Mapping[str, "Function"]):
         from kernlint import ir
 
         seen: dict[int, Function] = {}
+        placed: set[str] = set()  # targets already looked up by place (a scan of every key)
         queue = [f for f in roots]
         while queue:
             f = queue.pop()
@@ -161,9 +169,9 @@ class FunctionTable(Mapping[str, "Function"]):
                 if n.target:
                     if n.target in self._entries:
                         queue.append(self[n.target])
-                    else:
-                        where = n.target[n.target.rfind("@"):]
-                        queue.extend(self[k] for k in self._entries if k.endswith(where))
+                    elif n.target not in placed:
+                        placed.add(n.target)
+                        queue.extend(self.at_place(n.target))
                 for cand in _suffixes(n.name):
                     for k in tuple(self._by_name.get(cand, ())):
                         queue.append(self[k])
@@ -192,10 +200,11 @@ class FunctionTable(Mapping[str, "Function"]):
 
 def _rebuild(entries: dict[str, Any], in_file: tuple[str, ...]) -> FunctionTable:
     table = FunctionTable()
+    own = frozenset(in_file)
     for key, value in entries.items():
         if isinstance(value, str):
-            table.defer(key, value, None, key in in_file)
-        elif key in in_file:
+            table.defer(key, value, None, key in own)
+        elif key in own:
             table.add(key, value)
         else:
             table._put(key, value, value.name)

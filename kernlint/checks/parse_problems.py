@@ -133,8 +133,8 @@ def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[
         return ()  # nothing to find: no walk of the kernel's body (a long body is a long walk)
     called = _called_names(fn.body)
     out: list[tuple[int, int, str]] = []
-    for helper in tu.functions.in_file(called):
-        if not helper.is_kernel and helper.name in called:
+    for helper in tu.functions.in_file(called):  # (only those named in `called`)
+        if not helper.is_kernel:
             out.extend(helper.unresolved)
     return tuple(out)
 
@@ -145,8 +145,8 @@ def _helpers_syntax(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int,
         return ()
     called = _called_names(fn.body)
     out: list[tuple[int, int, str]] = []
-    for helper in tu.functions.in_file(called):
-        if not helper.is_kernel and helper.name in called:
+    for helper in tu.functions.in_file(called):  # (only those named in `called`)
+        if not helper.is_kernel:
             out.extend(helper.parse_errors)
     return tuple(sorted(out))
 

@@ -192,8 +192,7 @@ def target_function(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     if fn is None and e.target:
         # A member of a class template specialization: clang names the specialization
         # (`operator float *`), the file holds the pattern (`operator T *`) at the same place.
-        where = e.target[e.target.rfind("@"):]
-        fn = next((tu.functions[k] for k in tu.functions if k.endswith(where)), None)
+        fn = next(tu.functions.at_place(e.target), None)
     return fn
 
 
@@ -209,8 +208,7 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     if fn is None and e.receiver is not None:
         return None
     if fn is None:
-        matches = [f for f in tu.functions.named(e.name)
-                   if f.name == e.name and len(f.params) == len(e.args) and not f.is_kernel]
+        matches = [f for f in tu.functions.named(e.name) if len(f.params) == len(e.args) and not f.is_kernel]
         if len(matches) > 1 and e.template_args:
             matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
         fn = matches[0] if len(matches) == 1 else None

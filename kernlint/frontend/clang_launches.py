@@ -18,6 +18,7 @@ from kernlint.frontend.clang_base import (
 from kernlint.frontend.lowering import (
     _function_key,
     _is_callee_ref,
+    _listed,
     _reassigned_names,
     _split_template_args,
     _template_args_from_tokens,
@@ -112,10 +113,6 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
 
     walk(c, 0)
     return out
-
-
-def _listed(c: ci.Cursor) -> list[ci.Cursor]:
-    return list(c.get_children())
 
 
 def _children_once() -> Callable[[ci.Cursor], list[ci.Cursor]]:

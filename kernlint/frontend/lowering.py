@@ -778,14 +778,20 @@ def _function_pointer_callee(c: ci.Cursor) -> tuple[str, ci.Cursor | None] | Non
     return (written, target.get_definition() or target) if fixed else (written, None)
 
 
+def _listed(c: ci.Cursor) -> list[ci.Cursor]:
+    """A cursor's children, listed (the default where a walk can be given a cheaper `children`)."""
+    return list(c.get_children())
+
+
 def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None) -> set[str]:
     """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x).
     `children`: a cursor's children, read only (clang_launches._children_once); by default, listed."""
+    kids_of = children or _listed
     out: set[str] = set()
     stack = [fn]
     while stack:
         n = stack.pop()
-        kids = list(n.get_children()) if children is None else children(n)
+        kids = kids_of(n)
         stack.extend(kids)
         target = None
         if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
@@ -797,8 +803,7 @@ def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cur
             if op in ("pre++", "pre--", "post++", "post--", "&"):
                 target = kids[0]
         while target is not None and target.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-            sub = [k for k in (target.get_children() if children is None else children(target))
-                   if k.kind.is_expression()]
+            sub = [k for k in kids_of(target) if k.kind.is_expression()]
             target = sub[0] if len(sub) == 1 else None
         if target is not None and target.kind == K.DECL_REF_EXPR:
             out.add(target.spelling)
