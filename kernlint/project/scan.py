@@ -667,7 +667,7 @@ def _declared_types(args: tuple[str, ...], params: str, body: str) -> tuple[str,
     return tuple(out)
 
 
-_STRIPPED_TYPES = re.compile(r"int|long|size_t|unsigned|auto|dim3|u?int\d+_t")
+_STRIPPED_TYPES = re.compile(r"int|long|size_t|unsigned|auto|dim3|u?int\d+_t")  # the types of the declarations `_strip_decls` removes
 
 
 def _is_word(ch: str) -> bool:
@@ -694,18 +694,15 @@ def _maybe_reassigned(body: str, name: str) -> bool:
                 return True
             if after[:2] in ("<<", ">>") and after[2:3] == "=" and after[3:4] != "=":
                 return True
+            b = i  # the end of what precedes `name`, spaces skipped
+            while b > 0 and body[b - 1].isspace():
+                b -= 1
             if after[:1] == "=" and after[1:2] != "=":
-                b = i
-                while b > 0 and body[b - 1].isspace():
-                    b -= 1
                 w = b
                 while w > 0 and _is_word(body[w - 1]):
                     w -= 1
                 if b == i or not _STRIPPED_TYPES.fullmatch(body[w:b]):
                     return True  # not a declaration `TYPE name =`
-            b = i
-            while b > 0 and body[b - 1].isspace():
-                b -= 1
             if body[max(0, b - 2):b] in ("++", "--"):
                 return True
         i = body.find(name, i + 1)
@@ -714,4 +711,4 @@ def _maybe_reassigned(body: str, name: str) -> bool:
 
 def _strip_decls(body: str, name: str) -> str:
     """`body` without the declarations of `name` (so `int n = 4;` is not read as an assignment)."""
-    return _named_pattern(rf"\b(?:int|long|size_t|unsigned|auto|dim3|u?int\d+_t)\s+{re.escape(name)}\s*=").sub(" ", body)
+    return _named_pattern(rf"\b(?:{_STRIPPED_TYPES.pattern})\s+{re.escape(name)}\s*=").sub(" ", body)
