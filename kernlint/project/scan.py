@@ -464,12 +464,16 @@ def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, s
     return tuple(out)
 
 
-def _declarations(params: str, body: str) -> dict[str, list[tuple[int, str, str]]]:
+def _declarations(params: str, body: str, names: set[str] | None = None) -> dict[str, list[tuple[int, str, str]]]:
     """name -> (position in `body`, name, type as written) of each of its declarations, in order;
-    parameters at position -1."""
+    parameters at position -1. With `names`, only theirs (a text naming none of them is not searched)."""
     out: dict[str, list[tuple[int, str, str]]] = {}
     for text, base in ((params, -1), (body, 0)):
+        if names is not None and not any(a in text for a in names):
+            continue
         for m in _declarations_in(text):
+            if names is not None and m.group(2) not in names:
+                continue
             t = " ".join(m.group(1).split())
             if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
                 continue
@@ -647,24 +651,8 @@ def _declared_types(args: tuple[str, ...], params: str, body: str) -> tuple[str,
     values`), normalised (`floatX *`, `const Float *`); "" for anything else. (The declarations are
     read once for all arguments: a match of one declaration ends at its name, so the names found
     are those a search for each name alone finds.)"""
-    wanted = {a.strip() for a in args}
-    last: dict[str, str] = {}
-    for text in (params, body):
-        if not any(a in text for a in wanted):
-            continue
-        for m in _declarations_in(text):
-            if m.group(2) not in wanted:
-                continue
-            t = " ".join(m.group(1).split())
-            if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
-                continue
-            last[m.group(2)] = t
-    out = []
-    for a in args:
-        a = a.strip()
-        found = last.get(a, "") if _IDENTIFIER.fullmatch(a) else ""
-        out.append(_normal_type(found) if found else "")
-    return tuple(out)
+    decls = _declarations(params, body, {a.strip() for a in args})
+    return tuple(_type_before(decls, a, len(body) + 1) for a in args)
 
 
 _STRIPPED_TYPES = re.compile(r"int|long|size_t|unsigned|auto|dim3|u?int\d+_t")  # the types of the declarations `_strip_decls` removes
