@@ -596,7 +596,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         data = np.broadcast_to(np.asarray(v.data, dtype=np.int64), self.mask.shape)
         per_sample = []
         for k in range(self.S):
-            vals = np.unique(data[k][self.entry_mask[k]]) if self.entry_mask[k].any() else np.unique(data[k])
+            vals = np.unique(data[k][self.entry_mask[k]]) if any_set(self.entry_mask[k]) else np.unique(data[k])
             if vals.size != 1:
                 return None
             per_sample.append(int(vals[0]))

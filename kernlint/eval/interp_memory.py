@@ -312,7 +312,7 @@ class MemoryMixin:
             sp = e.span
             loads = loads | {(sp.line, sp.column, sp.end_line, sp.end_column, addr.root)}
         uniform = addr.data is not None and not loads and not varying
-        if uniform and t is not None and any_set(self.mask) and (
+        if uniform and t is not None and self.any_active() and (
                 uniform_data.eligible(t, addr.space) or uniform_data.eligible_pointer(self.resolve(t), addr.space)):
             sampled = self.sample_load(e, addr, pointer=t.kind == "pointer")
             if sampled is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernlint import ir
-from kernlint.eval.values import UNINIT, Val, spread
+from kernlint.eval.values import UNINIT, Val, any_set, spread
 from kernlint.memo import by_identity
 
 # The cause an element the model does not know is reported under (eval/coverage.py).
@@ -116,7 +116,7 @@ class LocalArrays:
 
     def _lanes(self, name: object, idx: Val, mask: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
         """The index per lane and the elements the active lanes use; None when unknown or out of bounds."""
-        if idx.data is None or idx.is_float or not np.count_nonzero(mask):
+        if idx.data is None or idx.is_float or not any_set(mask):
             return None
         d = np.asarray(idx.data)
         at = spread(d, mask.shape)
