@@ -1,0 +1,141 @@
+"""Where a kernlint run's CPU goes, by phase (issue 17): start-up, libclang, lowering, evaluation, rules.
+
+    python bench/phases.py FILE.cu ... [--json]
+
+The files are linted in this process, one run, the way `kernlint -j 1 --no-cache --no-ptxas` lints
+them (no worker process, no cache). Each phase's CPU (process time) is measured by wrapping the
+function that does it; a phase nested in another (the evaluator runs inside the KL201 fix search,
+libclang inside the front end) is counted once, in the innermost:
+
+- start-up: the interpreter, NumPy and kernlint's modules, before the first file (measured in
+  separate processes: the interpreter alone, `import numpy`, `import kernlint.engine`);
+- libclang: clang parsing each file (C++ code, no Python; its share is the floor kernlint cannot
+  lower by tuning);
+- lowering: turning libclang's cursors into kernlint's IR (kernels up front, other functions when asked);
+- evaluation: the per-warp interpreter (every evaluation: launch shapes, re-sampled regions, KL201's
+  padded re-runs);
+- rules: the checks over the evaluations, less the evaluations they start;
+- project index: scanning each file's project for launches and instantiations;
+- other: reading, decoding, suppressions, reporting.
+
+The phases are a breakdown, not a benchmark: wrapping adds a few microseconds per call (the evaluator's
+runs are few, so it is not measurable there). bench/speed.py runs this script and prints its figures
+beside the CPU ratio against nvcc.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Callable
+
+# What every kernlint process sets before NumPy loads (kernlint/__init__.py): measured the same way.
+_ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+# (module, attribute path, phase): the functions whose CPU is each phase's.
+_WRAPPED = (
+    ("clang.cindex", "TranslationUnit.from_source", "libclang"),
+    ("kernlint.frontend.clang_frontend", "_lower", "lowering"),
+    ("kernlint.function_table", "FunctionTable._lower", "lowering"),
+    ("kernlint.eval.interp", "Interpreter.run", "evaluation"),
+    ("kernlint.engine", "combine", "rules"),
+    ("kernlint.project.index", "ProjectIndex.build", "project index"),
+)
+
+
+def _cpu_of(code: str) -> float:
+    """Median CPU seconds (user + system) of `python -c code` over five runs."""
+    times = []
+    for _ in range(5):
+        t0 = os.times()
+        subprocess.run([sys.executable, "-c", code], env=_ENV, check=True, stdout=subprocess.DEVNULL)
+        t1 = os.times()
+        times.append(t1.children_user + t1.children_system - t0.children_user - t0.children_system)
+    return sorted(times)[len(times) // 2]
+
+
+def startup() -> dict[str, float]:
+    """CPU of the interpreter alone, of it with NumPy, and of it with every module a lint run loads."""
+    return {"python_s": round(_cpu_of("pass"), 3), "python_numpy_s": round(_cpu_of("import numpy"), 3),
+            "python_kernlint_s": round(_cpu_of("import kernlint.cli, kernlint.engine, kernlint.checks.coalescing"), 3)}
+
+
+def _wrap(totals: dict[str, float], stack: list[float], module: str, attr: str, phase: str) -> None:
+    owner: Any = importlib.import_module(module)
+    *outer, name = attr.split(".")
+    for part in outer:
+        owner = getattr(owner, part)
+    inner_fn: Callable[..., Any] = getattr(owner, name)
+    if isinstance(inner_fn, classmethod):  # pragma: no cover - (getattr on the class unwraps it)
+        inner_fn = inner_fn.__func__
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        stack.append(0.0)
+        try:
+            return inner_fn(*args, **kwargs)
+        finally:
+            spent = time.process_time() - start
+            nested = stack.pop()
+            totals[phase] = totals.get(phase, 0.0) + spent - nested
+            if stack:
+                stack[-1] += spent
+
+    setattr(owner, name, timed)
+
+
+def phases(files: list[str]) -> dict[str, float]:
+    """CPU seconds of each phase of one in-process run over `files` (and the run's total)."""
+    import kernlint.checks.coalescing  # noqa: F401 - loaded before the clock starts (start-up's, above)
+    import kernlint.cli as cli
+    import kernlint.engine  # noqa: F401
+
+    totals: dict[str, float] = {}
+    stack: list[float] = []
+    for module, attr, phase in _WRAPPED:
+        try:
+            _wrap(totals, stack, module, attr, phase)
+        except (ImportError, AttributeError):
+            totals.setdefault(f"{phase} (not measured: {module}.{attr} not found)", 0.0)
+    cli._POOL_BY_DEFAULT = False  # in this process, as `-j 1` without isolation  # type: ignore[attr-defined]
+    argv = sys.argv
+    sys.argv = ["kernlint", "--no-ptxas", "--no-cache", "--format", "concise", *files]
+    start = time.process_time()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                cli.main()
+            except SystemExit:
+                pass
+    finally:
+        sys.argv = argv
+    total = time.process_time() - start
+    out = {k: round(v, 3) for k, v in sorted(totals.items(), key=lambda kv: -kv[1])}
+    out["other"] = round(total - sum(totals.values()), 3)
+    out["total"] = round(total, 3)
+    return out
+
+
+def main() -> None:
+    files = [a for a in sys.argv[1:] if a != "--json"]
+    if not files:
+        sys.exit(__doc__)
+    report = {"startup": startup(), "files": len(files), "phases": phases(files)}
+    if "--json" in sys.argv:
+        print(json.dumps(report))
+        return
+    s = report["startup"]
+    print(f"start-up CPU: python {s['python_s']:.3f} s, + NumPy {s['python_numpy_s']:.3f} s, "
+          f"+ kernlint's modules {s['python_kernlint_s']:.3f} s")
+    print(f"{len(files)} files in one process, by phase (CPU seconds):")
+    for k, v in report["phases"].items():
+        print(f"  {k:<16} {v:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
