@@ -17,7 +17,9 @@ Reported, with the targets of issue 17:
 - a cold run over the whole tree with the default -j: files/s, CPU/wall (target >= 1.8 on 2 cores),
   peak RSS of any process (target < 250 MB);
 - the warm re-run of the unchanged tree (target < 1 s) and its peak RSS;
-- a generated 300-line file, cold (target < 0.2 s CPU), and `kernlint --version` (target < 60 ms).
+- a generated 300-line file, cold (target < 0.2 s CPU), and `kernlint --version` (target < 60 ms);
+- for both CPU targets, the floor no change to kernlint's Python can lower (the interpreter with NumPy,
+  libclang's own parsing) and how many times less the rest must cost to meet the target (bench/phases.py).
 """
 from __future__ import annotations
 
@@ -78,7 +80,29 @@ def nvcc_part(tree: Path, n: int) -> dict:
         one = measure(kernlint("--cache-dir", cache, "--no-cache", "-j", "1", "--format", "concise", *ok))
     return {"files_tried": n, "files_compiled": len(ok), "compiled": [os.path.relpath(f, tree) for f in ok], "nvcc_cpu_s": round(nvcc_cpu, 2),
             "kernlint_cpu_s": round(one["cpu"], 2), "kernlint_over_nvcc": round(one["cpu"] / nvcc_cpu, 3),
-            "times_cheaper": round(nvcc_cpu / one["cpu"], 1), "kernlint_rss_mb": round(one["rss_mb"])}
+            "times_cheaper": round(nvcc_cpu / one["cpu"], 1), "kernlint_rss_mb": round(one["rss_mb"]),
+            **budget(nvcc_cpu / 20, ok)}
+
+
+def budget(target_s: float, files: list[str]) -> dict:
+    """A CPU target (`target_s` for `files` in one process) beside what no change to kernlint's own Python can lower.
+
+    The floor is the interpreter with NumPy (start-up) plus libclang's own parsing of the files; the
+    rest of the budget is what kernlint's modules, lowering, evaluation and rules may spend
+    (bench/phases.py measures each phase, in one process over the same files)."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "phases.py"), "--json", *files],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"phases_note": f"bench/phases.py failed: {out.stderr.strip()[-500:]}"}
+    report = json.loads(out.stdout)
+    start, by_phase = report["startup"], report["phases"]
+    floor = start["python_numpy_s"] + by_phase.get("libclang", 0.0)
+    ours = start["python_kernlint_s"] - start["python_numpy_s"] + by_phase["total"] - by_phase.get("libclang", 0.0)
+    return {"target_s": round(target_s, 3), "floor_s(python+numpy+libclang parse)": round(floor, 3),
+            "ours_s(kernlint modules+lowering+evaluation+rules+other)": round(ours, 3),
+            # How many times less kernlint's own part must cost for the total to meet the target.
+            "ours_must_shrink_by": round(ours / (target_s - floor), 1) if target_s > floor else "floor above target",
+            "startup_cpu_s": start, "phases_cpu_s": by_phase}
 
 
 def tree_part(tree: Path) -> dict:
@@ -103,6 +127,7 @@ def small_part() -> dict:
         f = Path(tmp) / "k300.cu"
         f.write_text(src)
         runs = [measure(kernlint("--no-cache", "--format", "concise", str(f))) for _ in range(3)]
+        parts = budget(0.2, [str(f)])
     versions = [measure([sys.executable, "-m", "kernlint", "--version"]) for _ in range(5)]
     script = [os.path.join(os.path.dirname(sys.executable), "kernlint"), "--version"]
     scripts = [measure(script) for _ in range(5)] if os.path.exists(script[0]) else []
@@ -110,7 +135,7 @@ def small_part() -> dict:
     out = {"file_lines": lines, "file_cpu_s": round(med([r["cpu"] for r in runs]), 3),
            "file_wall_s": round(med([r["wall"] for r in runs]), 3),
            "version_cpu_s(python -m)": round(med([r["cpu"] for r in versions]), 3),
-           "version_wall_s(python -m)": round(med([r["wall"] for r in versions]), 3)}
+           "version_wall_s(python -m)": round(med([r["wall"] for r in versions]), 3), **parts}
     if scripts:
         out["version_cpu_s(kernlint script)"] = round(med([r["cpu"] for r in scripts]), 3)
         out["version_wall_s(kernlint script)"] = round(med([r["wall"] for r in scripts]), 3)
