@@ -95,14 +95,12 @@ def frozen(cls: type[T]) -> type[T]:
     ns: dict[str, Any] = {}
     # dont_inherit: this module's `from __future__ import annotations` must not turn the annotations into strings.
     exec(compile("\n".join(lines), "<string>", "exec", dont_inherit=True), module.__dict__ if module is not None else {}, ns)
-    # Until the slots exist, each setter is `object.__setattr__` with the field's name (what the standard
-    # text calls); afterwards, the slot's own descriptor (below).
-    setters = {n: _named_setter(n[len("_set_"):]) for n in set_names}
-    methods = {"__init__": ns["__create_fn__"](**names, **setters),
-               "__repr__": dataclasses._recursive_repr(_repr([f.name for f in all_init if f.repr])),  # type: ignore[attr-defined]
+    # __init__ is made once the slots exist (below): neither `_add_slots` nor anything before it calls
+    # or reads it.
+    methods = {"__repr__": dataclasses._recursive_repr(_repr([f.name for f in all_init if f.repr])),  # type: ignore[attr-defined]
                "__eq__": _eq([f.name for f in all_init if f.compare])}
     methods.update(_frozen_attrs(cls, tuple(f.name for f in all_init)))
-    own_methods = set(cls.__dict__)
+    own_init = "__init__" in cls.__dict__
     for name, fn in methods.items():
         if name not in cls.__dict__:
             fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
@@ -111,21 +109,22 @@ def frozen(cls: type[T]) -> type[T]:
         hash_ = _hash([f.name for f in all_init if (f.compare if f.hash is None else f.hash)])
         hash_.__qualname__ = f"{cls.__qualname__}.__hash__"
         cls.__hash__ = hash_  # type: ignore[method-assign]
-    if not had_doc:
-        try:
-            text_sig = str(inspect.signature(cls)).replace(" -> None", "")
-        except (TypeError, ValueError):
-            text_sig = ""
-        cls.__doc__ = cls.__name__ + text_sig
     cls.__dataclass_params__ = dataclasses._DataclassParams(True, True, True, False, False, True)  # type: ignore[attr-defined]
     cls = dataclasses._add_slots(cls, True, False)  # type: ignore[attr-defined]
-    if "__init__" not in own_methods and set_names:
-        # The same __init__ with each field stored through its slot's member descriptor: what
+    if not own_init:
+        # The standard text's __init__ with each field stored through its slot's member descriptor: what
         # `object.__setattr__(self, name, value)` ends in, without looking the attribute up by name (a
         # frozen value is built per evaluated expression node: ~0.45 us less for a ten-field class).
         init = ns["__create_fn__"](**names, **{n: getattr(cls, n[len("_set_"):]).__set__ for n in set_names})
         init.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = init  # type: ignore[misc]
+    if not had_doc:
+        # The standard __doc__: the class's name and its __init__ signature (the one just set, or its own).
+        try:
+            text_sig = str(inspect.signature(cls)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            text_sig = ""
+        cls.__doc__ = cls.__name__ + text_sig
     abc.update_abstractmethods(cls)
     return cls
 
@@ -133,12 +132,6 @@ def frozen(cls: type[T]) -> type[T]:
 # The other methods need no code of their own: closures over the field names compute what CPython 3.11's
 # generated texts compute (`(self.a,self.b,)==(other.a,other.b,)`, `hash((self.a,self.b,))`, the repr
 # f-string, the frozen __setattr__/__delattr__), with `operator.attrgetter` building the same tuples.
-
-def _named_setter(name: str) -> Callable[[Any, Any], None]:
-    def setter(obj: Any, value: Any) -> None:
-        object.__setattr__(obj, name, value)
-    return setter
-
 
 def _fields_tuple(names: list[str]) -> Callable[[Any], tuple]:
     if len(names) >= 2:

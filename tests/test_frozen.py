@@ -1,6 +1,7 @@
 """kernlint.frozen makes the same class as `dataclass(frozen=True, slots=True)`: checked side by side on
 classes with every field feature kernlint uses (defaults, factories, compare/hash/repr/init off, a field
-named `self`, an explicit __hash__, __eq__ of the class's own, __post_init__, no docstring)."""
+named `self`, an explicit __hash__, __eq__ or __init__ of the class's own, __post_init__, no docstring, no
+fields)."""
 from __future__ import annotations
 
 import copy
@@ -63,6 +64,19 @@ def make(deco):  # noqa: ANN001, ANN201 - the same class bodies, decorated by `d
         def __eq__(self, other: object) -> bool:
             return True
 
+    @deco
+    class Bare:
+        pass
+
+    @deco
+    class OwnInit:
+        a: int
+        b: str = "x"
+
+        def __init__(self, a: int, b: str = "y", *rest: int) -> None:
+            object.__setattr__(self, "a", a + len(rest))
+            object.__setattr__(self, "b", b)
+
     seen = []
 
     @deco
@@ -75,11 +89,12 @@ def make(deco):  # noqa: ANN001, ANN201 - the same class bodies, decorated by `d
             seen.append(self.a)
 
     return {"Plain": Plain, "Features": Features, "Selfish": Selfish, "Empty": Empty, "OwnHash": OwnHash,
-            "OwnEq": OwnEq, "Post": Post}, seen
+            "OwnEq": OwnEq, "Post": Post, "Bare": Bare, "OwnInit": OwnInit}, seen
 
 
 ARGS = {"Plain": [(1,), (1, "y"), (2, "x", (3,))], "Features": [(1,), (1, (2,), {"k": 1}, "d", 4)],
-        "Selfish": [(1,), (1, 3)], "Empty": [()], "OwnHash": [(1,), (2,)], "OwnEq": [(1,)], "Post": [(5,)]}
+        "Selfish": [(1,), (1, 3)], "Empty": [()], "OwnHash": [(1,), (2,)], "OwnEq": [(1,)], "Post": [(5,)],
+        "Bare": [()], "OwnInit": [(1,), (1, "z", 4, 5)]}
 
 
 def _field_facts(cls: type) -> list:

@@ -171,6 +171,62 @@ def test_cached_facts_are_decoded_when_first_asked_for(tmp_path: Path, monkeypat
     assert damaged.scanned == 0 and damaged.launches_of("tile", str(root / "a.cu")) == want
 
 
+def _damage(cache_root: Path, path: Path, facts: object) -> None:
+    """Overwrite the stored facts of `path`'s entry in the one index cache under `cache_root` (its hash
+    and stamp kept: the entry still looks unchanged)."""
+    [cache_file] = list(cache_root.rglob("index-v*/*.json"))
+    data = json.loads(cache_file.read_text())
+    data["files"][str(path)]["facts"] = facts
+    cache_file.write_text(json.dumps(data))
+
+
+def _counting_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from kernlint.project import scan as scan_mod
+
+    calls: list[int] = []
+    real = scan_mod.scan_text
+    monkeypatch.setattr(scan_mod, "scan_text", lambda text: calls.append(1) or real(text))
+    return calls
+
+
+# Damaged facts that still look like an entry (a dict: decoded only when first asked for) and ones that
+# do not (rescanned by the build itself).
+@pytest.mark.parametrize("garbage", [{"launches": "garbage", "x": 1}, {}, "garbage"])
+def test_a_damaged_entry_is_rescanned_once_and_stored_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            garbage: object) -> None:
+    root = make(tmp_path / "p", {"a.cu": KERNEL,
+                                 "b.cu": '#include "a.cu"\nvoid f() { tile<1, 2, float><<<1, 32>>>(0, 0); }\n'})
+    fresh = ProjectIndex.build(root).facts
+    _damage(tmp_path / "cache", root / "b.cu", garbage)
+    scans = _counting_scans(monkeypatch)
+    first = ProjectIndex.build(root)
+    assert first.facts == fresh and len(scans) == 1
+    second = ProjectIndex.build(root)
+    assert second.facts == fresh and len(scans) == 1  # the entry was stored again: no second rescan
+    assert (first.scanned, second.scanned) == (1, 0)
+    assert second.launches_of("tile", str(root / "a.cu")) == first.launches_of("tile", str(root / "a.cu"))
+
+
+def test_a_damaged_entry_is_checked_like_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damaged entry whose file is now binary (same size and mtime) is left out, as the build leaves
+    out a binary file, and its entry dropped: the next build notes it."""
+    root = make(tmp_path / "p", {"a.cu": KERNEL, "b.cu": "__global__ void k() {}\n"})
+    assert set(ProjectIndex.build(root).facts) == {str(root / "a.cu"), str(root / "b.cu")}
+    b = root / "b.cu"
+    st = b.stat()
+    b.write_bytes(b"\x00" * st.st_size)
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _damage(tmp_path / "cache", b, {"kernels": 0})
+    scans = _counting_scans(monkeypatch)
+    damaged = ProjectIndex.build(root)
+    assert damaged.notes == [] and set(damaged.facts) == {str(root / "a.cu")} and scans == []
+    assert "k" not in damaged.kernel_files
+    again = ProjectIndex.build(root)
+    assert set(again.facts) == {str(root / "a.cu")} and scans == []
+    [note] = again.notes
+    assert "skipped 1 file(s)" in note and "b.cu (binary)" in note
+
+
 def test_project_root_markers(tmp_path: Path) -> None:
     root = make(tmp_path / "p", {"src/deep/k.cu": ""})
     assert find_project_root(root / "src" / "deep" / "k.cu") == root

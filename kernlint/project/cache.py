@@ -49,7 +49,7 @@ def _rows(x: list[list[Any]]) -> tuple[tuple[Any, ...], ...]:
     return tuple(map(tuple, x))
 
 
-def _named(x: list[list[Any]]) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+def _name_args_rows(x: list[list[Any]]) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     """[name, [args...], line] rows (instantiations, template calls, typed calls) as tuples."""
     return tuple((name, tuple(args), line) for name, args, line in x)
 
@@ -69,9 +69,10 @@ def facts_from_json(d: dict[str, Any]) -> FileFacts:
         includes=_rows(d["includes"]), defines=_rows(d["defines"]), constants=_rows(d["constants"]),
         kernels=tuple(KernelDef(k["name"], k["line"], _rows(k["template_params"])) for k in d["kernels"]),
         launches=tuple(map(_launch, d["launches"])),
-        instantiations=_named(d["instantiations"]), template_calls=_named(d["template_calls"]),
+        instantiations=_name_args_rows(d["instantiations"]),
+        template_calls=_name_args_rows(d["template_calls"]),
         cuda=bool(d["cuda"]), type_aliases=_rows(d.get("type_aliases", [])),
-        typed_calls=_named(d.get("typed_calls", [])),
+        typed_calls=_name_args_rows(d.get("typed_calls", [])),
     )
 
 
@@ -122,6 +123,15 @@ class FactsCache:
             return None
         self.entries[path] = (digest, facts, stamp)
         return facts
+
+    def stamp(self, path: str) -> tuple[int, int]:
+        """The (mtime_ns, size) `path`'s entry was made with this run."""
+        return self.entries[path][2]
+
+    def forget(self, path: str) -> None:
+        """Drop `path`'s entry (a file no longer indexed): the next save leaves it out."""
+        self.entries.pop(path, None)
+        self.dirty = True
 
     def get(self, path: str, digest: str, stamp: tuple[int, int] = (0, 0)) -> FileFacts | None:
         hit = self.raw.get(path)

@@ -13,7 +13,6 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kernlint.frozen import frozen
 from kernlint.project.cache import FactsCache, content_hash
@@ -127,7 +126,8 @@ class ProjectIndex:
     _includes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _includers: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _kernel_files: dict[str, list[str]] = field(default_factory=dict, repr=False)
-    _pending: tuple[Any, tuple[str, ...]] | None = field(default=None, repr=False)  # (FactsCache, -I) until ready()
+    # (FactsCache, -I, the size cap) until ready()
+    _pending: tuple[FactsCache, tuple[str, ...], int] | None = field(default=None, repr=False)
     flags: dict[str, FileFlags] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     scanned: int = 0  # files scanned this run (the rest came from the cache)
@@ -165,12 +165,27 @@ class ProjectIndex:
         """Decode the facts left undecoded and link the include graph (once; forked workers inherit it)."""
         if self._pending is None:
             return
-        cache, include_dirs = self._pending
+        cache, include_dirs, max_bytes = self._pending
         self._pending = None
-        for p, facts in self._facts.items():
+        rescanned = False
+        for p in [p for p, facts in self._facts.items() if facts is None]:
+            facts = cache.decode(p)
             if facts is None:
-                facts = cache.decode(p) if cache is not None else None
-                self._facts[p] = facts if facts is not None else _rescan(p)
+                # A damaged entry: read, checked and scanned as build() does a changed file, and stored
+                # again (the cache is saved below), so the next run decodes it.
+                rescanned = True
+                try:
+                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes)
+                except _Skipped:
+                    # Left out, as build() leaves it out; with the entry gone, the next run's build()
+                    # says why in its note (the notes of this run may already have been read).
+                    del self._facts[p]
+                    cache.forget(p)
+                    continue
+                self.scanned += scanned
+            self._facts[p] = facts
+        if rescanned:
+            cache.save(self.root)
         self._link(include_dirs)
 
     # --- building ------------------------------------------------------------------------------
@@ -207,37 +222,19 @@ class ProjectIndex:
                 digests.append((p, digest))
                 idx._facts[p] = None  # decoded by ready()
                 continue
-            if st.st_size > max_bytes:
-                skipped.append(f"{_rel(p, root)} (over {max_bytes // 1_000_000} MB)")
-                continue
             try:
-                with open(p, "rb") as fh:
-                    data = fh.read()
-            except OSError as exc:
-                skipped.append(f"{_rel(p, root)} ({exc.strerror or exc})")
+                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes)
+            except _Skipped as why:
+                skipped.append(f"{_rel(p, root)} ({why})")
                 continue
-            digest = content_hash(data)
-            facts = cache.get(p, digest, stamp)
-            if facts is None:
-                if b"\x00" in data[:8192]:
-                    skipped.append(f"{_rel(p, root)} (binary)")
-                    continue
-                try:
-                    from kernlint.project.scan import scan_text
-
-                    facts = scan_text(data.decode("utf-8", errors="replace"))
-                except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
-                    skipped.append(f"{_rel(p, root)} ({type(exc).__name__})")
-                    continue
-                cache.put(p, digest, facts, stamp)
-                idx.scanned += 1
+            idx.scanned += scanned
             digests.append((p, digest))
             idx._facts[p] = facts
         if skipped:
             idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
                              + (" ..." if len(skipped) > 5 else ""))
         cache.save(root)
-        idx._pending = (cache, tuple(include_dirs))
+        idx._pending = (cache, tuple(include_dirs), max_bytes)
         idx.state = _state_digest(root, include_dirs, build_dir, shallow, idx.flags, idx.notes, digests)
         return idx
 
@@ -535,15 +532,37 @@ class ProjectIndex:
 _NAMED_KINDS = ("launches", "instantiations", "template_calls", "typed_calls")
 
 
-def _rescan(path: str) -> FileFacts:
-    """The facts of `path` as it is now: for a cache entry whose facts do not decode (damaged)."""
-    from kernlint.project.scan import scan_text
+class _Skipped(Exception):
+    """A file the index leaves out, and why (the text the note puts after its name): over the size
+    cap, unreadable, binary, or its scan failed."""
 
+
+def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int) -> tuple[str, FileFacts, bool]:
+    """(content digest, facts, whether it was scanned) of the regular file `path`, whose stamp is
+    (mtime_ns, size): its facts come from `cache` when an entry holds this content and decodes, else the
+    file is scanned and stored there. Raises _Skipped for a file the index leaves out. The one path of a
+    file the cache cannot answer by its stamp alone (build) or holds damaged facts for (ready)."""
+    if stamp[1] > max_bytes:
+        raise _Skipped(f"over {max_bytes // 1_000_000} MB")
     try:
         with open(path, "rb") as fh:
-            return scan_text(fh.read().decode("utf-8", errors="replace"))
-    except Exception:  # noqa: BLE001 - as the build: one odd file never aborts the run
-        return FileFacts()
+            data = fh.read()
+    except OSError as exc:
+        raise _Skipped(str(exc.strerror or exc)) from None
+    digest = content_hash(data)
+    facts = cache.get(path, digest, stamp)
+    if facts is not None:
+        return digest, facts, False
+    if b"\x00" in data[:8192]:
+        raise _Skipped("binary")
+    try:
+        from kernlint.project.scan import scan_text
+
+        facts = scan_text(data.decode("utf-8", errors="replace"))
+    except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
+        raise _Skipped(type(exc).__name__) from None
+    cache.put(path, digest, facts, stamp)
+    return digest, facts, True
 
 
 def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,
