@@ -414,27 +414,28 @@ def _switch_arms(sw: ir.Switch) -> tuple[dict[int, int], int] | None:
     return values, default
 
 
-def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict[str, ir.Function]) -> list[Site]:
+def _sites_in_helpers(sites: list[Site], own: tuple[ir.Function, ...]) -> list[Site]:
     """Move access sites that the evaluator reports at a helper's call into the helper's body.
 
     An access inside an inlined `__device__` function is reported at the call (`col(a, t, ld)`),
-    which is not an lvalue. When the helper has exactly one memory access and is called from one
-    place in the file, that access is traced under the call's site id; otherwise the site stays
-    where it is and is reported as not traced.
+    which is not an lvalue. When the helper is one of this file's functions `own` (a header's is
+    inlined after the file is instrumented: its lines are no lines of the file), has exactly one
+    memory access and is called from one place in the file, that access is traced under the call's
+    site id; otherwise the site stays where it is and is reported as not traced.
     """
+    by_key = {f.key: f for f in own}
     calls: dict[tuple[int, int], str] = {}
     call_count: dict[str, int] = defaultdict(int)
-    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
-    for f in unique.values():
+    for f in own:
         for n in walk(f.body):
-            if isinstance(n, ir.Call) and n.target in functions:
+            if isinstance(n, ir.Call) and n.target in by_key:
                 calls[(n.span.line, n.span.column)] = n.target
                 call_count[n.target] += 1
     out = []
     for site in sites:
         target = calls.get((site.span.line, site.span.column)) if site.kind == "access" else None
         if target is not None and call_count[target] == 1:
-            accesses = [n for n in walk(functions[target].body) if _is_access(n)]
+            accesses = [n for n in walk(by_key[target].body) if _is_access(n)]
             if len(accesses) == 1:
                 site = Site(site.id, site.kind, accesses[0].span)  # type: ignore[attr-defined]
         out.append(site)
@@ -465,26 +466,25 @@ def _dynamic_shared(kr: KernelResult) -> int:
 
 
 def _declared_here(f: ir.Function, src_lines: list[str]) -> bool:
-    """Whether `f` is declared in this file: its name on one of its lines up to its body's `{` (a function
-    from an included header carries that header's line numbers). The declaration may start lines before
-    the name: `template <uint dir>` / `__global__ void` on lines of their own."""
+    """Whether `f`, one of this file's functions, has its name on one of its lines up to its body's `{`:
+    not so for a function a macro makes (its spans are the macro's use). The declaration may start lines
+    before the name: `template <uint dir>` / `__global__ void` on lines of their own."""
     last = f.body.span.line if f.body is not None else f.span.line
     if not 0 < f.span.line <= last <= len(src_lines) or last - f.span.line > 20:
         return False
     return any(f.name in src_lines[k - 1] for k in range(f.span.line, last + 1))
 
 
-def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function], src_lines: list[str],
+def _guards_and_entries(own: tuple[ir.Function, ...], src_lines: list[str],
                         traced: set[tuple[int, int]]) -> tuple[tuple[ir.Span, ...], tuple[ir.Span, ...]]:
-    """Spans of every other memory access in this file's device functions (to guard), and the bodies
-    of this file's kernels (to start with the block filter)."""
+    """Spans of every other memory access in this file's device functions `own` (to guard), and the
+    bodies of this file's kernels (to start with the block filter)."""
     guards: list[ir.Span] = []
     entries: list[ir.Span] = []
     seen: set[tuple[int, int]] = set(traced)
-    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
-    for f in unique.values():
+    for f in own:
         if f.body is None or not _declared_here(f, src_lines):
-            continue  # from a header: its lines are not this file's
+            continue  # (a function a macro makes: its spans are the macro's use)
         if f.is_kernel:
             entries.append(f.body.span)
         for n in walk(f.body):
@@ -521,16 +521,20 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                               arch=getattr(options, "arch", None) or DEFAULT_ARCH)
     except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
-    functions = dict(tu.functions)
+    # By key, lowered when first asked for (function_table.py): the kernels' callees. The file's own
+    # functions (its kernels among them) are the only ones whose spans are lines of `text`: the events,
+    # sites and guards are all in this file's lines, so a header's `if`, call or access at the same
+    # line and column must not be taken for the file's.
+    functions = tu.functions
+    own = functions.in_file()
     src_lines = text.splitlines()
     ifs: dict[tuple[int, int], ir.If] = {}
     switches: dict[tuple[int, int], ir.Switch] = {}
     keep_lines: set[int] = set()
-    for f in list(tu.kernels) + list(functions.values()):
+    for f in own:
         if f.body is None:
             continue
-        # Functions from included headers carry their header's line numbers: only a function whose
-        # name is on its line in this file protects those lines from host-code removal.
+        # (a function a macro makes, its name on none of its lines, protects none)
         if _declared_here(f, src_lines):
             keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
         for n in walk(f.body):
@@ -572,8 +576,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                 if key not in site_of_span and stmt is not None:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
-    sites = _sites_in_helpers(sites, tu, functions)
-    guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
+    sites = _sites_in_helpers(sites, own)
+    guards, entries = _guards_and_entries(own, src_lines, {(s.span.line, s.span.column) for s in sites})
     seeds = seeding.seed_sites(krs)
     inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
                                            include_dirs=_include_dirs(options), guards=guards, entries=entries,
