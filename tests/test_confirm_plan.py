@@ -122,3 +122,46 @@ def test_planning_lowers_the_functions_it_uses_and_no_others(tmp_path: Path, mon
     for i in range(5):
         with pytest.raises(Released):
             table[keys[f"unused{i}"]]
+
+
+def _plan_with(tmp_path: Path, header: str, kernel: str) -> confirm.FilePlan:
+    (tmp_path / "h.cuh").write_text(header)
+    path = tmp_path / "k.cu"
+    path.write_text(kernel)
+    return confirm.plan_file(lint_with_suppressions(kernel, str(path), OPTIONS), kernel, OPTIONS)
+
+
+def test_a_grid_wide_sync_in_a_header_helper_runs_every_block(tmp_path: Path) -> None:
+    # Blocks that wait for each other must all run: the helper's own text (in the header) says so, not
+    # the kernel file's lines at the header's line numbers.
+    header = """#include <cooperative_groups.h>
+__device__ void all_blocks_wait() {
+    cooperative_groups::this_grid().sync();
+}
+"""
+    kernel = """#include "h.cuh"
+__global__ void k(float* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+    all_blocks_wait();
+}
+"""
+    plan = _plan_with(tmp_path, header, kernel)
+    specs = [r.spec for r in plan.runs if r.spec is not None]
+    assert specs and all(spec["only_sampled"] is False for spec in specs), [r.reason for r in plan.runs]
+
+
+def test_a_gather_in_a_header_helper_is_named_with_its_own_file_and_line(tmp_path: Path) -> None:
+    header = """// gathers
+__device__ float gather(const float* p, const int* idx, int i) {
+    return p[idx[i]];
+}
+"""
+    kernel = """#include "h.cuh"
+__global__ void k(const float* p, const int* idx, float* out) {
+    out[threadIdx.x] = gather(p, idx, threadIdx.x);
+}
+"""
+    plan = _plan_with(tmp_path, header, kernel)
+    why = plan.runs[0].data_dependent
+    assert "gather() at line 3 of h.cuh: return p[idx[i]];" in why, why
+

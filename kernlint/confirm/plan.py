@@ -4,10 +4,11 @@ and buffers, and which findings cannot be run (and why).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 
@@ -281,42 +282,41 @@ def _launch_args(kr: KernelResult, sample: int = 0) -> tuple[list[dict[str, Any]
     return args, "", values
 
 
-def _data_dependent(fn: ir.Function, kr: KernelResult, functions: dict[str, ir.Function]) -> str:
+def _data_dependent(fn: ir.Function, kr: KernelResult, functions: Mapping[str, ir.Function],
+                    lines_of: Callable[[ir.Function], list[str]], own: Collection[str]) -> str:
     """Why running `fn` on zeroed inputs would not measure what it does, or "" when it is safe.
 
     Addresses computed from loaded values (gathers through index arrays, pointer chasing) read
-    whatever the zeroed buffers hold, so the measured pattern is not the real one.
+    whatever the zeroed buffers hold, so the measured pattern is not the real one. An access the
+    evaluation reached is judged by its events; those are at lines of this file, so only a function of
+    this file (its key in `own`) has accesses they can name.
     """
     seen_spans = {(e.span.line, e.span.column) for e in kr.events if isinstance(e, ev.MemoryAccess)}
-    bodies: list[ir.Function] = [fn]
-    queue_: list[ir.Function] = [fn]
-    while queue_:
-        f = queue_.pop()
-        for n in walk(f.body):
-            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
-                bodies.append(functions[n.target])
-                queue_.append(functions[n.target])
-        if len(bodies) > 16:
-            break
-    for f in bodies:
+    for f in _callees(fn, functions):
         tainted = _tainted_locals(f)
+        here = f.key in own
         for n in walk(f.body):
             if not _is_access(n):
                 continue
-            if (n.span.line, n.span.column) in seen_spans:  # type: ignore[attr-defined]
+            line, column = n.span.line, n.span.column  # type: ignore[attr-defined]
+            if here and (line, column) in seen_spans:
                 continue
             inner = n.index if isinstance(n, ir.Index) else (n.base if isinstance(n, ir.Member) else n.operand)  # type: ignore[attr-defined]
             if any(_is_access(m) for m in walk(inner)) or any(
                     isinstance(m, ir.Ref) and m.name in tainted for m in walk(inner)):
-                return (f"addresses depend on loaded data (line {n.span.line}: "  # type: ignore[attr-defined]
-                        f"{kr.line_text(n.span.line)[:60]}); zeroed inputs would not measure the real pattern")  # type: ignore[attr-defined]
+                lines = lines_of(f)
+                code = lines[line - 1].strip()[:60] if 0 < line <= len(lines) else ""
+                where = f"line {line}" if here else f"{f.name}() at line {line} of {os.path.basename(_file_of(f))}"
+                return (f"addresses depend on loaded data ({where}: {code}); "
+                        "zeroed inputs would not measure the real pattern")
     return ""
 
 
 _TEXTURE_REF = re.compile(r"\b(?:texture|surface)\s*<[^;{}()]*>\s*([A-Za-z_]\w*)\s*[;,=]")
 
 
-def _texture_references(fn: ir.Function, functions: dict[str, ir.Function], text: str) -> list[str]:
+def _texture_references(fn: ir.Function, functions: Mapping[str, ir.Function], text: str,
+                        lines_of: Callable[[ir.Function], list[str]]) -> list[str]:
     """Texture/surface references (`texture<float, 1> t;`) the kernel or its callees name.
 
     CUDA 12 removed texture and surface references; NVRTC rejects every use, so such a kernel can
@@ -326,27 +326,52 @@ def _texture_references(fn: ir.Function, functions: dict[str, ir.Function], text
     if not declared:
         return []
     names: set[str] = set()
-    lines = text.splitlines()
     for f in _callees(fn, functions):
         names.update(n.name for n in walk(f.body) if isinstance(n, ir.Ref))
-        end = f.body.span.end_line if f.body is not None else f.span.line
-        if 0 < f.span.line <= len(lines) and f.name in lines[f.span.line - 1]:
-            # (a texture reference is no declaration the front end types: it may be no Ref in the IR)
-            names.update(re.findall(r"[A-Za-z_]\w*", "\n".join(lines[f.span.line - 1:end])))
+        # (a texture reference is no declaration the front end types: it may be no Ref in the IR)
+        names.update(re.findall(r"[A-Za-z_]\w*", _function_text(f, lines_of(f))))
     return sorted(declared & names)
 
 
-def _callees(fn: ir.Function, functions: dict[str, ir.Function]) -> list[ir.Function]:
-    """`fn` and the functions it calls, transitively (at most 16)."""
+def _callees(fn: ir.Function, functions: Mapping[str, ir.Function]) -> list[ir.Function]:
+    """`fn` and the functions it calls, transitively (at most 16), asked of `functions` by key."""
     bodies: list[ir.Function] = [fn]
+    keys = {fn.key}
     queue_: list[ir.Function] = [fn]
     while queue_ and len(bodies) <= 16:
         f = queue_.pop()
         for n in walk(f.body):
-            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
+            if isinstance(n, ir.Call) and n.target not in keys and n.target in functions:
+                keys.add(n.target)
                 bodies.append(functions[n.target])
-                queue_.append(functions[n.target])
+                queue_.append(bodies[-1])
     return bodies
+
+
+def _file_of(f: ir.Function) -> str:
+    """The file `f` is defined in, as its key (`name@file:line`) names it."""
+    return f.key[f.key.rfind("@") + 1:].rpartition(":")[0]
+
+
+def _file_lines(f: ir.Function, own: Collection[str], src_lines: list[str], read: dict[str, list[str]]) -> list[str]:
+    """The lines of the file `f` is defined in: `src_lines` for one of this file's functions (its key in
+    `own`), else the file its key names, read once into `read` (no lines when it cannot be read)."""
+    if f.key in own:
+        return src_lines
+    name = _file_of(f)
+    if name not in read:
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                read[name] = fh.read().splitlines()
+        except OSError:
+            read[name] = []
+    return read[name]
+
+
+def _function_text(f: ir.Function, lines: list[str]) -> str:
+    """`f`'s source from its first line to its body's last, out of `lines` (its file's)."""
+    end = (f.body.span.end_line or f.body.span.line) if f.body is not None else f.span.line
+    return "\n".join(lines[max(0, f.span.line - 1):end])
 
 
 def _is_access(n: object) -> bool:
@@ -528,6 +553,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     functions = tu.functions
     own = functions.in_file()
     src_lines = text.splitlines()
+    own_keys = frozenset(f.key for f in own)
+    lines_of = functools.partial(_file_lines, own=own_keys, src_lines=src_lines, read={})  # a callee's own file
     ifs: dict[tuple[int, int], ir.If] = {}
     switches: dict[tuple[int, int], ir.Switch] = {}
     keep_lines: set[int] = set()
@@ -608,7 +635,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         if fn.body is None or fn.parse_errors:
             run.status, run.reason, run.category = "not-run", "the kernel did not parse cleanly", "no-launch"
             continue
-        textures = _texture_references(fn, functions, text)
+        textures = _texture_references(fn, functions, text, lines_of)
         if textures:
             run.status, run.category = "not-run", "compiler"
             run.reason = (f"uses the texture reference{'s' if len(textures) > 1 else ''} {', '.join(textures)}: "
@@ -620,7 +647,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             continue
         # Addresses computed from loaded data (gathers) read zeroed buffers here: the kernel still runs
         # (the guard keeps it in bounds), but only findings that depend on no loaded value are judged.
-        run.data_dependent = _data_dependent(fn, kr, functions)
+        run.data_dependent = _data_dependent(fn, kr, functions, lines_of, own_keys)
         args, why, values = _launch_args(kr)
         if args is None and "would need" in why:
             refit = _refit(kr)
@@ -641,9 +668,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         from kernlint.eval.interp import GRID_SAMPLE
 
         # Only the two sampled blocks run (the others return at once) unless blocks wait for each other.
-        only_sampled = not any(_GRID_WIDE.search("\n".join(src_lines[max(0, f.span.line - 1):
-                                                                     (f.body.span.end_line if f.body else f.span.line)]))
-                               for f in _callees(fn, functions))
+        only_sampled = not any(_GRID_WIDE.search(_function_text(f, lines_of(f))) for f in _callees(fn, functions))
         # The evaluator's two samples are (block, values) pairs: sampled block 1 ran with the second
         # sampled value of each size (n = 6144 where block 0 had 4096; iteration counts 3 and 5). When
         # they differ, block 1 is traced in a second launch with those values.
