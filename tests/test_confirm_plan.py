@@ -165,3 +165,34 @@ __global__ void k(const float* p, const int* idx, float* out) {
     why = plan.runs[0].data_dependent
     assert "gather() at line 3 of h.cuh: return p[idx[i]];" in why, why
 
+
+def _pointer_sizes(args: list[dict[str, Any]]) -> list[int]:
+    """Bytes of every buffer a launch's arguments allocate, struct fields' included."""
+    out = []
+    for a in args:
+        if a["t"] == "ptr":
+            out.append(a["bytes"] + a["front"])
+        elif a["t"] == "struct":
+            out.extend(f["ptr"]["bytes"] + f["ptr"]["front"] for f in a["fields"] if "ptr" in f)
+    return out
+
+
+@pytest.mark.parametrize("param", ["struct", "pointer"])
+def test_a_struct_fields_buffer_is_capped_like_a_parameters(tmp_path: Path, param: str) -> None:
+    # p.d reaches n * n * 64 floats: 16 GiB with the sampled n = 4096. A pointer parameter over the cap
+    # is evaluated again with smaller sizes; a struct's pointer field was allocated whatever its size.
+    from kernlint.confirm.plan import MAX_BUFFER_BYTES
+
+    kernel = ("struct P { float* d; int n; };\n__global__ void k(P p) {\n"
+              "    p.d[(size_t)p.n * p.n * 64 + threadIdx.x] = 0.0f;\n}\n") if param == "struct" else (
+              "__global__ void k(float* d, int n) {\n"
+              "    d[(size_t)n * n * 64 + threadIdx.x] = 0.0f;\n}\n")
+    path = tmp_path / "k.cu"
+    path.write_text(kernel)
+    plan = confirm.plan_file(lint_with_suppressions(kernel, str(path), OPTIONS), kernel, OPTIONS)
+    runs = [r for r in plan.runs if r.spec is not None]
+    assert runs, [(r.status, r.reason) for r in plan.runs]
+    for r in runs:
+        sizes = _pointer_sizes(r.spec["args"]) + _pointer_sizes(r.spec.get("args2") or [])
+        assert sizes and max(sizes) <= MAX_BUFFER_BYTES, sizes
+        assert "sizes sampled smaller" in r.refit, r.refit

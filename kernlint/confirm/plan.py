@@ -267,7 +267,10 @@ def _launch_args(kr: KernelResult, sample: int = 0) -> tuple[list[dict[str, Any]
                 ft = _resolve(f.ctype, binds)
                 root = f"{p.name}.{f.name}"
                 if ft.kind == "pointer":
-                    fields.append({"offset": f.offset, "dtype": "uint64", "ptr": _buffer(extents.get(root))})
+                    spec = _buffer(extents.get(root))
+                    if spec["bytes"] + spec["front"] > MAX_BUFFER_BYTES:
+                        return None, _size_message(root, extents.get(root), spec, kr), {}
+                    fields.append({"offset": f.offset, "dtype": "uint64", "ptr": spec})
                     values[root] = "zeroed buffer"
                     continue
                 fdt = _scalar_dtype(ft)
