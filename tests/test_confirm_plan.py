@@ -196,3 +196,15 @@ def test_a_struct_fields_buffer_is_capped_like_a_parameters(tmp_path: Path, para
         sizes = _pointer_sizes(r.spec["args"]) + _pointer_sizes(r.spec.get("args2") or [])
         assert sizes and max(sizes) <= MAX_BUFFER_BYTES, sizes
         assert "sizes sampled smaller" in r.refit, r.refit
+
+
+@pytest.mark.parametrize("other", ["__device__ float scale(float x) { return 2.0f * x; }\n",
+                                   "__global__ void scale(double* a) { a[threadIdx.x] = 0.0; }\n"])
+def test_a_kernel_overloaded_with_another_function_is_named_by_its_pointer_type(tmp_path: Path, other: str) -> None:
+    # NVRTC cannot look a bare overloaded name up; the kernel is named as `static_cast<void (*)(float *)>(scale)`.
+    kernel = other + "__global__ void scale(float* a) { a[threadIdx.x] = 1.0f; }\n"
+    path = tmp_path / "k.cu"
+    path.write_text(kernel)
+    plan = confirm.plan_file(lint_with_suppressions(kernel, str(path), OPTIONS), kernel, OPTIONS)
+    names = [r.spec["name_expr"] for r in plan.runs if r.spec is not None]
+    assert names and all(n.startswith("static_cast<void (*)(") and n.endswith(")>(scale)") for n in names), names

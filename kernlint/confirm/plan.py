@@ -103,12 +103,13 @@ def _shim_function_names() -> frozenset[str]:
 
 def _nvrtc_name(fn: ir.Function, name_expr: str, tu: ir.TranslationUnit) -> str:
     """The name expression NVRTC compiles and looks the kernel up by. A kernel that shares its name with
-    another function (`__global__ void remainder(...)` beside the math API's `remainder(double, double)`)
-    is ambiguous as a bare name ("cannot determine which instance of overloaded function"); a cast to
-    its own pointer type picks it (NVRTC takes any constant expression denoting the kernel's address)."""
+    another function (`__global__ void remainder(...)` beside the math API's `remainder(double, double)`,
+    another kernel or a `__device__` function of the file or its headers) is ambiguous as a bare name
+    ("cannot determine which instance of overloaded function"); a cast to its own pointer type picks it
+    (NVRTC takes any constant expression denoting the kernel's address)."""
     if "<" in name_expr or not all(p.spelling for p in fn.params):
         return name_expr
-    same = sum(1 for f in tu.kernels if f.name == fn.name)
+    same = len(tu.functions.named(fn.name))  # (the kernels among them; lowers only functions of that name)
     if same < 2 and fn.name not in _shim_function_names():
         return name_expr
     return f"static_cast<void (*)({', '.join(p.spelling for p in fn.params)})>({name_expr})"
