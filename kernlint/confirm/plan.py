@@ -617,7 +617,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
-    nvrtc += [f"-I{d}" for d in (getattr(options, "include_dirs", ()) or ())]
+    nvrtc += [f"-I{d}" for d in _include_dirs(options)]
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
@@ -753,19 +753,22 @@ def _with_context(code: str, prefix: str, includer: str, name: str) -> str:
     return code[:at] + block + code[at:] if at >= 0 else block + head + code
 
 
+_INCLUDE = re.compile(r'\s*#\s*include\s*["<]([^">]+)[">]')
+
+
 def _with_headers(inst: Instrumented, path: str, options: Any,
                   includer: tuple[str, str] | None = None) -> Instrumented:
     """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`); a
     fragment gets its includer's text before the `#include` (device code only) in front of it."""
-    dirs = tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
+    dirs = _include_dirs(options)
     base = os.path.dirname(os.path.abspath(path))
     name = os.path.abspath(path)
     if includer is not None:
         inc_path, inc_text = includer
         lines = inc_text.splitlines(keepends=True)
-        k = next((i for i, ln in enumerate(lines) if re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln)
-                  and os.path.basename(re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln).group(1))
-                  == os.path.basename(path)), len(lines))
+        own = os.path.basename(path)
+        k = next((i for i, ln in enumerate(lines) if (m := _INCLUDE.match(ln)) and os.path.basename(m.group(1)) == own),
+                 len(lines))
         before = "".join(lines[:k])
         used = frozenset(device_source.device_names(inst.device_code))
         pre, _ = device_source.device_only(before, used_elsewhere=used, include_dirs=dirs, roots=False)
