@@ -61,7 +61,6 @@ def active_lanes(mask: np.ndarray) -> np.ndarray:
 SHARED_BANKS = 32
 BANK_BYTES = 4
 _WORD_SHIFT = 2  # log2(BANK_BYTES)
-WARP_LANES = 32
 
 
 def shared_phases(width: int) -> int:

@@ -343,6 +343,16 @@ def test_pointer_offsets_follow_locals_and_swaps_and_ignore_plain_pointers() -> 
     assert arg_offsets(["d_in", "d_out"], "cudaMalloc(&d_in, n); d_out = d_in;") == ()
 
 
+def test_pointer_offsets_of_one_declarator_and_of_a_row_address() -> None:
+    from kernlint.project.pointer_offsets import arg_offsets
+
+    # One declaration of two pointers: src's value is `buf` (the `+ pad` is dst's), as clang's tokens show it.
+    host = "float * src = buf , * dst = buf + pad ; float * a = f ( b , c + 1 ) , * e = a ;"
+    assert arg_offsets(["src", "dst", "a", "e"], host) == ("", "dst = buf + pad", "", "")
+    # The address of row k's first element is offset by k rows; of the first row's, by none.
+    assert arg_offsets(["&a[k][0]", "& a [ 0 ] [ 0 ]", "&a[0][k]"], "") == ("&a[k][0]", "", "&a[0][k]")
+
+
 def test_kl103_on_a_pointer_the_launch_offsets_says_unless_and_names_the_launch() -> None:
     diags = [d for d in lint("KL103_launch_offset.cu") if d.code == "KL103"]
     padded = next(d for d in diags if d.kernel == "stencil_padded")

@@ -9,7 +9,7 @@ import pytest
 
 from kernlint.engine import LintOptions, lint_source
 from kernlint.frontend.instantiate import instantiate_text
-from kernlint.project.compile_db import load_compile_db, parse_flags
+from kernlint.project.compile_db import FileFlags, load_compile_db, parse_flags
 from kernlint.project.index import ProjectIndex, find_project_root
 from kernlint.project.scan import scan_text
 
@@ -113,6 +113,28 @@ def test_compile_db_arguments_form_and_bad_file(tmp_path: Path) -> None:
     bad.write_text("{not json")
     flags, note = load_compile_db(bad)
     assert flags == {} and note and "cannot read" in note
+    bad.write_text("[" * 100_000 + "]" * 100_000)  # too deep for the JSON decoder: the same note, no exception
+    flags, note = load_compile_db(bad)
+    assert flags == {} and note and "cannot read" in note
+
+
+def test_compile_db_joined_flags() -> None:
+    flags = parse_flags(["nvcc", "-isystem/opt/x", "-iquoteq", "-idirafter/late", "-Iinc", "-isystem-after", "/no",
+                         "-DN=4", "--include-path=p", "-c", "k.cu"], "/w")
+    assert flags.include_dirs == ("/opt/x", "/w/q", "/late", "/w/inc", "/w/p")
+    assert flags.macros == ("N=4",)
+
+
+def test_compile_db_relative_directories_give_absolute_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A database read through a relative path, its entry's directory relative: the files are looked up
+    # by absolute path (ProjectIndex.flags_for), so the keys are absolute, under the database's folder.
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "compile_commands.json").write_text(json.dumps([
+        {"directory": "obj", "file": "../../k.cu", "arguments": ["nvcc", "-I../inc", "-c", "../../k.cu"]}]))
+    monkeypatch.chdir(tmp_path)
+    db, note = load_compile_db(Path("build") / "compile_commands.json")
+    assert note is None
+    assert db == {str(tmp_path / "k.cu"): FileFlags((str(tmp_path / "build" / "inc"),), ())}
 
 
 def test_unreadable_and_binary_files_are_skipped_with_one_note(tmp_path: Path) -> None:

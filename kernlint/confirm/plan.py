@@ -4,10 +4,11 @@ and buffers, and which findings cannot be run (and why).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 
@@ -102,12 +103,13 @@ def _shim_function_names() -> frozenset[str]:
 
 def _nvrtc_name(fn: ir.Function, name_expr: str, tu: ir.TranslationUnit) -> str:
     """The name expression NVRTC compiles and looks the kernel up by. A kernel that shares its name with
-    another function (`__global__ void remainder(...)` beside the math API's `remainder(double, double)`)
-    is ambiguous as a bare name ("cannot determine which instance of overloaded function"); a cast to
-    its own pointer type picks it (NVRTC takes any constant expression denoting the kernel's address)."""
+    another function (`__global__ void remainder(...)` beside the math API's `remainder(double, double)`,
+    another kernel or a `__device__` function of the file or its headers) is ambiguous as a bare name
+    ("cannot determine which instance of overloaded function"); a cast to its own pointer type picks it
+    (NVRTC takes any constant expression denoting the kernel's address)."""
     if "<" in name_expr or not all(p.spelling for p in fn.params):
         return name_expr
-    same = sum(1 for f in tu.kernels if f.name == fn.name)
+    same = len(tu.functions.named(fn.name))  # (the kernels among them; lowers only functions of that name)
     if same < 2 and fn.name not in _shim_function_names():
         return name_expr
     return f"static_cast<void (*)({', '.join(p.spelling for p in fn.params)})>({name_expr})"
@@ -266,7 +268,10 @@ def _launch_args(kr: KernelResult, sample: int = 0) -> tuple[list[dict[str, Any]
                 ft = _resolve(f.ctype, binds)
                 root = f"{p.name}.{f.name}"
                 if ft.kind == "pointer":
-                    fields.append({"offset": f.offset, "dtype": "uint64", "ptr": _buffer(extents.get(root))})
+                    spec = _buffer(extents.get(root))
+                    if spec["bytes"] + spec["front"] > MAX_BUFFER_BYTES:
+                        return None, _size_message(root, extents.get(root), spec, kr), {}
+                    fields.append({"offset": f.offset, "dtype": "uint64", "ptr": spec})
                     values[root] = "zeroed buffer"
                     continue
                 fdt = _scalar_dtype(ft)
@@ -281,42 +286,41 @@ def _launch_args(kr: KernelResult, sample: int = 0) -> tuple[list[dict[str, Any]
     return args, "", values
 
 
-def _data_dependent(fn: ir.Function, kr: KernelResult, functions: dict[str, ir.Function]) -> str:
+def _data_dependent(fn: ir.Function, kr: KernelResult, functions: Mapping[str, ir.Function],
+                    lines_of: Callable[[ir.Function], list[str]], own: Collection[str]) -> str:
     """Why running `fn` on zeroed inputs would not measure what it does, or "" when it is safe.
 
     Addresses computed from loaded values (gathers through index arrays, pointer chasing) read
-    whatever the zeroed buffers hold, so the measured pattern is not the real one.
+    whatever the zeroed buffers hold, so the measured pattern is not the real one. An access the
+    evaluation reached is judged by its events; those are at lines of this file, so only a function of
+    this file (its key in `own`) has accesses they can name.
     """
     seen_spans = {(e.span.line, e.span.column) for e in kr.events if isinstance(e, ev.MemoryAccess)}
-    bodies: list[ir.Function] = [fn]
-    queue_: list[ir.Function] = [fn]
-    while queue_:
-        f = queue_.pop()
-        for n in walk(f.body):
-            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
-                bodies.append(functions[n.target])
-                queue_.append(functions[n.target])
-        if len(bodies) > 16:
-            break
-    for f in bodies:
+    for f in _callees(fn, functions):
         tainted = _tainted_locals(f)
+        here = f.key in own
         for n in walk(f.body):
             if not _is_access(n):
                 continue
-            if (n.span.line, n.span.column) in seen_spans:  # type: ignore[attr-defined]
+            line, column = n.span.line, n.span.column  # type: ignore[attr-defined]
+            if here and (line, column) in seen_spans:
                 continue
             inner = n.index if isinstance(n, ir.Index) else (n.base if isinstance(n, ir.Member) else n.operand)  # type: ignore[attr-defined]
             if any(_is_access(m) for m in walk(inner)) or any(
                     isinstance(m, ir.Ref) and m.name in tainted for m in walk(inner)):
-                return (f"addresses depend on loaded data (line {n.span.line}: "  # type: ignore[attr-defined]
-                        f"{kr.line_text(n.span.line)[:60]}); zeroed inputs would not measure the real pattern")  # type: ignore[attr-defined]
+                lines = lines_of(f)
+                code = lines[line - 1].strip()[:60] if 0 < line <= len(lines) else ""
+                where = f"line {line}" if here else f"{f.name}() at line {line} of {os.path.basename(_file_of(f))}"
+                return (f"addresses depend on loaded data ({where}: {code}); "
+                        "zeroed inputs would not measure the real pattern")
     return ""
 
 
 _TEXTURE_REF = re.compile(r"\b(?:texture|surface)\s*<[^;{}()]*>\s*([A-Za-z_]\w*)\s*[;,=]")
 
 
-def _texture_references(fn: ir.Function, functions: dict[str, ir.Function], text: str) -> list[str]:
+def _texture_references(fn: ir.Function, functions: Mapping[str, ir.Function], text: str,
+                        lines_of: Callable[[ir.Function], list[str]]) -> list[str]:
     """Texture/surface references (`texture<float, 1> t;`) the kernel or its callees name.
 
     CUDA 12 removed texture and surface references; NVRTC rejects every use, so such a kernel can
@@ -326,27 +330,52 @@ def _texture_references(fn: ir.Function, functions: dict[str, ir.Function], text
     if not declared:
         return []
     names: set[str] = set()
-    lines = text.splitlines()
     for f in _callees(fn, functions):
         names.update(n.name for n in walk(f.body) if isinstance(n, ir.Ref))
-        end = f.body.span.end_line if f.body is not None else f.span.line
-        if 0 < f.span.line <= len(lines) and f.name in lines[f.span.line - 1]:
-            # (a texture reference is no declaration the front end types: it may be no Ref in the IR)
-            names.update(re.findall(r"[A-Za-z_]\w*", "\n".join(lines[f.span.line - 1:end])))
+        # (a texture reference is no declaration the front end types: it may be no Ref in the IR)
+        names.update(re.findall(r"[A-Za-z_]\w*", _function_text(f, lines_of(f))))
     return sorted(declared & names)
 
 
-def _callees(fn: ir.Function, functions: dict[str, ir.Function]) -> list[ir.Function]:
-    """`fn` and the functions it calls, transitively (at most 16)."""
+def _callees(fn: ir.Function, functions: Mapping[str, ir.Function]) -> list[ir.Function]:
+    """`fn` and the functions it calls, transitively (at most 16), asked of `functions` by key."""
     bodies: list[ir.Function] = [fn]
+    keys = {fn.key}
     queue_: list[ir.Function] = [fn]
     while queue_ and len(bodies) <= 16:
         f = queue_.pop()
         for n in walk(f.body):
-            if isinstance(n, ir.Call) and n.target in functions and functions[n.target] not in bodies:
+            if isinstance(n, ir.Call) and n.target not in keys and n.target in functions:
+                keys.add(n.target)
                 bodies.append(functions[n.target])
-                queue_.append(functions[n.target])
+                queue_.append(bodies[-1])
     return bodies
+
+
+def _file_of(f: ir.Function) -> str:
+    """The file `f` is defined in, as its key (`name@file:line`) names it."""
+    return f.key[f.key.rfind("@") + 1:].rpartition(":")[0]
+
+
+def _file_lines(f: ir.Function, own: Collection[str], src_lines: list[str], read: dict[str, list[str]]) -> list[str]:
+    """The lines of the file `f` is defined in: `src_lines` for one of this file's functions (its key in
+    `own`), else the file its key names, read once into `read` (no lines when it cannot be read)."""
+    if f.key in own:
+        return src_lines
+    name = _file_of(f)
+    if name not in read:
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                read[name] = fh.read().splitlines()
+        except OSError:
+            read[name] = []
+    return read[name]
+
+
+def _function_text(f: ir.Function, lines: list[str]) -> str:
+    """`f`'s source from its first line to its body's last, out of `lines` (its file's)."""
+    end = (f.body.span.end_line or f.body.span.line) if f.body is not None else f.span.line
+    return "\n".join(lines[max(0, f.span.line - 1):end])
 
 
 def _is_access(n: object) -> bool:
@@ -414,27 +443,28 @@ def _switch_arms(sw: ir.Switch) -> tuple[dict[int, int], int] | None:
     return values, default
 
 
-def _sites_in_helpers(sites: list[Site], tu: ir.TranslationUnit, functions: dict[str, ir.Function]) -> list[Site]:
+def _sites_in_helpers(sites: list[Site], own: tuple[ir.Function, ...]) -> list[Site]:
     """Move access sites that the evaluator reports at a helper's call into the helper's body.
 
     An access inside an inlined `__device__` function is reported at the call (`col(a, t, ld)`),
-    which is not an lvalue. When the helper has exactly one memory access and is called from one
-    place in the file, that access is traced under the call's site id; otherwise the site stays
-    where it is and is reported as not traced.
+    which is not an lvalue. When the helper is one of this file's functions `own` (a header's is
+    inlined after the file is instrumented: its lines are no lines of the file), has exactly one
+    memory access and is called from one place in the file, that access is traced under the call's
+    site id; otherwise the site stays where it is and is reported as not traced.
     """
+    by_key = {f.key: f for f in own}
     calls: dict[tuple[int, int], str] = {}
     call_count: dict[str, int] = defaultdict(int)
-    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
-    for f in unique.values():
+    for f in own:
         for n in walk(f.body):
-            if isinstance(n, ir.Call) and n.target in functions:
+            if isinstance(n, ir.Call) and n.target in by_key:
                 calls[(n.span.line, n.span.column)] = n.target
                 call_count[n.target] += 1
     out = []
     for site in sites:
         target = calls.get((site.span.line, site.span.column)) if site.kind == "access" else None
         if target is not None and call_count[target] == 1:
-            accesses = [n for n in walk(functions[target].body) if _is_access(n)]
+            accesses = [n for n in walk(by_key[target].body) if _is_access(n)]
             if len(accesses) == 1:
                 site = Site(site.id, site.kind, accesses[0].span)  # type: ignore[attr-defined]
         out.append(site)
@@ -465,26 +495,25 @@ def _dynamic_shared(kr: KernelResult) -> int:
 
 
 def _declared_here(f: ir.Function, src_lines: list[str]) -> bool:
-    """Whether `f` is declared in this file: its name on one of its lines up to its body's `{` (a function
-    from an included header carries that header's line numbers). The declaration may start lines before
-    the name: `template <uint dir>` / `__global__ void` on lines of their own."""
+    """Whether `f`, one of this file's functions, has its name on one of its lines up to its body's `{`:
+    not so for a function a macro makes (its spans are the macro's use). The declaration may start lines
+    before the name: `template <uint dir>` / `__global__ void` on lines of their own."""
     last = f.body.span.line if f.body is not None else f.span.line
     if not 0 < f.span.line <= last <= len(src_lines) or last - f.span.line > 20:
         return False
     return any(f.name in src_lines[k - 1] for k in range(f.span.line, last + 1))
 
 
-def _guards_and_entries(tu: ir.TranslationUnit, functions: dict[str, ir.Function], src_lines: list[str],
+def _guards_and_entries(own: tuple[ir.Function, ...], src_lines: list[str],
                         traced: set[tuple[int, int]]) -> tuple[tuple[ir.Span, ...], tuple[ir.Span, ...]]:
-    """Spans of every other memory access in this file's device functions (to guard), and the bodies
-    of this file's kernels (to start with the block filter)."""
+    """Spans of every other memory access in this file's device functions `own` (to guard), and the
+    bodies of this file's kernels (to start with the block filter)."""
     guards: list[ir.Span] = []
     entries: list[ir.Span] = []
     seen: set[tuple[int, int]] = set(traced)
-    unique = {(f.name, f.span): f for f in list(tu.kernels) + list(functions.values())}
-    for f in unique.values():
+    for f in own:
         if f.body is None or not _declared_here(f, src_lines):
-            continue  # from a header: its lines are not this file's
+            continue  # (a function a macro makes: its spans are the macro's use)
         if f.is_kernel:
             entries.append(f.body.span)
         for n in walk(f.body):
@@ -521,16 +550,22 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                               arch=getattr(options, "arch", None) or DEFAULT_ARCH)
     except Exception as exc:  # noqa: BLE001 (the file parsed once already; this is a safety net)
         return FilePlan(path, text, None, [], f"could not re-parse: {exc}")
-    functions = dict(tu.functions)
+    # By key, lowered when first asked for (function_table.py): the kernels' callees. The file's own
+    # functions (its kernels among them) are the only ones whose spans are lines of `text`: the events,
+    # sites and guards are all in this file's lines, so a header's `if`, call or access at the same
+    # line and column must not be taken for the file's.
+    functions = tu.functions
+    own = functions.in_file()
     src_lines = text.splitlines()
+    own_keys = frozenset(f.key for f in own)
+    lines_of = functools.partial(_file_lines, own=own_keys, src_lines=src_lines, read={})  # a callee's own file
     ifs: dict[tuple[int, int], ir.If] = {}
     switches: dict[tuple[int, int], ir.Switch] = {}
     keep_lines: set[int] = set()
-    for f in list(tu.kernels) + list(functions.values()):
+    for f in own:
         if f.body is None:
             continue
-        # Functions from included headers carry their header's line numbers: only a function whose
-        # name is on its line in this file protects those lines from host-code removal.
+        # (a function a macro makes, its name on none of its lines, protects none)
         if _declared_here(f, src_lines):
             keep_lines.update({f.span.line, f.body.span.line, f.body.span.end_line or f.body.span.line})
         for n in walk(f.body):
@@ -572,8 +607,8 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
                 if key not in site_of_span and stmt is not None:
                     site_of_span[key] = Site(len(sites), "branch", stmt.span)
                     sites.append(site_of_span[key])
-    sites = _sites_in_helpers(sites, tu, functions)
-    guards, entries = _guards_and_entries(tu, functions, src_lines, {(s.span.line, s.span.column) for s in sites})
+    sites = _sites_in_helpers(sites, own)
+    guards, entries = _guards_and_entries(own, src_lines, {(s.span.line, s.span.column) for s in sites})
     seeds = seeding.seed_sites(krs)
     inst = _with_headers(instrument_source(text, sites, frozenset(keep_lines), filename=os.path.abspath(path),
                                            include_dirs=_include_dirs(options), guards=guards, entries=entries,
@@ -582,7 +617,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
     traced = {s.id for s in inst.sites}
     site_of_span = {k: s for k, s in site_of_span.items() if s.id in traced}
     nvrtc = ["-std=c++17", f"-I{os.path.dirname(os.path.abspath(path)) or '.'}"]
-    nvrtc += [f"-I{d}" for d in (getattr(options, "include_dirs", ()) or ())]
+    nvrtc += [f"-I{d}" for d in _include_dirs(options)]
     nvrtc += [f"-D{m}" for m in (getattr(options, "macros", ()) or ())]
     plan = FilePlan(path, text, inst, [], options=tuple(nvrtc), site_of_span=site_of_span,
                     switch_arms=switch_arms, sites=sites, keep_lines=frozenset(keep_lines),
@@ -604,7 +639,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         if fn.body is None or fn.parse_errors:
             run.status, run.reason, run.category = "not-run", "the kernel did not parse cleanly", "no-launch"
             continue
-        textures = _texture_references(fn, functions, text)
+        textures = _texture_references(fn, functions, text, lines_of)
         if textures:
             run.status, run.category = "not-run", "compiler"
             run.reason = (f"uses the texture reference{'s' if len(textures) > 1 else ''} {', '.join(textures)}: "
@@ -616,7 +651,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
             continue
         # Addresses computed from loaded data (gathers) read zeroed buffers here: the kernel still runs
         # (the guard keeps it in bounds), but only findings that depend on no loaded value are judged.
-        run.data_dependent = _data_dependent(fn, kr, functions)
+        run.data_dependent = _data_dependent(fn, kr, functions, lines_of, own_keys)
         args, why, values = _launch_args(kr)
         if args is None and "would need" in why:
             refit = _refit(kr)
@@ -637,9 +672,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         from kernlint.eval.interp import GRID_SAMPLE
 
         # Only the two sampled blocks run (the others return at once) unless blocks wait for each other.
-        only_sampled = not any(_GRID_WIDE.search("\n".join(src_lines[max(0, f.span.line - 1):
-                                                                     (f.body.span.end_line if f.body else f.span.line)]))
-                               for f in _callees(fn, functions))
+        only_sampled = not any(_GRID_WIDE.search(_function_text(f, lines_of(f))) for f in _callees(fn, functions))
         # The evaluator's two samples are (block, values) pairs: sampled block 1 ran with the second
         # sampled value of each size (n = 6144 where block 0 had 4096; iteration counts 3 and 5). When
         # they differ, block 1 is traced in a second launch with those values.
@@ -720,19 +753,22 @@ def _with_context(code: str, prefix: str, includer: str, name: str) -> str:
     return code[:at] + block + code[at:] if at >= 0 else block + head + code
 
 
+_INCLUDE = re.compile(r'\s*#\s*include\s*["<]([^">]+)[">]')
+
+
 def _with_headers(inst: Instrumented, path: str, options: Any,
                   includer: tuple[str, str] | None = None) -> Instrumented:
     """Inline the file's own headers, host code removed (see `instrument.inline_user_headers`); a
     fragment gets its includer's text before the `#include` (device code only) in front of it."""
-    dirs = tuple(str(d) for d in (getattr(options, "include_dirs", ()) or ()))
+    dirs = _include_dirs(options)
     base = os.path.dirname(os.path.abspath(path))
     name = os.path.abspath(path)
     if includer is not None:
         inc_path, inc_text = includer
         lines = inc_text.splitlines(keepends=True)
-        k = next((i for i, ln in enumerate(lines) if re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln)
-                  and os.path.basename(re.match(r'\s*#\s*include\s*["<]([^">]+)[">]', ln).group(1))
-                  == os.path.basename(path)), len(lines))
+        own = os.path.basename(path)
+        k = next((i for i, ln in enumerate(lines) if (m := _INCLUDE.match(ln)) and os.path.basename(m.group(1)) == own),
+                 len(lines))
         before = "".join(lines[:k])
         used = frozenset(device_source.device_names(inst.device_code))
         pre, _ = device_source.device_only(before, used_elsewhere=used, include_dirs=dirs, roots=False)

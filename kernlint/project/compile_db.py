@@ -32,7 +32,9 @@ _MACRO_FLAGS = ("-D", "--define-macro")
 
 
 def parse_flags(args: list[str], directory: str) -> FileFlags:
-    """-I/-isystem/-iquote (made absolute against `directory`) and -D; every other flag is dropped."""
+    """-I/-isystem/-iquote/-idirafter/--include-path (made absolute against `directory`) and -D/--define-macro,
+    each with its value as the next argument, after `=`, or (a single-dash flag) joined to it as
+    compilers take it (`-Iinc`, `-isystem/opt/x`, `-DN=4`); every other flag is dropped."""
     incs: list[str] = []
     macros: list[str] = []
     i = 0
@@ -45,8 +47,11 @@ def parse_flags(args: list[str], directory: str) -> FileFlags:
                 value, kind = args[i + 1], flag
                 i += 1
                 break
-            if a.startswith(flag + "=") or (a.startswith(flag) and len(flag) == 2 and len(a) > 2):
-                value, kind = a[len(flag) + (1 if a.startswith(flag + "=") else 0):], flag
+            if a.startswith(flag + "="):
+                value, kind = a[len(flag) + 1:], flag
+                break
+            if a.startswith(flag) and not flag.startswith("--") and len(a) > len(flag) and a[len(flag)] != "-":
+                value, kind = a[len(flag):], flag  # (not `-isystem-after`, another flag)
                 break
         i += 1
         if value is None:
@@ -65,15 +70,17 @@ def load_compile_db(path: Path) -> tuple[dict[str, FileFlags], str | None]:
 
     try:
         entries = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # (RecursionError: arrays nested thousands deep)
         return {}, f"{path}: cannot read the compilation database ({exc}); ignored"
     if not isinstance(entries, list):
         return {}, f"{path}: not a JSON list of compile commands; ignored"
     out: dict[str, FileFlags] = {}
+    base = os.path.abspath(path.parent)
     for e in entries:
         if not isinstance(e, dict) or "file" not in e:
             continue
-        directory = str(e.get("directory", path.parent))
+        # Absolute, as the files are looked up: a relative (or missing) directory is the database's folder's.
+        directory = os.path.join(base, str(e.get("directory", "")))
         if isinstance(e.get("arguments"), list):
             args = [str(a) for a in e["arguments"]]
         else:

@@ -55,7 +55,7 @@ def _top_level_sum(t: str) -> bool:
             if nxt in "+-=>" or prev in "+-":
                 prev = c
                 continue  # ++, --, +=, ->
-            if prev.strip() or t[:i].strip():
+            if prev:  # (the last character before `c` that is no space: a binary operator follows an operand)
                 return True
         if not c.isspace():
             prev = c
@@ -64,8 +64,25 @@ def _top_level_sum(t: str) -> bool:
 
 def _is_offset(t: str) -> bool:
     if t.startswith("&") and "[" in t:
-        return not re.search(r"\[\s*0\s*\]\s*$", t)
+        return not _FIRST_ELEMENT.fullmatch(t)
     return _top_level_sum(t)
+
+
+_FIRST_ELEMENT = re.compile(r"&[^\[]*(?:\[\s*0\s*\]\s*)+")  # `&a[0]`, `&a[0][0]`: every subscript 0
+
+
+def _first_value(rhs: str) -> str:
+    """`rhs` up to its first comma outside brackets: in `float *src = buf, *dst = buf + pad;` the value
+    assigned to `src` is `buf`, the rest declares `dst`."""
+    depth = 0
+    for i, c in enumerate(rhs):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            return rhs[:i]
+    return rhs
 
 
 def offset_of(arg: str, host_text: str, depth: int = 0, seen: frozenset[str] = frozenset()) -> str:
@@ -79,7 +96,7 @@ def offset_of(arg: str, host_text: str, depth: int = 0, seen: frozenset[str] = f
         return ""
     # Every assignment of the name before the launch: `T* name = rhs;`, `name = rhs;` (not `==`).
     for m in _assignments_of(t).finditer(host_text):
-        rhs = m.group(1)
+        rhs = _first_value(m.group(1))
         found = offset_of(rhs, host_text, depth + 1, seen | {t})
         if found:
             return f"{t} = {_strip(rhs)}" if found == _strip(rhs) else found
