@@ -3,6 +3,7 @@ included as text, a PCH clang refuses switches it off, and a run leaves no PCH b
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,28 @@ def test_same_ir_with_the_pch(path: Path, fresh_pch: None) -> None:
     pch_ir = _parse(path, shim_pch.WARM_PARSES)
     assert shim_pch._built and all(shim_pch._built.values()), "no PCH was built"
     assert pch_ir == text_ir
+
+
+# Files with explicit instantiations (`template __global__ void k<float>(...);`, `template class C<double>;`):
+# the index that leaves out the PCH's declarations lists the specializations they make, which must
+# not become second definitions of the kernel or of a method that launches one (shim_pch.EXCLUDE).
+_INSTANTIATING = [p for p in sorted((ROOT / "fixtures").rglob("*.cu"))
+                  if re.search(r"^\s*template\s+(?!<)", p.read_text(errors="replace"), re.M)]
+
+
+def test_some_fixtures_instantiate_explicitly() -> None:
+    names = {p.name for p in _INSTANTIATING}
+    assert {"KL102_chained_pointer.cu", "engine.cu"} <= names
+
+
+@pytest.mark.parametrize("path", _INSTANTIATING, ids=lambda p: p.name)
+def test_same_ir_with_the_pch_for_explicit_instantiations(path: Path, fresh_pch: None) -> None:
+    text_ir = _parse(path, 0)
+    pch_ir = _parse(path, shim_pch.WARM_PARSES)
+    assert shim_pch._built and all(shim_pch._built.values()), "no PCH was built"
+    assert pch_ir == text_ir
+    if not isinstance(text_ir, tuple):  # every function, the lazily lowered ones too
+        assert {k: text_ir.functions[k] for k in text_ir.functions} == {k: pch_ir.functions[k] for k in pch_ir.functions}
 
 
 def test_a_refused_pch_switches_it_off(tmp_path: Path, fresh_pch: None, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -443,6 +443,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                         if targs:
                             instantiations.append((child.spelling, targs))
                     continue
+                if kind == K.FUNCTION_DECL and _instantiated_at_template(child):
+                    continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
                 if _is_device(child, kids):
                     if fname == parse_path and _is_kernel(child, kids):
@@ -476,6 +478,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     if value is not None:
                         macros[child.spelling] = value
             elif kind in _METHOD_KINDS and child.is_definition():
+                if _instantiated_at_template(child):
+                    continue
                 kids = list(child.get_children())
                 if _is_device(child, kids):
                     functions.defer(_function_key(child), child.spelling, (True, child), fname == parse_path)
@@ -492,6 +496,24 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                               launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
                               instantiations=tuple(instantiations) + _text_instantiations(text),
                               macros=macros, structs=structs, member_types=member_types)
+
+
+def _instantiated_at_template(c: ci.Cursor) -> bool:
+    """Whether function or method `c` is a specialization clang made from a template (located at the
+    template's definition), not one written in the source.
+
+    The translation unit never lists these, but an index that leaves out a PCH's declarations
+    (shim_pch.EXCLUDE) lists the parse's top-level declarations, and there each explicit instantiation
+    (`template __global__ void k<float>(float*);`, or each member of `template class C<double>;`) appears
+    as a definition with the template's body and place and concrete types. Explicit instantiations are read from the text instead
+    (`_text_instantiations`); an explicit specialization (`template <> ... k<float>(...) {...}`) is
+    written where it stands, so it is still lowered."""
+    pattern = ci.conf.lib.clang_getSpecializedCursorTemplate(c)
+    if pattern is None:
+        return False
+    # A member function's pattern is its declaration in the class template; its body may be defined
+    # outside the class (`template <typename R> void Engine<R>::run(...) {...}`), where the made one sits.
+    return (pattern.get_definition() or pattern).location == c.location
 
 
 _OPEN: list[weakref.ref[FunctionTable]] = []
