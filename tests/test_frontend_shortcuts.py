@@ -28,6 +28,9 @@ def test_the_shim_run_counted_or_checked_gives_the_same_ir(path: Path, pch: bool
     monkeypatch.setattr(shim_pch, "_built", {})
     monkeypatch.delenv("KERNLINT_NO_PCH", raising=False)
     monkeypatch.setattr(cf, "_SHIM_RUNS", {})
+    # With a PCH the index leaves the shim's declarations out (shim_pch.EXCLUDE), so there is no run to
+    # skip; the run is still counted where the index lists them (EXCLUDE off).
+    monkeypatch.setattr(shim_pch, "EXCLUDE", False)
     counted = _parse(path, pch)  # every child asked for its file; the run is counted
     assert cf._SHIM_RUNS and all(n > 100 for n in cf._SHIM_RUNS.values())
     used: list[range] = []
@@ -66,3 +69,18 @@ void run(float* buf, int pad) {
 """
     unit = cf.parse_source(src, "offsets.cu")
     assert [launch.arg_offsets for launch in unit.launches] == [("src = buf + pad",), (), ()]
+
+
+def test_with_the_pch_the_index_lists_no_shim_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shim_pch, "_parses", 0)
+    monkeypatch.setattr(shim_pch, "_disabled", False)
+    monkeypatch.setattr(shim_pch, "_built", {})
+    monkeypatch.delenv("KERNLINT_NO_PCH", raising=False)
+    monkeypatch.setattr(cf, "_SHIM_RUNS", {})
+    path = FIXTURES[0]
+    text_ir = _parse(path, False)
+    assert cf._SHIM_RUNS  # the shim as text: its declarations are listed (and skipped as a run)
+    monkeypatch.setattr(cf, "_SHIM_RUNS", {})
+    assert _parse(path, True) == text_ir
+    assert shim_pch._built and all(shim_pch._built.values()), "no PCH was built"
+    assert not cf._SHIM_RUNS  # from the PCH: none listed, nothing to count
