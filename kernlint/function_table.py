@@ -198,6 +198,11 @@ class FunctionTable(Mapping[str, "Function"]):
                            tuple(self._in_file)))
 
 
+def key_file(key: str) -> str:
+    """The file a function's key (`name@file:line`, frontend/lowering.py `_function_key`) names."""
+    return key[key.rfind("@") + 1:].rpartition(":")[0]
+
+
 def _rebuild(entries: dict[str, Any], in_file: tuple[str, ...]) -> FunctionTable:
     table = FunctionTable()
     own = frozenset(in_file)

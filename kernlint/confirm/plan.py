@@ -23,6 +23,7 @@ from kernlint.confirm.model import (
 )
 from kernlint.eval import events as ev
 from kernlint.eval.result import KernelResult
+from kernlint.function_table import key_file
 
 MAXSEQ_MAX = 256  # at most: an unrolled loop of 136 requests is then recorded whole (totals comparable with ncu)
 
@@ -310,7 +311,7 @@ def _data_dependent(fn: ir.Function, kr: KernelResult, functions: Mapping[str, i
                     isinstance(m, ir.Ref) and m.name in tainted for m in walk(inner)):
                 lines = lines_of(f)
                 code = lines[line - 1].strip()[:60] if 0 < line <= len(lines) else ""
-                where = f"line {line}" if here else f"{f.name}() at line {line} of {os.path.basename(_file_of(f))}"
+                where = f"line {line}" if here else f"{f.name}() at line {line} of {os.path.basename(key_file(f.key))}"
                 return (f"addresses depend on loaded data ({where}: {code}); "
                         "zeroed inputs would not measure the real pattern")
     return ""
@@ -352,17 +353,12 @@ def _callees(fn: ir.Function, functions: Mapping[str, ir.Function]) -> list[ir.F
     return bodies
 
 
-def _file_of(f: ir.Function) -> str:
-    """The file `f` is defined in, as its key (`name@file:line`) names it."""
-    return f.key[f.key.rfind("@") + 1:].rpartition(":")[0]
-
-
 def _file_lines(f: ir.Function, own: Collection[str], src_lines: list[str], read: dict[str, list[str]]) -> list[str]:
     """The lines of the file `f` is defined in: `src_lines` for one of this file's functions (its key in
     `own`), else the file its key names, read once into `read` (no lines when it cannot be read)."""
     if f.key in own:
         return src_lines
-    name = _file_of(f)
+    name = key_file(f.key)
     if name not in read:
         try:
             with open(name, encoding="utf-8", errors="replace") as fh:

@@ -12,6 +12,7 @@ from kernlint.eval import events as ev
 from kernlint.eval import asserted_shape
 from kernlint.eval import dependent_types
 from kernlint.eval.values import UNKNOWN, Frame, Val, unknown
+from kernlint.function_table import key_file
 from kernlint.eval.limits import MAX_INLINE_DEPTH
 from kernlint.eval.stmt_facts import _PURE_CALL, _MAKE_VECTOR, _BARRIERS, _local_lvalue
 
@@ -271,8 +272,7 @@ class CallsMixin:
         entry = self.mask.copy()
         saved_loops = self.loop_stack
         self.frames.append(frame)
-        same_file = callee.key[callee.key.rfind("@"):].rsplit(":", 1)[0] == \
-            self.fn.key[self.fn.key.rfind("@"):].rsplit(":", 1)[0]
+        same_file = key_file(callee.key) == key_file(self.fn.key)
         self.call_sites.append((e.span, callee.name, callee.span, same_file))
         try:
             assert callee.body is not None
