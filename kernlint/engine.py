@@ -13,7 +13,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from kernlint import deadline, ir
-from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, parse_problems
+from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, grouping, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
@@ -475,7 +475,8 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
         skipped: set[str] = set()
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
-            diags.extend(device_runtime.weigh(grouping.group(combine(results, rules, skipped)), results))
+            diags.extend(device_runtime.weigh(grouping.group(fallback.demote(combine(results, rules, skipped), fn)),
+                                              results))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             records.append(evcov.failed(fn, tu.path, f"{type(exc).__name__}: {exc}"))

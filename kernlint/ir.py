@@ -330,6 +330,20 @@ def walk(node: object) -> "Iterator[object]":
         extend(get(n))
 
 
+def children(node: object) -> "Iterator[object]":
+    """The IR nodes directly under `node` (tuples of nodes flattened; types and spans are leaves)."""
+    get = _CHILDREN.get(type(node)) or _children_of(type(node))
+    stack = list(get(node))
+    while stack:
+        n = stack.pop(0)
+        if n is None or isinstance(n, (str, int, float, bool, CType, Span)):
+            continue
+        if isinstance(n, (tuple, list)):
+            stack[:0] = list(n)
+            continue
+        yield n
+
+
 def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
     """Every statement in a statement tree, outermost first (expressions are not entered)."""
     stack: list[object] = [node]

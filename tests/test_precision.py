@@ -437,3 +437,43 @@ def test_a_heavy_data_branch_in_a_kernel_already_below_24_lanes_must_cost_a_lane
     assert low.metrics["avg_active_lanes"] - low.metrics["avg_active_lanes_worst"] < 1.0
     assert any("the low average comes from elsewhere" in n for n in low.notes)
     assert diags["filter_only"].severity is Severity.WARNING
+
+
+def test_roles_come_from_use_not_names() -> None:
+    from kernlint.eval import roles
+    from kernlint.frontend import parse_source
+
+    src = """
+__global__ void k(const float* a, float* b, long w, int n, int s, int ld) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y;
+    if (x < n) b[x] = a[x * w] + a[y * ld + x] + a[(x % s) * 2];
+}
+"""
+    (fn,) = parse_source(src, "r.cu").kernels
+    got = {k: (r.role, r.line) for k, r in roles.roles(fn).items()}
+    # `w` only scales x in an address; `n` bounds x; `ld` multiplies the row y beside the column x;
+    # `s` divides an index (x % s) and is a size, whatever it is called.
+    assert got == {"w": (roles.STRIDE, 5), "n": (roles.EXTENT, 5), "ld": (roles.PITCH, 5), "s": (roles.EXTENT, 5)}
+
+
+def test_element_stride_is_conditional_on_one_and_says_its_role() -> None:
+    diags = {d.line: d for d in lint("KL101_parameter_roles.cu") if d.code in ("KL101", "KL102")}
+    stride = diags[13]
+    assert stride.severity is Severity.INFO and stride.metrics["coalesced_if"] == {"s00": 1}
+    assert any("`s00` is a stride: only scales the thread index `i`" in a for a in stride.assumptions)
+    held = diags[23]  # src[2 * i * s]: 2x even at s == 1
+    assert held.severity is Severity.WARNING
+    assert any("uncoalesced with s = 1 as well" in a for a in held.assumptions)
+    assert any("`n` is an extent: bounds `i` at line 32" in a for a in diags[32].assumptions)
+    assert any("`width` is a row pitch" in a for a in diags[46].assumptions)
+
+
+def test_fallback_side_names_the_fast_path() -> None:
+    diags = {d.line: d for d in lint("KL101_fallback_branch.cu") if d.code == "KL101"}
+    d = diags[16]
+    assert d.severity is Severity.INFO
+    assert d.metrics["fallback_of"] == {"fast_line": 14, "condition": "stride == 1"}
+    assert "the fast path at line 14 handles `stride == 1`" in d.message
+    assert diags[52].metrics["fallback_of"]["condition"] == "contiguous"
+    assert diags[60].severity is Severity.WARNING and diags[62].severity is Severity.WARNING

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from kernlint import ir
-from kernlint.eval import uniform_data
+from kernlint.eval import roles, uniform_data
 from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.frozen import frozen
@@ -56,7 +56,9 @@ class KernelResult:
                 out.append(f"{name} sampled as {shown}")
             else:
                 shown = " and ".join(str(v) for v in values)
-                out.append(f"{name} = {shown} (sampled; set with --define {name}=VALUE)")
+                role = roles.role_of(self.kernel, name)
+                why = f"; {role.describe()}" if role is not None else ""
+                out.append(f"{name} = {shown} (sampled{why}; set with --define {name}=VALUE)")
         if deps is not None:
             for d in sorted(x for x in deps if x.startswith(uniform_data.PTR_PREFIX)):
                 out.append(uniform_data.describe_pointer(d, self.source_lines))
