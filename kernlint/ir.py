@@ -421,6 +421,10 @@ class Launch:
     # Per argument, a pointer offset it passes (`buf + padding`, or a local assigned from one); "" none
     # (project/pointer_offsets.py). KL103 cannot know the alignment of such a pointer.
     arg_offsets: tuple[str, ...] = ()
+    # A block that does not fold, per component: a decimal value, or the runtime expression as written
+    # (`dim3 block(ne13, ne12)` -> ("ne13", "ne12", "1")); () when the block folds or nothing is known.
+    # launch.py evaluates such a launch over plausible values of the runtime components.
+    block_dims: tuple[str, ...] = ()
 
 
 @frozen
