@@ -79,6 +79,12 @@ def _text(e: object) -> str:
         return str(e.value)
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*", "/", "%"):
         return f"{_text(e.lhs)} {e.op} {_text(e.rhs)}"
+    if isinstance(e, ir.Index):
+        return f"{_text(e.base)}[{_text(e.index)}]"
+    if isinstance(e, ir.Call):
+        return f"{e.name}(...)"
+    if isinstance(e, ir.Unary) and e.op == "*":
+        return "a loaded value"
     return "..."
 
 
@@ -140,7 +146,7 @@ def _facts(fn: ir.Function) -> _Facts:
             for v in values:
                 if v is None:
                     continue
-                for n in ir.walk(v):
+                for n in _value_nodes(v):
                     p = param_name(n)
                     if p is not None and p not in params[name]:
                         params[name].add(p)
@@ -168,10 +174,21 @@ def _facts(fn: ir.Function) -> _Facts:
     return _Facts({k: frozenset(v) for k, v in params.items()}, frozenset(lane), frozenset(varying | lane), inits)
 
 
+def _value_nodes(e: object) -> Iterator[object]:
+    """The nodes under `e` whose values make up its value: not the subscripts of what it loads (a
+    value read at `a[i / n]` does not scale with `n`)."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, ir.Index) and not (isinstance(n, ir.Unary) and n.op == "*"):
+            stack.extend(ir.children(n))
+
+
 def _deps(e: object, f: _Facts) -> set[str]:
     """The parameters `e` depends on, through locals."""
     out: set[str] = set()
-    for n in ir.walk(e):
+    for n in _value_nodes(e):
         p = param_name(n)
         if p is not None:
             out.add(p)
@@ -250,7 +267,7 @@ def roles(fn: ir.Function) -> dict[str, Role]:
 
     def note(name: str, role: str, line: int, why: str) -> None:
         old = found.get(name)
-        if old is None or _RANK[role] > _RANK[old.role]:
+        if old is None or _RANK[role] > _RANK[old.role] or (role == old.role and line < old.line):
             found[name] = Role(name, role, line, why)
 
     for n, line in _lined(fn.body):
@@ -288,6 +305,23 @@ def roles(fn: ir.Function) -> dict[str, Role]:
 
 def role_of(fn: ir.Function, name: str) -> Role | None:
     return roles(fn).get(name)
+
+
+def sampled_as(fn: ir.Function, name: str) -> str:
+    """How a sampled parameter's values were chosen, for a finding's assumptions: "sampled as a size;
+    `n` is an extent: bounds `i` at line 5"."""
+    from kernlint.eval import samples
+
+    if name in samples.iteration_parameters(fn):
+        return "sampled small: an iteration count, it only bounds loops whose variables reach no address"
+    if name in samples.shift_parameters(fn):
+        return "sampled as the log2 of a size: it is a shift amount"
+    if any(p.name == name and p.ctype.kind == "bool" for p in fn.params):
+        return "a flag, sampled true and false"
+    role = role_of(fn, name)
+    if role is None:
+        return "sampled as a size; no use in the kernel body shows its role (extent, row pitch or stride)"
+    return f"sampled as a size; {role.describe()}"
 
 
 @frozen
