@@ -16,11 +16,11 @@ def lint(name: str):  # type: ignore[no-untyped-def]
 
 def test_byte_stride_is_a_conditional_info_and_a_row_pitch_a_warning() -> None:
     diags = {d.line: d for d in lint("KL101_byte_stride.cu") if d.code == "KL101"}
-    byte_stride = diags[12]
+    byte_stride = diags[14]
     assert byte_stride.severity is Severity.INFO
     assert byte_stride.message.startswith("uncoalesced global load unless nb0 == 4")
     assert byte_stride.metrics["coalesced_if"] == {"nb0": 4}
-    pitch = diags[19]
+    pitch = diags[21]
     assert pitch.severity is Severity.WARNING and "unless" not in pitch.message
 
 
@@ -477,3 +477,23 @@ def test_fallback_side_names_the_fast_path() -> None:
     assert "the fast path at line 14 handles `stride == 1`" in d.message
     assert diags[52].metrics["fallback_of"]["condition"] == "contiguous"
     assert diags[60].severity is Severity.WARNING and diags[62].severity is Severity.WARNING
+
+
+def test_runtime_block_values_tried() -> None:
+    from kernlint.launch import runtime_blocks
+
+    shapes = [b for b, _text in runtime_blocks(("ne13", "ne12", "1"), None)]
+    # 1, 32, 256 each; (1, 1) is one thread (skipped); (32, 256), (256, 32), (256, 256) exceed 1024 threads.
+    assert shapes == [(1, 32, 1), (1, 256, 1), (32, 1, 1), (32, 32, 1), (256, 1, 1)]
+    # __launch_bounds__(64) is tried and caps the block; the same expression twice takes one value.
+    assert [b for b, _t in runtime_blocks(("n", "1", "1"), 64)] == [(32, 1, 1), (64, 1, 1)]
+    assert [b for b, _t in runtime_blocks(("n", "n", "1"), None)] == [(32, 32, 1)]
+    (_b, text), *_ = runtime_blocks(("128", "rows", "1"), None)
+    assert text.startswith("rows = 1 ")
+
+
+def test_runtime_block_finding_names_the_condition() -> None:
+    diags = {d.line: d for d in lint("KL102_runtime_block.cu") if d.code == "KL102"}
+    assert diags[12].severity is Severity.INFO and "unless ne13 == 1" in diags[12].message
+    assert diags[18].severity is Severity.WARNING
+    assert any("holds under every shape tried" in a and "(1, 256, 1)" in a for a in diags[18].assumptions)

@@ -346,7 +346,7 @@ def _pin(cond: object, fn: ir.Function) -> tuple[str, bool] | None:
     rs = roles(fn)
     if isinstance(c, ir.Binary) and c.op in ("==", "!="):
         names = [param_name(x) for x in (c.lhs, c.rhs)]
-        lits = [isinstance(_strip(x), ir.Lit) for x in (c.lhs, c.rhs)]
+        lits = [_constant(x) for x in (c.lhs, c.rhs)]  # `s == 1`, `nb0 == sizeof(float)`
         layout = [n for n in names if n is not None and n in rs and rs[n].role in (STRIDE, PITCH)]
         pinned = layout and (any(lits) or all(n is not None for n in names))
         if not pinned:
@@ -358,6 +358,11 @@ def _pin(cond: object, fn: ir.Function) -> tuple[str, bool] | None:
     if name is not None and _strip(flag).ctype.kind == "bool":
         return name, True
     return None
+
+
+def _constant(e: object) -> bool:
+    """Whether `e` names nothing that varies (literals, sizeof, casts and arithmetic of them)."""
+    return not any(isinstance(n, (ir.Ref, ir.Member, ir.Index, ir.Call)) for n in ir.walk(e))
 
 
 def _span(s: object) -> tuple[int, int]:
