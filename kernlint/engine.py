@@ -369,15 +369,25 @@ def _agree_on_runtime_blocks(results: list[KernelResult], per_shape: list[list[D
         site = results[members[0]].shape.source.split(" with ")[0]
         merged: list[Diagnostic] = []
         for lst in by_key.values():
-            best_i, best = max(lst, key=lambda x: _severity_score(x[1]))
-            best = final(best)
             have = {i for i, _d in lst}
             if len(have) == len(members):
+                # Every shape gives it: at the severity every shape agrees on (the mildest), so a warning
+                # never rests on one tried value (a share of traffic that only a small block makes large).
+                mild_i, mild = min(lst, key=lambda x: _severity_score(x[1]))
+                mild = final(mild)
                 tried = "; ".join(labels[i] for i in members)
-                merged.append(dataclasses.replace(best, assumptions=best.assumptions + (
+                extra = ()
+                worse = [labels[i] for i, d in lst if d.severity > mild.severity]
+                if worse:
+                    extra = (f"a {max(d.severity for _i, d in lst).label} with {'; '.join(worse)} only: the "
+                             f"severity is the one every tried shape agrees on",)
+                merged.append(dataclasses.replace(mild, notes=tuple(mild.notes) + extra,
+                                                  assumptions=mild.assumptions + (
                     f"the block of the {site} depends on runtime values; the finding holds under every shape "
                     f"tried: {tried}",)))
                 continue
+            best_i, best = max(lst, key=lambda x: _severity_score(x[1]))
+            best = final(best)
             without = "; ".join(labels[i] for i in members if i not in have)
             with_ = "; ".join(labels[i] for i in members if i in have)
             cond = _runtime_condition([results[i] for i in members if i in have],
@@ -555,7 +565,7 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
         skipped: set[str] = set()
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
-            diags.extend(device_runtime.weigh(grouping.group(fallback.demote(combine(results, rules, skipped), fn)),
+            diags.extend(device_runtime.weigh(grouping.group(fallback.demote(combine(results, rules, skipped), fn, tu)),
                                               results))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))

@@ -236,7 +236,7 @@ def _at_smallest(e: MemoryAccess, result: KernelResult) -> tuple[str, str, int] 
         if k != 1 and e.width % k:
             return None
     else:
-        role = roles.role_of(result.kernel, name)
+        role = roles.role_of(result.kernel, name, result.unit)
         if role is not None and role.role != roles.STRIDE:
             return None  # an extent or a row pitch: sizes, sampled large
         if role is None and k != 1:
@@ -441,7 +441,7 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             message = (f"uncoalesced global {verb} unless {pname} == {pvalue}: with {pname} sampled as a size a "
                        f"typical warp request touches {cost.sectors} 32-byte sectors for {used} bytes "
                        f"({req_ratio:.1f}x ideal{overall})")
-            role = roles.role_of(result.kernel, pname)
+            role = roles.role_of(result.kernel, pname, result.unit)
             unit = "a byte stride" if sym == pname else "a stride"
             why = f" ({role.why} at line {role.line})" if role is not None else ""
             notes.append(f"consecutive lanes are {sym} bytes apart: {pname} is {unit}{why}, never compared with an "

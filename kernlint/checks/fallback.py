@@ -23,9 +23,9 @@ def _inside(d: Diagnostic, fn: ir.Function, first: int, last: int) -> bool:
     return any(first <= ln <= last for ln in lines)
 
 
-def demote(diags: list[Diagnostic], fn: ir.Function) -> list[Diagnostic]:
+def demote(diags: list[Diagnostic], fn: ir.Function, tu: ir.TranslationUnit | None = None) -> list[Diagnostic]:
     """`diags` of kernel `fn` with the warnings on a fallback side turned into infos that say so."""
-    regions = roles.fallback_regions(fn)
+    regions = roles.fallback_regions(fn, tu)
     if not regions:
         return diags
     out = []

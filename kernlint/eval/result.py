@@ -56,7 +56,7 @@ class KernelResult:
                 out.append(f"{name} sampled as {shown}")
             else:
                 shown = " and ".join(str(v) for v in values)
-                out.append(f"{name} = {shown} ({roles.sampled_as(self.kernel, name)}; set with --define {name}=VALUE)")
+                out.append(f"{name} = {shown} ({roles.sampled_as(self.kernel, name, self.unit)}; set with --define {name}=VALUE)")
         if deps is not None:
             for d in sorted(x for x in deps if x.startswith(uniform_data.PTR_PREFIX)):
                 out.append(uniform_data.describe_pointer(d, self.source_lines))

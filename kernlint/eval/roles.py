@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from kernlint import ir
 from kernlint.frozen import frozen
-from kernlint.memo import by_identity
+from kernlint.memo import by_identities, by_identity
 
 EXTENT = "extent"
 PITCH = "row pitch"
@@ -257,30 +257,49 @@ def _addresses(fn: ir.Function) -> Iterator[tuple[list[object], int]]:
             yield [x for x in (n.lhs, n.rhs) if x.ctype.kind != "pointer"], line
 
 
-@by_identity
-def roles(fn: ir.Function) -> dict[str, Role]:
-    """Each parameter (or field of a struct parameter) whose use gives it a role, with that use."""
+def roles(fn: ir.Function, tu: ir.TranslationUnit | None = None) -> dict[str, Role]:
+    """Each parameter (or field of a struct parameter) whose use gives it a role, with that use. With
+    `tu`, the device functions the kernel calls are read too (to `HELPER_DEPTH` levels): a value passed
+    to a helper that bounds a loop with it (`d_boxfilter_x(&id[y * w], ..., w, ...)`) is an extent."""
+    return _roles(fn, tu, 0)
+
+
+HELPER_DEPTH = 2  # levels of called helpers whose use of a passed value gives it a role
+
+
+@by_identities
+def _roles(fn: ir.Function, tu: ir.TranslationUnit | None, depth: int) -> dict[str, Role]:
     if fn.body is None:
         return {}
     f = _facts(fn)
     found: dict[str, Role] = {}
 
-    def note(name: str, role: str, line: int, why: str) -> None:
+    direct: dict[str, bool] = {}
+
+    def note(name: str, role: str, line: int, why: str, spelled: bool = True) -> None:
+        # The strongest role; among uses of one role, one that spells the name (not through a local,
+        # whose name may be reused in another scope), then the earliest.
         old = found.get(name)
-        if old is None or _RANK[role] > _RANK[old.role] or (role == old.role and line < old.line):
+        if old is None or _RANK[role] > _RANK[old.role] or (role == old.role and (
+                (spelled, -line) > (direct[name], -old.line))):
             found[name] = Role(name, role, line, why)
+            direct[name] = spelled
 
     for n, line in _lined(fn.body):
         if isinstance(n, ir.Binary) and n.op in _ORDER:
             for side, other in ((n.lhs, n.rhs), (n.rhs, n.lhs)):
                 if not (_varies(other, f) or param_name(other) is not None or _deps(other, f)):
                     continue  # compared with a constant (`s > 1`): a pin, not a size
-                for p in sorted(_deps(side, f) - _deps(other, f)):
-                    note(p, EXTENT, line, f"bounds `{_text(other)}`")
+                spelled = {param_name(x) for x in _value_nodes(side)} - {None}
+                there = {param_name(x) for x in _value_nodes(other)}
+                # Through locals, a name reused in another scope can carry a parameter to both sides.
+                for p in sorted((_deps(side, f) - _deps(other, f)) | (spelled - there)):
+                    note(p, EXTENT, line, f"bounds `{_text(other)}`", p in spelled)
         elif isinstance(n, ir.Binary) and n.op in ("/", "%", "/=", "%="):
             if _varies(n.lhs, f):
+                spelled = {param_name(x) for x in _value_nodes(n.rhs)}
                 for p in sorted(_deps(n.rhs, f)):
-                    note(p, EXTENT, line, f"divides `{_text(n.lhs)}`")
+                    note(p, EXTENT, line, f"divides `{_text(n.lhs)}`", p in spelled)
     for roots, line in _addresses(fn):
         terms = [t for r in roots for t in _terms(r, f)]
         plain = [t for t in terms if _varies(t, f) and not _deps(t, f)]
@@ -300,14 +319,32 @@ def roles(fn: ir.Function) -> dict[str, Role]:
                                          f"`{_text(columns[0])}`")
                 elif any(_lane_indexed(x, f) for x in row):
                     note(p, STRIDE, line, f"only scales the thread index `{_text(row[0])}` in addresses")
+    if tu is not None and depth < HELPER_DEPTH:
+        from kernlint.eval.coverage import find_callee
+
+        for n, line in _lined(fn.body):
+            if not isinstance(n, ir.Call):
+                continue
+            callee = find_callee(tu, n)
+            if callee is None or callee is fn:
+                continue
+            inner = _roles(callee, tu, depth + 1)
+            for param, arg in zip(callee.params, n.args):
+                r = inner.get(param.name)
+                if r is None or r.role == STRIDE:
+                    continue  # a helper's own parameters are not thread indexes: no stride evidence
+                spelled = {param_name(x) for x in _value_nodes(arg)}
+                for p in sorted(_deps(arg, f)):
+                    note(p, r.role, line, f"is passed to `{callee.name}` as `{param.name}`, which "
+                                          f"{r.why.replace('only ', '')} (line {r.line})", p in spelled)
     return found
 
 
-def role_of(fn: ir.Function, name: str) -> Role | None:
-    return roles(fn).get(name)
+def role_of(fn: ir.Function, name: str, tu: ir.TranslationUnit | None = None) -> Role | None:
+    return roles(fn, tu).get(name)
 
 
-def sampled_as(fn: ir.Function, name: str) -> str:
+def sampled_as(fn: ir.Function, name: str, tu: ir.TranslationUnit | None = None) -> str:
     """How a sampled parameter's values were chosen, for a finding's assumptions: "sampled as a size;
     `n` is an extent: bounds `i` at line 5"."""
     from kernlint.eval import samples
@@ -318,7 +355,7 @@ def sampled_as(fn: ir.Function, name: str) -> str:
         return "sampled as the log2 of a size: it is a shift amount"
     if any(p.name == name and p.ctype.kind == "bool" for p in fn.params):
         return "a flag, sampled true and false"
-    role = role_of(fn, name)
+    role = role_of(fn, name, tu)
     if role is None:
         return "sampled as a size; no use in the kernel body shows its role (extent, row pitch or stride)"
     return f"sampled as a size; {role.describe()}"
@@ -338,12 +375,12 @@ class Fallback:
     flag: bool = False
 
 
-def _pin(cond: object, fn: ir.Function) -> tuple[str, bool] | None:
+def _pin(cond: object, fn: ir.Function, tu: ir.TranslationUnit | None) -> tuple[str, bool] | None:
     """(the pinning condition, whether the `then` side is the fast path) for a condition that pins a
     stride or layout value: `s == 1` / `s != 1` with `s` a stride or row pitch, `ld == n` with one of
     them a pitch or stride, a flag parameter (`if (contiguous)`, `if (!contiguous)`)."""
     c = _strip(cond)
-    rs = roles(fn)
+    rs = roles(fn, tu)
     if isinstance(c, ir.Binary) and c.op in ("==", "!="):
         names = [param_name(x) for x in (c.lhs, c.rhs)]
         lits = [_constant(x) for x in (c.lhs, c.rhs)]  # `s == 1`, `nb0 == sizeof(float)`
@@ -377,8 +414,8 @@ def _first_line(s: object) -> int:
     return _span(s)[0]
 
 
-@by_identity
-def fallback_regions(fn: ir.Function) -> tuple[Fallback, ...]:
+@by_identities
+def fallback_regions(fn: ir.Function, tu: ir.TranslationUnit | None = None) -> tuple[Fallback, ...]:
     """The slow sides of branches that pin a stride or layout value (`if (s == 1) fast else slow`), and
     the rest of a block after `if (s == 1) { fast; return; }`. A flag parameter's fast side is not known
     from the condition alone: both sides are returned, each naming the other (`Fallback.flag`)."""
@@ -389,13 +426,13 @@ def fallback_regions(fn: ir.Function) -> tuple[Fallback, ...]:
         if isinstance(s, ir.Block):
             for i, st in enumerate(s.body):
                 if isinstance(st, ir.If) and st.other is None and _ends_in_return(st.then):
-                    pin = _pin(st.cond, fn)
+                    pin = _pin(st.cond, fn, tu)
                     rest = s.body[i + 1:]
                     if pin is not None and pin[1] and rest and "=" in pin[0]:
                         out.append(Fallback(_span(rest[0])[0], _span(rest[-1])[1], _first_line(st.then), _span(st.then)[1], pin[0]))
         if not isinstance(s, ir.If) or s.other is None:
             continue
-        pin = _pin(s.cond, fn)
+        pin = _pin(s.cond, fn, tu)
         if pin is None:
             continue
         text, then_fast = pin
