@@ -467,6 +467,10 @@ def test_element_stride_is_conditional_on_one_and_says_its_role() -> None:
     assert any("uncoalesced with s = 1 as well" in a for a in held.assumptions)
     assert any("`n` is an extent: bounds `i` at line 32" in a for a in diags[32].assumptions)
     assert any("`width` is a row pitch" in a for a in diags[46].assumptions)
+    # `w` only scales `y` in the kernel, but the helper it is passed to bounds a loop with it.
+    helper = diags[68]
+    assert helper.severity is Severity.WARNING and "coalesced_if" not in helper.metrics
+    assert any("`w` is an extent: is passed to `row_sum` as `w`" in a for a in helper.assumptions)
 
 
 def test_fallback_side_names_the_fast_path() -> None:
