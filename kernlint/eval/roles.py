@@ -56,14 +56,18 @@ class Role:
 _strip = ir.strip_casts
 
 
+_SAMPLED_KINDS = ("param", "global", "constant")  # names the evaluator samples (a `__constant__` struct too)
+
+
 def param_name(e: object) -> str | None:
-    """The sampled name of a parameter or a field of a struct parameter (`n`, `args.s00`), else None."""
+    """The sampled name of a parameter or a field of a struct parameter (`n`, `args.s00`; a global
+    `__constant__ Params d_common` the same way), else None."""
     e = _strip(e)
-    if isinstance(e, ir.Ref) and e.kind == "param":
+    if isinstance(e, ir.Ref) and e.kind in _SAMPLED_KINDS and e.ctype.kind in ("int", "bool"):
         return e.name
     if isinstance(e, ir.Member):
         base = _strip(e.base)
-        if isinstance(base, ir.Ref) and base.kind == "param":
+        if isinstance(base, ir.Ref) and base.kind in _SAMPLED_KINDS and e.ctype.kind in ("int", "bool"):
             return f"{base.name}.{e.field}"
     return None
 
@@ -170,7 +174,13 @@ def _facts(fn: ir.Function) -> _Facts:
                         changed = True
         if not changed:
             break
-    inits = {k: v[0] for k, v in assigns.items() if len(v) == 1 and v[0] is not None}
+    # A local's declared value: the relation it states (`c = i + j * nx`) holds where it is declared,
+    # even when a loop advances it later (`c += xy`); a name declared twice (two scopes) has none.
+    decls: dict[str, list[object]] = {}
+    for n in ir.walk(fn.body):
+        if isinstance(n, ir.VarDecl) and n.init is not None:
+            decls.setdefault(n.name, []).append(n.init)
+    inits = {k: v[0] for k, v in decls.items() if len(v) == 1}
     return _Facts({k: frozenset(v) for k, v in params.items()}, frozenset(lane), frozenset(varying | lane), inits)
 
 
