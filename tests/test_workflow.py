@@ -218,3 +218,38 @@ def test_a_missing_headers_macro_is_not_fully_analysed(tmp_path: Path) -> None:
     # As the hint says, -D supplies it: the strided store is then found and the kernel fully analysed.
     code, out, _ = lint([str(src / "k.cu"), "-D", "STRIDE=32"])
     assert code == 1 and "KL102" in out and "1 kernel: fully analysed" in out
+
+
+# --- one severity with and without nvcc -------------------------------------------------------------
+
+
+def _kl401(registers: int, source: str, estimate: int, static_shared: int, block: int) -> object:
+    from kernlint.checks.occupancy_rules import occupancy_diagnostics
+    from kernlint.resources import KernelResources
+
+    def res(n: int, src: str) -> KernelResources:
+        return KernelResources(kernel="k", registers=n, spill_stores=0, spill_loads=0, stack_bytes=0,
+                               static_shared_bytes=static_shared, source=src)
+
+    est = res(estimate, "estimated")
+    diags = occupancy_diagnostics(path="k.cu", kernel="k", line=1, column=1, block_size=block, block_source="--block",
+                                  resources=res(registers, source) if source == "exact" else est,
+                                  static_shared_bytes=static_shared, dynamic_shared_bytes=0, arch="sm_80",
+                                  register_estimate=est)
+    return next((d for d in diags if d.code == "KL401"), None)
+
+
+def test_kl401_severity_is_the_same_with_and_without_ptxas() -> None:
+    # Registers limit it: ptxas counts 128 (25 % at 256 threads), the source estimate is ~116, good to a
+    # factor of 2: 58 registers give 4 blocks of 8 warps = 50 %, 232 give 1 block = 12.5 %. Undecided: info
+    # both ways, and the note says the estimate cannot decide.
+    with_ptxas = _kl401(128, "exact", 116, 0, 256)
+    without = _kl401(116, "estimated", 116, 0, 256)
+    assert with_ptxas.severity == without.severity and without.severity.label == "info"
+    assert any("cannot decide" in n and "58 to 232 registers" in n for n in without.notes), without.notes
+    # Shared memory limits it whatever the registers: 40 KB per block, 164 KB per SM -> 4 blocks of 4
+    # warps = 25 % (fewer with 232 registers): decided, a warning both ways, the margin stated.
+    with_ptxas = _kl401(128, "exact", 116, 40 * 1024, 128)
+    without = _kl401(116, "estimated", 116, 40 * 1024, 128)
+    assert with_ptxas.severity == without.severity and without.severity.label == "warning"
+    assert any("below the 50% threshold over the whole margin" in n for n in without.notes), without.notes
