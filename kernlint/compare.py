@@ -97,16 +97,19 @@ def kernel_figures(doc: Any) -> dict[Key, dict[str, Any]]:
                 value = launch.get(cost.key)
                 if isinstance(value, (int, float)):
                     entry[cost.key] = _worse(cost, entry.get(cost.key), float(value))
+    by_kernel: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (path, name, _binding), entry in out.items():
+        by_kernel.setdefault((path, name), []).append(entry)
     for d in doc["diagnostics"]:
         if not isinstance(d, Mapping):
             continue
-        for (path, name, _binding), entry in out.items():
-            if d.get("path") == path and d.get("kernel") == name:
-                findings = entry["findings"]
-                findings[d.get("code")] = findings.get(d.get("code"), 0) + 1
-                occ = (d.get("metrics") or {}).get("occupancy")
-                if isinstance(occ, (int, float)):  # KL401-KL405 carry the kernel's theoretical occupancy
-                    entry["occupancy"] = _worse(COSTS[3], entry.get("occupancy"), float(occ))
+        # A finding names its kernel, not the binding: it counts for every binding of that kernel.
+        for entry in by_kernel.get((d.get("path"), d.get("kernel")), ()):  # type: ignore[arg-type]
+            findings = entry["findings"]
+            findings[d.get("code")] = findings.get(d.get("code"), 0) + 1
+            occ = (d.get("metrics") or {}).get("occupancy")
+            if isinstance(occ, (int, float)):  # KL401-KL405 carry the kernel's theoretical occupancy
+                entry["occupancy"] = _worse(COSTS[3], entry.get("occupancy"), float(occ))
     return out
 
 

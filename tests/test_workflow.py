@@ -151,6 +151,9 @@ def test_unreadable_input_is_not_reported_as_no_findings(tmp_path: Path, make: s
     assert code == 2
     assert "No findings" not in out and "Nothing linted: 1 input could not be linted" in out, out
     assert f"{path}: error: " in err
+    code, out, _ = lint([str(path), "--format", "json"])
+    (error,) = json.loads(out)["errors"]
+    assert code == 2 and error["path"] == str(path) and error["message"]
 
 
 def test_statistics_with_concise_and_github_goes_to_stderr(tmp_path: Path) -> None:
