@@ -49,7 +49,7 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
         if too_large:
             parts.append(f"the statements past its first {ir.MAX_STATEMENTS:,}")
         if record.unresolved_uses:
-            parts.append("the code using names kernlint could not resolve")
+            parts.append("the code using unresolved names")
         what = " and ".join(parts)
     gaps = record.gaps
     first = gaps[0].text() if gaps else "unknown"
