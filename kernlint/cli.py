@@ -33,6 +33,7 @@ Examples:
   kernlint src/ --format sarif > k.sarif  lint a tree, SARIF for code scanning
   kernlint k.cu --block 32,8 --define width=4096
   kernlint --explain KL101                what a rule checks and how to fix it
+  kernlint compare base.json head.json    what got worse between two --format json reports
 Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input errors.
 """
 
