@@ -98,3 +98,14 @@ def test_the_install_commands_tail_runs_and_prints_the_example_output(shell: tup
                 assert want in printed[at:], f"{want!r} not printed (in order) by {part}:\n{proc.stdout}"
                 at = printed.index(want, at) + 1
     assert ran == 1  # `kernlint examples/transpose.cu`
+
+
+def test_the_readme_and_docs_links_resolve() -> None:
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    assert {p.name for p in pages} >= {"how-it-decides.md", "hardware-model.md", "projects.md", "confirmation.md"}
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"
+    text = README.read_text(encoding="utf-8")
+    for name in ("how-it-decides.md", "hardware-model.md", "projects.md", "confirmation.md", "cli.md"):
+        assert f"(docs/{name})" in text, name
