@@ -15,6 +15,7 @@ import click
 from kernlint import __version__
 from kernlint.diagnostics import Diagnostic
 from kernlint.inputs import display_path
+from kernlint.usage import Command
 from kernlint.exitcodes import (
     EXIT_OK,
     EXIT_USAGE,
@@ -32,6 +33,7 @@ Examples:
   kernlint src/ --format sarif > k.sarif  lint a tree, SARIF for code scanning
   kernlint k.cu --block 32,8 --define width=4096
   kernlint --explain KL101                what a rule checks and how to fix it
+  kernlint compare base.json head.json    what got worse between two --format json reports
 Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input errors.
 """
 
@@ -202,7 +204,7 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 CURRENT_PATH = "kernlint.current_path"  # ctx.meta key: the input being processed, for internal errors
 
 
-class _Command(click.Command):
+class _Command(Command):
     """The command, with the policy for the unexpected (`kernlint.exitcodes`): a bug in kernlint is
     one line naming the file being processed and the error (the traceback with --verbose), exit 2."""
 
@@ -293,7 +295,8 @@ class _Command(click.Command):
                    "--confirm always runs in one process.  [default: the number of cores]")
 @click.option("--no-cache", is_flag=True, help="Read and write no cache (results, project index, ptxas figures).")
 @click.option("--cache-dir", default=None, metavar="DIR",
-              help="Directory of kernlint's caches.  [default: $KERNLINT_CACHE_DIR, else ~/.cache/kernlint]")
+              help="Directory of kernlint's caches.  [default: $KERNLINT_CACHE_DIR, else $XDG_CACHE_HOME/kernlint, "
+                   "else ~/.cache/kernlint]")
 @click.option("--clear-cache", is_flag=True, help="Delete kernlint's caches (in --cache-dir or the default) and exit.")
 @click.option("--statistics", is_flag=True,
               help="After the findings, print a roofline table per kernel (FLOPs, bytes, intensity, bound).")
@@ -315,7 +318,13 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     from kernlint.rule_table import RULES as ALL_RULES  # the catalogue without the checks (no NumPy)
 
     if confirm is not None and confirm not in ("trace", "ncu"):
-        # `--confirm` takes an optional value, so click reads `kernlint --confirm k.cu` as mode "k.cu".
+        # `--confirm` takes an optional value, so click reads `kernlint --confirm k.cu` as mode "k.cu": a value
+        # that names a path or a source file is one; anything else (`--confirm=bogus`) is a bad mode.
+        from kernlint.discover import LINTABLE_SUFFIXES
+
+        if not (confirm == "-" or os.path.exists(confirm) or Path(confirm).suffix.lower() in LINTABLE_SUFFIXES):
+            click.echo(f"kernlint: error: --confirm: expected trace or ncu, got {confirm!r}", err=True)
+            sys.exit(EXIT_USAGE)
         paths, confirm = (confirm, *paths), "trace"
 
     if explain is not None:
@@ -503,6 +512,11 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                         files_checked=files_checked, kernels=coverage, roofline=roofline_rows,
                         statistics=statistics)
     out = render(settings.format, diagnostics, ctx)
+    if statistics and roofline_rows and settings.format not in ("text", "json"):
+        # concise, github and sarif have no place for the table (json carries the figures in `kernels`).
+        from kernlint.roofline import table
+
+        click.echo(table(roofline_rows), err=True)
     if out:
         # click strips ANSI codes from output that is not a terminal unless told otherwise.
         _echo_out(out, nl=False, color=bool(use_color) or None)

@@ -438,9 +438,10 @@ def _has_kernlint_table(pyproject: Path) -> bool:
     try:
         return "kernlint" in tomllib.loads(text).get("tool", {})
     except tomllib.TOMLDecodeError:
-        # A broken file that mentions the table is still ours: loading it reports the error
-        # instead of silently falling back to defaults.
-        return re.search(r"^\s*\[\s*tool\s*\.\s*kernlint\s*[\].]", text, re.MULTILINE) is not None
+        # A file that does not parse might hold the table (`[tool.kernlint` without its bracket is one
+        # such error): it is taken as ours, so loading it reports the error with its line (exit status 2)
+        # instead of linting with the defaults. ruff treats a broken pyproject.toml on its search the same way.
+        return True
 
 
 def find_config(start: Path, memo: dict[str, Path | None] | None = None) -> Path | None:

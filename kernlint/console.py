@@ -1,4 +1,5 @@
-"""The `kernlint` console script: answers `--version` before loading the command line, else runs `kernlint.cli.run`."""
+"""The `kernlint` console script: answers `--version` before loading the command line, dispatches the
+subcommands (`kernlint compare ...`), else runs `kernlint.cli.run` (linting: `kernlint [OPTIONS] PATHS...`)."""
 from __future__ import annotations
 
 import sys
@@ -11,6 +12,11 @@ def run() -> None:
 
         sys.stdout.write(f"kernlint, version {__version__}\n")
         sys.stdout.flush()
+        return
+    if sys.argv[1:2] == ["compare"]:  # a file named `compare` is still linted as `kernlint ./compare`
+        from kernlint.compare_cli import compare_command
+
+        compare_command.main(sys.argv[2:], prog_name="kernlint compare")
         return
     from kernlint.cli import run as cli_run
 

@@ -587,6 +587,8 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
                 runs.append(r.coverage)
         record = evcov.merge(fn, tu.path, runs,
                              all_guessed=len(main_runs) > 1 and all(r.shape.guess for r in main_runs))
+        if tu.stubbed:  # includes not found: a name they would declare is missing code, not a clean kernel
+            record = evcov.with_unresolved(record, parse_problems.unresolved_uses(fn, tu))
         records.append(record)
         if skipped:
             diags.append(parse_problems.out_of_time(tu.path, fn, "rule" + "s" * (len(skipped) > 1) + " "

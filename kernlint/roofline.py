@@ -81,6 +81,13 @@ class Roofline:
     peak_figures: ArchPeak | None = None  # the peaks used; None: the table row of `arch`
     # Per global access site (line, column, kind): (bytes per thread as moved, ideal), same sample.
     sites: tuple[tuple[int, int, str, float, float], ...] = ()
+    # The costs a pull request may change (`kernlint compare`), same sample: shared-memory wavefronts per
+    # evaluated warp (as serialised, and conflict-free), the mean active lanes of the warps' operations
+    # (None: no operation counted), and the template arguments the kernel was evaluated with.
+    shared_wavefronts: float = 0.0
+    ideal_shared_wavefronts: float = 0.0
+    active_lanes: float | None = None
+    binding: tuple[tuple[str, str], ...] = ()
 
     @property
     def flops(self) -> float:
@@ -131,6 +138,10 @@ class Roofline:
             "trip_counts_known": self.trips_known,
             "loops": [{"line": ln, "trips": t} for ln, t in self.loops],
             "depends_on_samples": self.samples_differ,
+            "shared_wavefronts_per_warp": r(self.shared_wavefronts),
+            "ideal_shared_wavefronts_per_warp": r(self.ideal_shared_wavefronts),
+            "active_lanes": r(self.active_lanes),
+            "binding": dict(self.binding),
         }
 
 
@@ -197,9 +208,34 @@ def roofline(result: KernelResult, arch: str | None = None,
     fn = result.kernel
     sites = tuple(sorted((line, col, kind, float(a[0][pick]) / threads, float(a[1][pick]) / threads)
                          for (line, col, kind), a in per_site.items()))
+    wavefronts, ideal_wavefronts = _shared_wavefronts(result.events, samples)
+    lanes = None
+    if work.lanes is not None and float(work.per_warp[pick].sum()) > 0:
+        lanes = float(work.lanes[pick].sum()) / float(work.per_warp[pick].sum())
     return Roofline(fn.name, result.path, fn.span.line, result.shape.describe(), key, peak.gpu,
                     float(f32[pick]), float(f64[pick]), float(moved[pick]), float(ideal[pick]),
-                    tuple(sorted(loops.items())), differ, peak, sites)
+                    tuple(sorted(loops.items())), differ, peak, sites,
+                    float(wavefronts[pick]) / warps, float(ideal_wavefronts[pick]) / warps, lanes,
+                    tuple(result.shape.bindings))
+
+
+def _shared_wavefronts(events: "tuple[object, ...]", samples: int) -> "tuple[object, object]":
+    """Shared-memory wavefronts of every evaluated warp request, summed per sample: as the banks serialise
+    them and as a conflict-free request would take (`kernlint.metrics.shared_wavefronts`)."""
+    import numpy as np
+
+    from kernlint.eval import events as ev
+    from kernlint.metrics import shared_wavefronts
+
+    real = np.zeros(samples)
+    ideal = np.zeros(samples)
+    for e in events:
+        if isinstance(e, ev.MemoryAccess) and e.space == "shared":
+            _ways, wf, best = shared_wavefronts(e.address, e.mask, e.width)
+            live = np.broadcast_to(e.mask, e.address.shape).any(axis=-1)
+            real += np.where(live, wf, 0).reshape(samples, -1).sum(axis=-1)
+            ideal += np.where(live, best, 0).reshape(samples, -1).sum(axis=-1)
+    return real, ideal
 
 
 def _for_at(fn: ir.Function, line: int, col: int) -> ir.For | None:
@@ -303,6 +339,12 @@ def rooflines(results: tuple[KernelResult, ...] | list[KernelResult], arch: str 
     return out
 
 
+def percent_of_peak(fraction: float) -> float:
+    """A fraction of peak as a percentage with one decimal, rounded once from the unrounded fraction (the
+    table and the findings' notes print the same figure)."""
+    return round(100 * fraction, 1)
+
+
 def table(rows: "list[Roofline] | tuple[Roofline, ...]") -> str:
     """The `--statistics` table: one line per kernel and launch, then the model's footnotes."""
     rows = list(rows)
@@ -315,7 +357,7 @@ def table(rows: "list[Roofline] | tuple[Roofline, ...]") -> str:
         body.append((r.kernel, str(r.line), flops, f"{r.bytes:g}", f"{r.ideal_bytes:g}",
                      "-" if i is None else f"{i:.3g}", "-" if ii is None else f"{ii:.3g}", f"{r.ridge():.3g}",
                      r.bound() + (" (fp64)" if r.precision == "fp64" else ""),
-                     f"{100 * r.attainable_fraction():.1f} %"))
+                     f"{percent_of_peak(r.attainable_fraction()):.1f} %"))
     widths = [max(len(x[c]) for x in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(x[c].ljust(widths[c]) for c in range(len(head))).rstrip() for x in [head, *body]]
     peaks = {(r.arch, r.gpu): r.peak() for r in rows}

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from kernlint.diagnostics import Diagnostic
-from kernlint.roofline import Roofline
+from kernlint.roofline import Roofline, percent_of_peak
 
 COALESCING_CODES = {"KL101": "load", "KL102": "store", "KL103": None}
 MIN_SPEEDUP = 1.01  # below this the note would only say "nothing"
@@ -43,6 +43,8 @@ def _gain(d: Diagnostic, row: Roofline) -> dict[str, object] | None:
         "intensity": round(i0, 4), "intensity_after_fix": round(i1, 4),
         "bound": "compute" if i0 >= ridge else "memory", "bound_after_fix": "compute" if i1 >= ridge else "memory",
         "attainable_fraction": round(f0, 4), "attainable_fraction_after_fix": round(f1, 4),
+        # Rounded once, from the unrounded fraction, as the --statistics table rounds it (percent_of_peak).
+        "attainable_percent": percent_of_peak(f0), "attainable_percent_after_fix": percent_of_peak(f1),
         "speedup_bound": round(speedup, 3), "trip_counts_known": row.trips_known,
         "unknown_trip_loops": tuple(line for line, trips in row.loops if trips is None),
     }
@@ -54,8 +56,7 @@ def _note(g: dict[str, object]) -> str:
                  else f"{g['bound']}-bound -> {g['bound_after_fix']}-bound")
         where = (f"intensity {g['intensity']:.3g} -> {g['intensity_after_fix']:.3g} FLOP/B, "
                  f"{bound} on {g['arch']} ({g['gpu']}): attainable "
-                 f"{100 * float(g['attainable_fraction']):.1f} % -> {100 * float(g['attainable_fraction_after_fix']):.1f} "
-                 f"% of peak")
+                 f"{g['attainable_percent']:.1f} % -> {g['attainable_percent_after_fix']:.1f} % of peak")
     else:
         where = "the kernel does no floating-point arithmetic, so it is memory-bound throughout"
     loops = g["unknown_trip_loops"]
@@ -90,6 +91,7 @@ def with_gains(diagnostics: Sequence[Diagnostic], rows: Iterable[Roofline]) -> l
                                          float(g["speedup_bound"])))
         best["flops_known"] = float(best["intensity"]) > 0
         metrics = dict(d.metrics)
-        metrics["roofline_gain"] = {k: v for k, v in best.items() if k not in ("flops_known", "unknown_trip_loops")}
+        hidden = ("flops_known", "unknown_trip_loops", "attainable_percent", "attainable_percent_after_fix")
+        metrics["roofline_gain"] = {k: v for k, v in best.items() if k not in hidden}
         out.append(replace(d, notes=(*d.notes, _note(best)), metrics=metrics))
     return out

@@ -1,6 +1,7 @@
 """Config files: discovery, loading, errors with line numbers, CLI overrides, rule selection."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -219,3 +220,20 @@ def test_resolved_settings_text_is_valid_toml_that_loads_back(tmp_path: Path) ->
     assert again.include_dirs == s.include_dirs  # absolute after resolution, so they survive a move
     defaults = tomllib.loads(resolved_settings_text(Settings()))["tool"]["kernlint"]
     assert defaults["select"] == ["ALL"] and "arch" not in defaults
+
+
+@pytest.mark.parametrize("text", [
+    "[project]\nname = 'x'\n\n[tool.kernlint\nselect = ['KL1']\n",  # the table header lost its bracket
+    "[tool.kern lint]\nselect = ['KL1']\n",
+    "[project]\nname = 'x\n\n[tool.kernlint]\nselect = ['KL1']\n",  # an error before the table
+])
+def test_any_toml_error_in_pyproject_is_exit_2_with_file_and_line(tmp_path: Path, text: str) -> None:
+    from click.testing import CliRunner
+
+    from kernlint.cli import main
+
+    write(tmp_path / "pyproject.toml", text)
+    kernel = write(tmp_path / "k.cu", "__global__ void k(float* a) { a[threadIdx.x] = 0.f; }\n")
+    result = CliRunner().invoke(main, [str(kernel)])
+    assert result.exit_code == 2, result.output
+    assert re.search(r"pyproject\.toml:\d+: invalid TOML", result.output), result.output

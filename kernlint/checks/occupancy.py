@@ -141,7 +141,8 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
         inst_note = None
         if inst is not None and first is not None and options.resources and not _has_args(entries, first):
             entries, inst_note = _instance_resources(text, tu, fn, first, options, arch)
-        resources = _pick(entries, first) or estimated_resources(inst or fn, shared)
+        estimate = estimated_resources(inst or fn, shared)
+        resources = _pick(entries, first) or estimate
         if resources.source == "estimated" and (inst_note or note):
             resources = dataclasses.replace(resources, note=inst_note or note)
         block_size = None
@@ -166,6 +167,7 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
                 block_source=block_source, resources=resources, static_shared_bytes=shared,
                 dynamic_shared_bytes=dynamic, arch=arch, threshold=options.occupancy_threshold,
                 launch_bounds=lb, launch_sites=sites, launch_bounds_min_blocks=lb_min,
+                register_estimate=estimate,
             )
         except ValueError:
             return  # an arch the calculator does not know: the CLI validated it, so nothing to add

@@ -48,6 +48,8 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
             parts.append(f"{br_missing - too_large} of {record.branches_seen - too_large} branches")
         if too_large:
             parts.append(f"the statements past its first {ir.MAX_STATEMENTS:,}")
+        if record.unresolved_uses:
+            parts.append("the code using unresolved names")
         what = " and ".join(parts)
     gaps = record.gaps
     first = gaps[0].text() if gaps else "unknown"
@@ -123,6 +125,11 @@ def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic
 def _called_names(node: object) -> set[str]:
     """Names of the functions a body calls (any depth of expression)."""
     return {n.name for n in ir.walk(node) if isinstance(n, ir.Call)}
+
+
+def unresolved_uses(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
+    """The unresolved names a kernel uses, in its body and in the file's helpers it calls: (line, column, message)."""
+    return fn.unresolved + _helpers_unresolved(fn, tu)
 
 
 def _helpers_unresolved(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int, int, str], ...]:
@@ -220,7 +227,7 @@ def check_parse(tu: ir.TranslationUnit, text: str = "") -> Iterator[Diagnostic]:
                 kernel=fn.name,
                 notes=("the parts clang recovered were still analysed; findings inside this kernel may be missing",),
             )
-        unresolved = fn.unresolved + _helpers_unresolved(fn, tu)
+        unresolved = unresolved_uses(fn, tu)
         if unresolved:
             names = []
             for _l, _c, msg in unresolved:
@@ -234,7 +241,10 @@ def check_parse(tu: ir.TranslationUnit, text: str = "") -> Iterator[Diagnostic]:
                 kernel=fn.name,
                 notes=("expressions that use them are treated as unknown and yield no finding",
                        *_stub_note(tu),
-                       "pass the header's directory with -I, or a value with --define NAME=VALUE"),
+                       # -D, not --define: clang drops an expression with an undeclared name while parsing, so
+                       # only the preprocessor can supply it (--define sets parameters the evaluator reads).
+                       "pass the header's directory with -I, or define the name for the preprocessor with "
+                       f"-D {sorted(set(names))[0] if names else 'NAME'}=VALUE"),
             )
     outside = [p for p in tu.problems if p.syntax and (p.line, p.column) not in inside]
     # An unterminated comment or conditional swallows the rest of the file: a kernel after it is

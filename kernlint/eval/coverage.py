@@ -12,7 +12,7 @@ dead code and not counted. Per kernel the shapes are merged (`merge`) into a `Ke
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kernlint import ir
 from kernlint.frozen import frozen
@@ -37,7 +37,7 @@ REASONS: dict[str, tuple[str, str, str]] = {
     "unresolved": ("uses `{d}`, a name kernlint could not resolve (a missing header?)",
                    "uses `{d}`, a name kernlint could not resolve (a missing header?)",
                    "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR), "
-                   "or a value with --define {d}=VALUE"),
+                   "or define it for the preprocessor with -D {d}=VALUE"),
     "missing_type": ("uses the type `{d}`, which kernlint could not resolve (a missing header?)",
                      "uses the type `{d}`, which kernlint could not resolve (a missing header?)",
                      "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
@@ -489,6 +489,9 @@ class KernelCoverage:
     access_lines_evaluated: int = 0
     gaps: tuple[Gap, ...] = ()
     error: str = ""  # the analysis failed (KL905): nothing was evaluated
+    # Uses of names the front end could not resolve (a header not found): clang drops the expressions
+    # around them, so what they did is not among the sites seen, and the kernel is never "full".
+    unresolved_uses: int = 0
 
     @property
     def status(self) -> str:
@@ -497,7 +500,7 @@ class KernelCoverage:
             return "none"
         seen = self.accesses_seen + self.branches_seen
         done = self.accesses_evaluated + self.branches_evaluated
-        if done == seen:
+        if done == seen and not self.unresolved_uses:
             return "full"
         return "none" if done == 0 else "partial"
 
@@ -512,6 +515,8 @@ class KernelCoverage:
         }
         if self.error:
             cov["error"] = self.error
+        if self.unresolved_uses:
+            cov["unresolved_uses"] = self.unresolved_uses
         return {"name": self.name, "path": self.path, "line": self.line, "coverage": cov}
 
 
@@ -566,6 +571,26 @@ def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], al
     return KernelCoverage(fn.name, path, fn.span.line, fn.span.column, len(acc), sum(s.evaluated for s in acc),
                           len(br), sum(s.evaluated for s in br), len(lines_seen), len(lines_seen - lines_bad),
                           tuple(gaps))
+
+
+def with_unresolved(record: KernelCoverage, unresolved: Sequence[tuple[int, int, str]]) -> KernelCoverage:
+    """`record` with the kernel's unresolved names (front-end problems: line, column, message naming the
+    name in quotes) as reasons: each name one reason "unresolved" on the lines that use it."""
+    if not unresolved or record.error:
+        return record
+    by_name: dict[str, set[int]] = {}
+    for line, _col, message in unresolved:
+        name = message.split("'")[1] if message.count("'") >= 2 else message
+        by_name.setdefault(name, set()).add(line)
+    gaps = list(record.gaps)
+    for name, lines in sorted(by_name.items()):
+        at = next((i for i, g in enumerate(gaps) if g.kind == "unresolved" and g.detail == name), None)
+        if at is None:
+            gaps.append(Gap("unresolved", name, tuple(sorted(lines)), 0, 0))
+        else:
+            g = gaps[at]
+            gaps[at] = Gap(g.kind, g.detail, tuple(sorted(set(g.lines) | lines)), g.accesses, g.branches)
+    return replace(record, gaps=tuple(gaps), unresolved_uses=len(unresolved))
 
 
 def failed(fn: ir.Function, path: str, error: str) -> KernelCoverage:

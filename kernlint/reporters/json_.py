@@ -2,7 +2,9 @@
 
 When the run has coverage records, the object also has `"kernels"`: one
 `{"name", "path", "line", "coverage": {"status", "accesses", "branches", "access_lines", "reasons"}}`
-per kernel (status full/partial/none; accesses and branches as `{"evaluated", "seen"}`).
+per kernel (status full/partial/none; accesses and branches as `{"evaluated", "seen"}`), with the
+kernel's roofline figures and the costs `kernlint compare` reads (kernlint/roofline.py). Inputs that
+could not be linted are listed under `"errors"` (`{"path", "line", "message"}`).
 
 Named `json_` so that it does not shadow the standard library's `json` inside this package.
 """
@@ -36,6 +38,8 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
         doc["notes"] = list(ctx.notes)  # run-level: checks that were skipped, and why
     if ctx.kernels is not None:
         doc["kernels"] = [_with_roofline(k.to_dict(), ctx.roofline or ()) for k in ctx.kernels]
+    if ctx.problems:  # inputs that could not be linted: the report is not a clean bill for them
+        doc["errors"] = [{"path": path, "line": line, "message": message} for path, line, message in ctx.problems]
     return json.dumps(doc, indent=2, default=jsonable) + "\n"
 
 

@@ -108,12 +108,22 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-def summary(diagnostics: Sequence[Diagnostic], files_checked: int = 0) -> str:
+def summary(diagnostics: Sequence[Diagnostic], files_checked: int = 0, problems: int = 0) -> str:
     """Return the closing line, as ruff's "Found 3 errors.": counts by severity and files.
 
     "Found 1 error, 3 warnings, 1 info in 2 files (5 checked)", or "No findings (5 files checked)";
-    the number of files checked is left out when unknown (0).
+    the number of files checked is left out when unknown (0). Inputs that could not be linted
+    (`problems`, their errors printed above) are never a clean bill: "Nothing linted: 1 input could not
+    be read (error above)", or the findings line followed by "; 2 inputs could not be linted".
     """
+    unread = f"{_plural(problems, 'input')} could not be linted (error{'s' if problems != 1 else ''} above)"
+    if problems and not files_checked and not diagnostics:
+        return f"Nothing linted: {unread}"
+    tail = f"; {unread}" if problems else ""
+    return _counts(diagnostics, files_checked) + tail
+
+
+def _counts(diagnostics: Sequence[Diagnostic], files_checked: int) -> str:
     checked = f" ({_plural(files_checked, 'file')} checked)" if files_checked else ""
     if not diagnostics:
         return f"No findings{checked}"
@@ -129,12 +139,12 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     records) how many kernels were fully, partly or not analysed, then the summary line."""
     blocks = [format_diagnostic(d, ctx) for d in diagnostics]
     closing = []
-    if ctx.kernels is not None:
+    if ctx.kernels is not None and (ctx.kernels or ctx.files_checked or not ctx.problems):
         closing.append(coverage_summary(ctx.kernels))
     if ctx.statistics and ctx.roofline:
         from kernlint.roofline import table
 
         closing.append(table(ctx.roofline))
     # The summary comes last, as ruff's "Found N errors." does.
-    closing.append(_paint(summary(diagnostics, ctx.files_checked), _BOLD, ctx.color))
+    closing.append(_paint(summary(diagnostics, ctx.files_checked, len(ctx.problems)), _BOLD, ctx.color))
     return "\n".join([*blocks, *closing]) + "\n"
