@@ -1,10 +1,24 @@
-"""The `kernlint` console script: answers `--version` before loading the command line, else runs `kernlint.cli.run`."""
+"""The `kernlint` console script: answers `--version` before loading the command line, runs a subcommand
+(`kernlint server`), else runs `kernlint.cli.run`."""
 from __future__ import annotations
 
 import sys
 
 
+def _server(argv: list[str]) -> int:
+    from kernlint.server import main
+
+    return main(argv)
+
+
+SUBCOMMANDS = {"server": _server}
+"""Commands named by the first argument, each `fn(rest_of_argv) -> exit status`. A file of that name
+is still linted when given as a path (`kernlint ./server`)."""
+
+
 def run() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in SUBCOMMANDS:
+        sys.exit(SUBCOMMANDS[sys.argv[1]](sys.argv[2:]))
     if sys.argv[1:] == ["--version"]:
         # Without click and the option table (about 40 ms): the same line click's version option prints.
         from kernlint import __version__
