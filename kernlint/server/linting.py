@@ -164,10 +164,13 @@ class BufferLinter:
             key = job_key(job, setup, data)
             outcome = self.cache.lookup(key, lambda: _index_for(job, setup))
             cached = outcome is not None
+        # Only exact lints (the server's on open and save) are stored: the texts of half-typed edits
+        # would fill the cache with entries that are never asked for again.
+        store = key is not None and exact
         if outcome is None:
-            run = dataclasses.replace(setup, keep_results=keep_results, record=key is not None)
+            run = dataclasses.replace(setup, keep_results=keep_results, record=store)
             outcome = lint_file(job, run)
-            if key is not None and self.cache is not None:
+            if store and key is not None and self.cache is not None:
                 self.cache.store(key, outcome)
                 self.cache.prune()
         own = [d for d in outcome.diagnostics if _same_file(d.path, path)]
