@@ -370,3 +370,28 @@ async def test_shutdown_is_clean(fresh: LanguageClient) -> None:
     await fresh.shutdown_session()
     assert fresh._server is not None and fresh._server.returncode == 0
     assert fresh.error is None
+
+
+# ------------------------------------------------------------------------------------------ another client
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def eglot(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("emacs"),
+                                                               root_uri=ROOT.as_uri()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_what_the_client_cannot_show_is_not_sent(eglot: LanguageClient) -> None:
+    # Emacs's eglot: no related information, no code description links, no code-action resolve.
+    path = FIXTURES / "grouping_root_cause.cu"
+    uri, diags = await _open(eglot, path, name="eglot_grouping.cu")
+    assert diags and all(d.related_information is None and d.code_description is None for d in diags)
+    assert any(d.code == "KL201" and d.range.start.line == 10 for d in diags)  # line 11, grouped with line 10
+    uri, diags = await _open(eglot, FIXTURES / "KL201_transpose.cu", name="eglot_transpose.cu")
+    acts = await _actions(eglot, uri, 17, diags)
+    assert any(a.title.startswith("kernlint: suppress KL201") for a in acts)
+    (fix_all,) = [a for a in acts if a.kind == types.CodeActionKind.SourceFixAll]
+    assert fix_all.edit is not None and "tile[32][33]" in fix_all.edit.changes[uri][0].new_text  # no resolve step

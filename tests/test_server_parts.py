@@ -131,3 +131,14 @@ def test_line_annotating_formats_list_every_site_and_text_one_heading() -> None:
     github = _render("github").splitlines()
     assert sorted(int(g.split("line=")[1].split(",")[0]) for g in github) == [5, 7, 9]
     assert _render("text").count("[KL201 shared-bank-conflict]") == 1
+
+
+def test_a_bad_config_is_one_problem_on_the_first_line_and_nothing_is_linted(tmp_path: Path) -> None:
+    from kernlint.server.linting import BufferLinter
+
+    (tmp_path / "kernlint.toml").write_text('select = ["KL999"]\n')
+    kernel = tmp_path / "k.cu"
+    done = BufferLinter(use_cache=False).lint(str(kernel), "__global__ void k(float* a) { a[threadIdx.x * 32] = 0; }\n")
+    assert done.diagnostics == ()
+    ((line, message),) = done.problems
+    assert line == 1 and "kernlint.toml" in message and "KL999" in message

@@ -110,9 +110,10 @@ def related_information(d: Diagnostic, uri: str, lines: Sequence[str]) -> list[t
     return out
 
 
-def to_lsp(d: Diagnostic, uri: str, lines: Sequence[str], related: bool = True) -> types.Diagnostic:
-    """The LSP diagnostic of finding `d` of the document `uri` whose text is `lines`."""
-    href = doc_uri(d.code)
+def to_lsp(d: Diagnostic, uri: str, lines: Sequence[str], related: bool = True, link: bool = True) -> types.Diagnostic:
+    """The LSP diagnostic of finding `d` of the document `uri` whose text is `lines`; `related` and `link`:
+    with related information and the code's doc link (what the client says it supports)."""
+    href = doc_uri(d.code) if link else None
     data: dict[str, Any] = {"code": d.code, "line": d.line, "column": d.column, "kernel": d.kernel}
     return types.Diagnostic(
         range=span_range(lines, d.line, d.column, d.end_line, d.end_column),

@@ -157,7 +157,8 @@ class BufferLinter:
         try:
             job, setup = self._job(path, data, exact)
         except ConfigError as exc:
-            return BufferLint(path, text, problems=((exc.line or 0, str(exc)),), exact=exact)
+            # The config's line is not this file's: the problem goes on the file's first line, naming it.
+            return BufferLint(path, text, problems=((1, f"{exc} (the file was not linted)"),), exact=exact)
         outcome, cached = None, False
         key = None
         if self.cache is not None and not keep_results:

@@ -35,6 +35,7 @@ class KernlintServer(LanguageServer):
         self.lints: dict[str, BufferLint] = {}
         self.versions: dict[str, int] = {}  # uri -> changes seen (a counter, not the client's version)
         self.pending: dict[str, asyncio.Task[None]] = {}
+        self.fixed: dict[tuple[str, Any], tuple[str, int]] = {}  # (uri, version) -> the fix-all text, count
         self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernlint-lint")
 
     # ---------------------------------------------------------------------------------- settings
@@ -107,11 +108,24 @@ class KernlintServer(LanguageServer):
         return done
 
     def publish(self, uri: str, done: BufferLint, version: int | None) -> None:
+        """Send the lint's diagnostics, with what the client says it can show."""
+        caps = self.client_capabilities.text_document
+        pd = caps.publish_diagnostics if caps is not None else None
+        related = bool(pd and pd.related_information)
+        link = bool(pd and pd.code_description_support)
         lines = done.text.split("\n")
-        diags = [convert.to_lsp(d, uri, lines) for d in done.diagnostics]
+        diags = [convert.to_lsp(d, uri, lines, related, link) for d in done.diagnostics]
         diags += [convert.problem_to_lsp(line, message, lines) for line, message in done.problems]
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags,
-                                                                              version=version))
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, diagnostics=diags, version=version if pd and pd.version_support else None))
+
+    def markup(self, text: str) -> types.MarkupContent:
+        """`text` (Markdown) as the client's hover wants it: Markdown, or the same text as plain text."""
+        caps = self.client_capabilities.text_document
+        formats = caps.hover.content_format if caps is not None and caps.hover is not None else None
+        kind = types.MarkupKind.Markdown if not formats or types.MarkupKind.Markdown in formats \
+            else types.MarkupKind.PlainText
+        return types.MarkupContent(kind=kind, value=text)
 
     # ---------------------------------------------------------------------------------- edits
 
@@ -200,8 +214,9 @@ def build(cache_dir: str | None = None, use_cache: bool = True) -> KernlintServe
     async def code_action(ls: KernlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         done = ls.lints.get(uri)
-        if done is None:
-            return None
+        caps = ls.client_capabilities.text_document
+        if done is None or caps is None or caps.code_action is None or caps.code_action.code_action_literal_support is None:
+            return None  # a client that takes only commands: kernlint offers none
         lines = done.text.split("\n")
         only = params.context.only
         out: list[types.CodeAction] = []
@@ -226,9 +241,8 @@ def build(cache_dir: str | None = None, use_cache: bool = True) -> KernlintServe
             action = types.CodeAction(title="kernlint: fix all (the edits re-linting proves)",
                                       kind=types.CodeActionKind.SourceFixAll,
                                       data={"uri": uri, "version": ls.versions.get(uri, 0)})
-            caps = ls.client_capabilities.text_document
-            resolvable = caps is not None and caps.code_action is not None and caps.code_action.resolve_support \
-                is not None and "edit" in caps.code_action.resolve_support.properties
+            resolvable = caps.code_action.resolve_support is not None and \
+                "edit" in caps.code_action.resolve_support.properties
             out.append(action if resolvable else await _resolve_fix_all(ls, action))
         return out or None
 
@@ -261,12 +275,12 @@ def build(cache_dir: str | None = None, use_cache: bool = True) -> KernlintServe
                         if _contains(convert.span_range(lines, d.line, d.column, d.end_line, d.end_column),
                                      params.position)]
                 text = "\n\n---\n\n".join(hover.finding_markdown(d, done.result) for d in hits)
-                return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+                return types.Hover(contents=ls.markup(text))
         line_text = doc.lines[params.position.line] if params.position.line < len(doc.lines) else ""
         code = hover.code_at(line_text, params.position.character)
         doc_text = hover.rule_markdown(code) if code else None
         if doc_text:
-            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc_text))
+            return types.Hover(contents=ls.markup(doc_text))
         return None
 
     return server
@@ -280,8 +294,12 @@ async def _resolve_fix_all(ls: KernlintServer, action: types.CodeAction) -> type
     if done is None or data.get("version") != ls.versions.get(uri, 0):
         return action  # the document changed: nothing to apply (the client asks again)
     path = to_fs_path(uri) or uri
-    new, count = await asyncio.get_running_loop().run_in_executor(
-        ls.worker, lambda: ls.linter.fix_all(path, done.text, done.grouped, done.exact))
+    key = (uri, data.get("version"))
+    if key not in ls.fixed:  # a client without resolve asks for it with every code-action request
+        ls.fixed.clear()
+        ls.fixed[key] = await asyncio.get_running_loop().run_in_executor(
+            ls.worker, lambda: ls.linter.fix_all(path, done.text, done.grouped, done.exact))
+    new, count = ls.fixed[key]
     if new == done.text:
         return action
     lines = done.text.split("\n")
