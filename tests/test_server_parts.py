@@ -142,3 +142,26 @@ def test_a_bad_config_is_one_problem_on_the_first_line_and_nothing_is_linted(tmp
     assert done.diagnostics == ()
     ((line, message),) = done.problems
     assert line == 1 and "kernlint.toml" in message and "KL999" in message
+
+
+def _hover_of(fixture: str, code: str, line: int) -> str:
+    from kernlint.server.hover import finding_markdown
+    from kernlint.server.linting import BufferLinter
+
+    path = ROOT / "fixtures" / fixture
+    done = BufferLinter(use_cache=False).lint(str(path), path.read_text(encoding="utf-8"), keep_results=True,
+                                              exact=False)
+    (d,) = [d for d in done.diagnostics if d.code == code and d.line == line]
+    return finding_markdown(d, done.result)
+
+
+def test_hover_of_a_divergent_loop_lists_each_lanes_trips() -> None:
+    md = _hover_of("KL302_loops.cu", "KL302", 9)  # for (j = 0; j < tid; ++j): lane t runs t iterations
+    assert "| lane | trips |" in md
+    assert "| 0 | 0 | 1 | 1 | 2 | 2 | 3 | 3 |" in md and "| 28 | 28 | 29 | 29 | 30 | 30 | 31 | 31 |" in md
+
+
+def test_hover_of_a_divergent_branch_shows_which_lanes_take_it() -> None:
+    md = _hover_of("KL301_branches.cu", "KL301", 10)  # if (threadIdx.x % 2): the odd lanes
+    assert "| lane | side |" in md
+    assert "| 0 | not taken | 1 | taken | 2 | not taken | 3 | taken |" in md

@@ -3,7 +3,8 @@
 The lane table is built from the evaluation itself (the `MemoryAccess`/`Branch` events of the kernel
 the finding came from), for the worst warp request at the finding's site: for a global access each
 lane's byte offset from the first active lane and the 32-byte sector it falls in (counted from that
-lane's sector); for a shared access each lane's word and bank; for a branch which active lanes take it.
+lane's sector); for a shared access each lane's word and bank; for a branch which active lanes take it;
+for a loop each lane's trip count.
 No pygls here: the protocol module wraps the Markdown in an LSP Hover.
 """
 from __future__ import annotations
@@ -123,9 +124,24 @@ def branch_table(e: Any) -> str:
     return title + "\n\n" + _table(("lane", "side"), cells)
 
 
+def loop_table(e: Any) -> str:
+    """Each lane's trip count in the warp whose lanes' trip counts differ most, at the loop `e`."""
+    mask, trips = e.mask, e.trips
+    hi = np.where(mask, trips, np.iinfo(np.int64).min).max(axis=-1)
+    lo = np.where(mask, trips, np.iinfo(np.int64).max).min(axis=-1)
+    at = _worst_request(np.where(mask.any(axis=-1), hi - lo, -1), mask)
+    if at is None:
+        return ""
+    m, t = mask[at], trips[at]
+    cells = [(k, str(int(t[k])) if m[k] else "inactive") for k in range(32)]
+    more = " (at least: the evaluation stopped counting)" if e.truncated else ""
+    title = f"Trip counts of the most divided warp (sample {at[0]}, warp {at[1]}) at this loop{more}"
+    return title + "\n\n" + _table(("lane", "trips"), cells)
+
+
 def lane_table(d: Diagnostic, result: Any) -> str:
     """The lane table of finding `d` from the evaluation `result` (a LintResult), or "" when none applies."""
-    from kernlint.eval.events import Branch, MemoryAccess
+    from kernlint.eval.events import Branch, Loop, MemoryAccess
 
     if d.code in ("KL101", "KL102", "KL103", "KL201"):
         space = "shared" if d.code == "KL201" else "global"
@@ -136,6 +152,9 @@ def lane_table(d: Diagnostic, result: Any) -> str:
     if d.code in ("KL301", "KL303", "KL304", "KL305"):
         for e in _events_at(result, d, (Branch,)):
             return branch_table(e)
+    if d.code in ("KL302", "KL305"):
+        for e in _events_at(result, d, (Loop,)):
+            return loop_table(e)
     return ""
 
 
