@@ -165,3 +165,19 @@ def test_hover_of_a_divergent_branch_shows_which_lanes_take_it() -> None:
     md = _hover_of("KL301_branches.cu", "KL301", 10)  # if (threadIdx.x % 2): the odd lanes
     assert "| lane | side |" in md
     assert "| 0 | not taken | 1 | taken | 2 | not taken | 3 | taken |" in md
+
+
+def test_a_header_saved_meanwhile_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    from kernlint.server.linting import BufferLinter
+
+    (tmp_path / "params.h").write_text("#define STRIDE 32\n")
+    kernel = tmp_path / "k.cu"
+    text = ('#include "params.h"\n// kernlint: block=(256,1,1)\n'
+            "__global__ void k(const float* a, float* b) { b[threadIdx.x] = a[threadIdx.x * STRIDE]; }\n")
+    linter = BufferLinter(cache_dir=str(tmp_path / "cache"))
+    first = linter.lint(str(kernel), text)
+    assert [d.code for d in first.diagnostics] == ["KL101"] and not first.cached
+    assert linter.lint(str(kernel), text).cached  # the same text and header: from the cache
+    (tmp_path / "params.h").write_text("#define STRIDE 1\n")
+    after = linter.lint(str(kernel), text)
+    assert not after.cached and after.diagnostics == ()

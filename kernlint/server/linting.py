@@ -162,6 +162,9 @@ class BufferLinter:
         outcome, cached = None, False
         key = None
         if self.cache is not None and not keep_results:
+            # The cache remembers each dependency's state for a run; a server's run is long, and a header
+            # saved meanwhile must be hashed again.
+            self.cache._states.clear()
             key = job_key(job, setup, data)
             outcome = self.cache.lookup(key, lambda: _index_for(job, setup))
             cached = outcome is not None
@@ -174,6 +177,7 @@ class BufferLinter:
             if store and key is not None and self.cache is not None:
                 self.cache.store(key, outcome)
                 self.cache.prune()
+                self.cache.wrote = 0  # pruned for what was written so far: the next store prunes again
         own = [d for d in outcome.diagnostics if _same_file(d.path, path)]
         per_site = sorted(expand(own), key=Diagnostic.sort_key)
         problems = tuple((line, message) for p, message, line in outcome.problems if _same_file(p, path))
