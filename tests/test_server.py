@@ -40,7 +40,17 @@ def _cache_dir():
     shutil.rmtree(CACHE, ignore_errors=True)
 
 
+REGISTERED: list[types.Registration] = []
+
+
+def _accept_registrations(client: LanguageClient) -> None:
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:  # as editors accept the server's file watchers
+        REGISTERED.extend(params.registrations)
+
+
 async def _start(client: LanguageClient) -> None:
+    _accept_registrations(client)
     await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
         root_uri=ROOT.as_uri(), workspace_folders=[types.WorkspaceFolder(uri=ROOT.as_uri(), name="kernlint")]))
@@ -188,6 +198,22 @@ async def test_did_change_configuration_changes_what_is_reported(client: Languag
     assert any("KL999" in m.message for m in client.messages)
     await _published(client, uri, lambda: client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"kernlint": {}})))
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_launch_changed_on_disk_is_seen_by_the_open_header(client: LanguageClient, tmp_path: Path) -> None:
+    project = tmp_path / "host_template"
+    shutil.copytree(FIXTURES / "projects" / "host_template", project)
+    uri, diags = await _open(client, project / "kernels.cuh")
+    assert [d.code for d in diags] == ["KL101"]  # in[i * stride] with stride 16 from runner.cu's launch
+    runner = project / "runner.cu"
+    runner.write_text(runner.read_text(encoding="utf-8").replace("(out, in, 16)", "(out, in, 1)"), encoding="utf-8")
+    diags = await _published(client, uri, lambda: client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=runner.as_uri(),
+                                                                   type=types.FileChangeType.Changed)])))
+    assert diags == []  # stride 1: coalesced
+    # What makes an editor send that notification: the server's watchers, registered at start.
+    assert any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in REGISTERED)
 
 
 # ------------------------------------------------------------------------------------------ code actions
@@ -377,6 +403,7 @@ async def test_shutdown_is_clean(fresh: LanguageClient) -> None:
 
 @pytest_lsp.fixture(config=SERVER)
 async def eglot(lsp_client: LanguageClient):
+    _accept_registrations(lsp_client)
     await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("emacs"),
                                                                root_uri=ROOT.as_uri()))
     yield

@@ -119,6 +119,15 @@ class BufferLinter:
         root = cache_root(cache_dir) if use_cache else None
         self.cache = ResultCache(root) if root is not None else None
 
+    def forget_disk_state(self) -> None:
+        """Forget what this process memoised about files on disk (the project indexes, the parses of
+        template instances through their headers): a file other than the buffer changed. The result
+        cache needs nothing: each lookup checks what its entry depended on."""
+        from kernlint.project import index, units
+
+        index._INDEXES.clear()  # "built once per run": a server's run lasts while files change
+        units._INSTANCES.clear()
+
     def configure(self, raw: Mapping[str, Any] | None) -> None:
         """Take the client's settings; raises SettingsProblem (the previous settings stay)."""
         self.overrides = client_overrides(raw)

@@ -68,6 +68,34 @@ class KernlintServer(LanguageServer):
         if got and isinstance(got[0], Mapping):
             self.take_settings({"kernlint": got[0]})
 
+    async def watch_files(self) -> None:
+        """Ask the client to report changes to the files a lint reads (sources, headers, configs,
+        compile_commands.json), when it can register watchers."""
+        caps = self.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps is not None else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        globs = ["**/*.{cu,cuh,h,hpp,cuhpp,inl,cpp,cc,cxx}", "**/compile_commands.json", "**/pyproject.toml",
+                 "**/kernlint.toml"]
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=g) for g in globs])
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
+                id="kernlint-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=options)]))
+        except Exception as exc:  # noqa: BLE001 - without watchers, saves in the editor still count
+            self.window_log_message(types.LogMessageParams(types.MessageType.Log,
+                                                           f"kernlint: no file watchers: {exc}"))
+
+    def files_changed(self) -> None:
+        """A file on disk changed: forget what was memoised about files and lint every open document
+        again (the result cache answers those the change does not touch)."""
+        self.linter.forget_disk_state()
+        self.fixed.clear()
+        for uri in list(self.versions):
+            self.versions[uri] += 1
+            self.schedule(uri, 0)
+
     # ---------------------------------------------------------------------------------- linting
 
     def wanted(self, uri: str, text: str) -> bool:
@@ -171,6 +199,7 @@ def build(cache_dir: str | None = None, use_cache: bool = True) -> KernlintServe
     @server.feature(types.INITIALIZED)
     async def initialized(ls: KernlintServer, params: types.InitializedParams) -> None:
         await ls.pull_settings()
+        await ls.watch_files()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: KernlintServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -186,7 +215,12 @@ def build(cache_dir: str | None = None, use_cache: bool = True) -> KernlintServe
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: KernlintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        # A saved file may hold the launch or the header another open document is linted with.
+        ls.files_changed()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(ls: KernlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.files_changed()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KernlintServer, params: types.DidCloseTextDocumentParams) -> None:
