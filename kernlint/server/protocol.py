@@ -36,6 +36,7 @@ class KernlintServer(LanguageServer):
         self.versions: dict[str, int] = {}  # uri -> changes seen (a counter, not the client's version)
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.fixed: dict[tuple[str, Any], tuple[str, int]] = {}  # (uri, version) -> the fix-all text, count
+        self.noted: set[str] = set()
         self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernlint-lint")
 
     # ---------------------------------------------------------------------------------- settings
@@ -132,6 +133,10 @@ class KernlintServer(LanguageServer):
         if self.versions.get(uri, 0) != version or uri not in self.versions:
             return None  # edited (or closed) while linting: a newer lint is on its way
         self.lints[uri] = done
+        for note in done.notes:  # the project index's notes (a file skipped, an index not built): once each
+            if note not in self.noted:
+                self.noted.add(note)
+                self.window_log_message(types.LogMessageParams(types.MessageType.Info, f"kernlint: note: {note}"))
         self.publish(uri, done, doc.version)
         return done
 
