@@ -1,22 +1,37 @@
-"""The `kernlint` console script: answers `--version` before loading the command line, dispatches the
-subcommands (`kernlint compare ...`), else runs `kernlint.cli.run` (linting: `kernlint [OPTIONS] PATHS...`)."""
+"""The `kernlint` console script: answers `--version` before loading the command line, runs a subcommand
+(`kernlint compare ...`, `kernlint server`), else runs `kernlint.cli.run` (`kernlint [OPTIONS] PATHS...`)."""
 from __future__ import annotations
 
 import sys
 
 
+def _server(argv: list[str]) -> int:
+    from kernlint.server import main
+
+    return main(argv)
+
+
+def _compare(argv: list[str]) -> int:
+    from kernlint.compare_cli import compare_command
+
+    compare_command.main(argv, prog_name="kernlint compare")
+    return 0
+
+
+SUBCOMMANDS = {"server": _server, "compare": _compare}
+"""Commands named by the first argument, each `fn(rest_of_argv) -> exit status`. A file of that name
+is still linted when given as a path (`kernlint ./server`, `kernlint ./compare`)."""
+
+
 def run() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in SUBCOMMANDS:
+        sys.exit(SUBCOMMANDS[sys.argv[1]](sys.argv[2:]))
     if sys.argv[1:] == ["--version"]:
         # Without click and the option table (about 40 ms): the same line click's version option prints.
         from kernlint import __version__
 
         sys.stdout.write(f"kernlint, version {__version__}\n")
         sys.stdout.flush()
-        return
-    if sys.argv[1:2] == ["compare"]:  # a file named `compare` is still linted as `kernlint ./compare`
-        from kernlint.compare_cli import compare_command
-
-        compare_command.main(sys.argv[2:], prog_name="kernlint compare")
         return
     from kernlint.cli import run as cli_run
 

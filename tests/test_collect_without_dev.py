@@ -23,8 +23,13 @@ class Blocker:
         return None
 
 sys.meta_path.insert(0, Blocker())
+# A blocked package that is a pytest plugin (pytest-lsp, pytest-asyncio) would not be installed at all:
+# its entry point is not loaded either.
+from importlib.metadata import entry_points
+plugins = [a for ep in entry_points(group="pytest11") if ep.value.split(":")[0].split(".")[0] in BLOCKED
+           for a in ("-p", f"no:{ep.name}")]
 import pytest
-sys.exit(pytest.main(["--collect-only", "-q", "-m", "gpu", "-p", "no:cacheprovider", "tests"]))
+sys.exit(pytest.main(["--collect-only", "-q", "-m", "gpu", "-p", "no:cacheprovider", *plugins, "tests"]))
 """
 
 

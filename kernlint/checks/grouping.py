@@ -1,5 +1,10 @@
 """One finding per root cause: a kernel's findings that one edit fixes are merged into the worst one.
 
+Inside kernlint (exit status, baselines, `--fix`, the text formats) a root cause is one finding; the
+formats that annotate lines (`--format json/sarif/github`) and the language server list every site
+(`expand`), each naming the shared fix, so each offending line has its own diagnostic to read, jump
+to and suppress.
+
 A rule states what a finding's cause is in `metrics["root_cause"]` (a string; KL201: the array and
 how the lanes of the worst request collide; KL101/KL102: the lane stride and access width, i.e. the
 thread-to-address mapping). Findings of one kernel with the same code and root cause are one
@@ -12,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kernlint.diagnostics import Diagnostic
+from kernlint.diagnostics import Diagnostic, Severity
 
 MAX_LINES_IN_NOTE = 12
 
@@ -37,7 +42,7 @@ def _ratio(d: Diagnostic) -> float:
 
 def _related(d: Diagnostic) -> dict[str, object]:
     r: dict[str, object] = {"line": d.line, "column": d.column, "end_line": d.end_line,
-                            "end_column": d.end_column, "message": d.message}
+                            "end_column": d.end_column, "message": d.message, "severity": d.severity.label}
     if "ways" in d.metrics:
         r["ways"] = d.metrics["ways"]
     if d.metrics.get("called_from"):
@@ -107,3 +112,47 @@ def related_note(code: str, related: Sequence[dict[str, object]]) -> str:
     lines = f"line{'s' if len(parts) != 1 else ''} {shown}"
     what = _WHAT.get(code, "the same cause")
     return f"{what}: {lines}" if code == "KL201" else f"also at {lines}: {what}"
+
+
+def expand(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """One finding per site: each grouped finding, then one finding per related location it lists.
+
+    A related site's finding has its own position, message and severity (as the rule reported it
+    before grouping), the worst site's assumptions and fix (the shared edit), and as related
+    locations the worst site and the group's other sites; `metrics["grouped_with"]` names the worst.
+    Findings without related locations pass through unchanged.
+    """
+    out: list[Diagnostic] = []
+    for d in diags:
+        out.append(d)
+        related = [r for r in (d.metrics.get("related_locations") or ()) if isinstance(r, dict) and "line" in r]
+        if not related:
+            continue
+        worst = _related(d)
+        fix_notes = tuple(n for n in d.notes if n.startswith("fix:"))
+        for r in related:
+            others = sorted([worst, *(o for o in related if o is not r)],
+                            key=lambda o: (o["line"], o["column"]))  # type: ignore[arg-type,return-value]
+            metrics: dict[str, object] = {
+                "grouped_with": {"line": d.line, "column": d.column},
+                "related_locations": others,
+            }
+            for key in ("ways", "called_from"):
+                if key in r:
+                    metrics[key] = r[key]
+            for key in ("array", "root_cause"):
+                if key in d.metrics:
+                    metrics[key] = d.metrics[key]
+            try:
+                severity = Severity.parse(str(r["severity"])) if "severity" in r else d.severity
+            except ValueError:
+                severity = d.severity
+            line, column = int(r["line"]), int(r.get("column") or 1)  # type: ignore[call-overload]
+            notes = (*fix_notes, related_note(d.code, others),
+                     f"the numbers behind this pattern are those of its worst site, line {d.line}")
+            out.append(replace(d, line=line, column=column,
+                               end_line=int(r.get("end_line") or line),  # type: ignore[call-overload]
+                               end_column=int(r.get("end_column") or column),  # type: ignore[call-overload]
+                               severity=severity, message=str(r.get("message") or d.message),
+                               notes=notes, metrics=metrics))
+    return out

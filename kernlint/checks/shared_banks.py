@@ -715,7 +715,8 @@ def _root_findings(result: KernelResult, root: str, group: list[SiteBanks], fix:
     worst = diags[w]
     others = [(s, d) for i, (s, d) in enumerate(zip(group, diags)) if i != w]
     related = [{"line": d.line, "column": d.column, "end_line": d.end_line, "end_column": d.end_column,
-                "ways": s.ways, "message": d.message} for s, d in sorted(others, key=lambda o: o[1].line)]
+                "ways": s.ways, "message": d.message,
+                "severity": d.severity.label} for s, d in sorted(others, key=lambda o: o[1].line)]
     listed = ", ".join(f"line {r['line']} ({r['ways']}-way)" for r in related)
     how = "padding" if fix.complete and fix.edit is not None else "swizzle"
     note = f"the same {how} also fixes the other conflicting accesses of {root}: {listed}"

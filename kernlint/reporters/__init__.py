@@ -17,6 +17,9 @@ from kernlint.eval.coverage import KernelCoverage
 from kernlint.frozen import frozen
 
 FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
+PER_SITE_FORMATS = frozenset({"json", "sarif", "github"})
+"""Formats that list every site of a grouped finding as its own finding (kernlint/checks/grouping.py);
+the text formats show a root cause once, with its other lines in a note."""
 
 # Modules are imported on first use: a plain `kernlint file.cu` should not pay for the SARIF and
 # docs machinery at start-up (the issue's budget is 0.3 s per file including the interpreter).
@@ -74,13 +77,18 @@ class ReportContext:
 def render(fmt: str, diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     """Render `diagnostics` in format `fmt` (one of FORMATS), sorted by path, line and column.
 
-    Raises ValueError for an unknown format name.
+    In PER_SITE_FORMATS every site of a grouped finding is a finding of its own. Raises ValueError
+    for an unknown format name.
     """
     try:
         module_name = _MODULES[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})") from None
     module = importlib.import_module(module_name)
+    if fmt in PER_SITE_FORMATS:
+        from kernlint.checks.grouping import expand
+
+        diagnostics = expand(diagnostics)
     ordered = sorted(diagnostics, key=Diagnostic.sort_key)
     result: str = module.render(ordered, ctx)
     return result
