@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sweep import first_of_each
 
 from kernlint import confirm
 from kernlint.confirm import device_source as ds
@@ -29,6 +30,11 @@ OPTIONS = LintOptions(resources=False)
 CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
                           if p.name.split("_")[0] in ("KL101", "KL102", "KL103", "KL201", "KL301", "KL302",
                                                       "KL303", "KL304", "KL401", "KL404", "KL405"))
+
+
+def _rule_of(fixture: Path) -> str:
+    """The rule a fixture is about (`KL101_aos.cu`: KL101): sweeps run one fixture per rule by default."""
+    return fixture.name.split("_")[0]
 
 
 def _lint(path: Path) -> tuple[str, Any]:
@@ -126,8 +132,8 @@ def _explicit_instantiations(plan: confirm.FilePlan) -> str:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("fixture", [p for p in CONFIRM_FIXTURES if not p.name.startswith("KL405")]
-                         + [FIXTURES / "clean_patterns.cu"], ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", first_of_each([p for p in CONFIRM_FIXTURES if not p.name.startswith("KL405")]
+                                                   + [FIXTURES / "clean_patterns.cu"], _rule_of, lambda p: p.name))
 def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -> None:
     plan = _plan(fixture)
     assert plan.instrumented is not None
@@ -223,7 +229,7 @@ def _confirm_with_fake_gpu(fixture: Path, tmp_path: Path) -> tuple[list[Diagnost
     return out, notes
 
 
-@pytest.mark.parametrize("fixture", CONFIRM_FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", first_of_each(CONFIRM_FIXTURES, _rule_of, lambda p: p.name))
 def test_trace_equal_to_prediction_confirms_every_finding(fixture: Path, tmp_path: Path) -> None:
     out, _notes = _confirm_with_fake_gpu(fixture, tmp_path)
     kernel_findings = [d for d in out if d.confirmation]

@@ -20,7 +20,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=False, timeout=600)
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("fmt", ["text", pytest.param("json", marks=pytest.mark.slow)])
 def test_two_workers_print_exactly_what_one_process_prints(fmt: str) -> None:
     one = _run("-j", "1", "--format", fmt, "fixtures")
     two = _run("-j", "2", "--format", fmt, "fixtures")
