@@ -7,6 +7,7 @@ static finding to be confirmed and every `ok:` site to stay quiet.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -37,7 +38,9 @@ def _rule_of(fixture: Path) -> str:
     return fixture.name.split("_")[0]
 
 
+@functools.lru_cache(maxsize=None)
 def _lint(path: Path) -> tuple[str, Any]:
+    """The fixture's text and lint result (frozen data), shared by the tests that read the same fixture."""
     text = path.read_text()
     return text, lint_with_suppressions(text, str(path), OPTIONS)
 
@@ -133,7 +136,8 @@ def _explicit_instantiations(plan: confirm.FilePlan) -> str:
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("fixture", first_of_each([p for p in CONFIRM_FIXTURES if not p.name.startswith("KL405")]
-                                                   + [FIXTURES / "clean_patterns.cu"], _rule_of, lambda p: p.name))
+                                                   + [FIXTURES / "clean_patterns.cu"], lambda p: _rule_of(p)[:3],
+                                                   lambda p: p.name))
 def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -> None:
     plan = _plan(fixture)
     assert plan.instrumented is not None
