@@ -169,7 +169,7 @@ def clang_spelling(text: str) -> str:
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
-                 ) -> ir.TranslationUnit:
+                 kernel: str | None = None) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
@@ -179,6 +179,11 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     With `fragment` (a file `text` includes, e.g. a fragment parsed in its includer's context), only
     the kernels, launches and problems located in `fragment` are lowered, and the unit is named after
     it; `fragment_text` is then that file's content (the disk copy is not read).
+
+    With `kernel` (a function key: a template kernel's text made concrete, `frontend.instantiate`), only
+    that kernel is wanted from the parse: it alone is lowered up front (the file's other kernels are
+    left to be lowered if something asks for them) and no host code is searched for launches (the
+    launches that bind the kernel are the original parse's).
     """
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
@@ -241,10 +246,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         fpath = _clang_name(os.path.abspath(fragment))
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
-        unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key)
+        unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key, kernel=kernel)
     else:
-        unit = _lower(tu, text, path, parse_path,
-                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths), shim_key=shim_key)
+        unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel,
+                      launch_text_only=kernel is None and not _chevrons_outside(tu, text, defines, parse_path, paths))
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -385,11 +390,13 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 
 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
-           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None) -> ir.TranslationUnit:
+           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
+           kernel: str | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
-    `_chevrons_outside`), so host functions whose text has none are not searched for launches."""
+    `_chevrons_outside`), so host functions whose text has none are not searched for launches.
+    `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source)."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
@@ -412,6 +419,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     def may_launch(c: ci.Cursor) -> bool:
         """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
+        if kernel is not None:
+            return False
         if not launch_text_only:
             return True
         ext = c.extent
@@ -447,7 +456,11 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
                 if _is_device(child, kids):
-                    if fname == parse_path and _is_kernel(child, kids):
+                    if fname == parse_path and _is_kernel(child, kids) and kernel is not None \
+                            and _function_key(child) != kernel:
+                        # (another kernel of a parse made for one: lowered only if a call asks for it)
+                        functions.defer(_function_key(child), child.spelling, (False, child), True)
+                    elif fname == parse_path and _is_kernel(child, kids):
                         fn = _function(low, child, lines, problems, parse_path, kids)
                         functions.add(fn.key, fn)
                         kernels.append(fn)
