@@ -245,6 +245,8 @@ def main() -> None:
     import compileall
 
     compileall.compile_dir(str(ROOT / "kernlint"), quiet=1)
+    if a.against:  # (byte-compiled alike: the comparison is of the code, not of compiling it)
+        compileall.compile_dir(str(Path(a.against) / "kernlint"), quiet=1)
     report: dict = {"cores": len(os.sched_getaffinity(0)), "load_before": os.getloadavg()[0]}
     t0 = time.time()
     if a.per_file:
