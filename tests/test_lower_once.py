@@ -69,3 +69,14 @@ def test_an_edit_before_a_helper_is_not_hidden_by_the_shared_ir() -> None:
     edited = _parse(SOURCE.replace("a[i * W]", "a[i * W + 1]"))
     old, new = tu.functions.named("before")[0], edited.functions.named("before")[0]
     assert old != new
+
+
+def test_nothing_is_shared_with_the_next_file_lint() -> None:
+    """Between lints a header may change on disk (an editor server lints again): the store is emptied
+    when a file is done."""
+    from kernlint.frontend import release_parses
+
+    first = _parse(SOURCE).functions.named("before")[0]
+    release_parses()
+    again = _parse(SOURCE).functions.named("before")[0]
+    assert again == first and again is not first

@@ -574,6 +574,7 @@ def release_parses() -> None:
         if table is not None:
             table.release()
     _OPEN.clear()
+    shared_ir.clear()
 
 
 _INSTANTIATION_RE = re.compile(
