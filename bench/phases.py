@@ -1,6 +1,7 @@
 """Where a kernlint run's CPU goes, by phase (issue 17): start-up, libclang, lowering, evaluation, rules.
 
     python bench/phases.py FILE.cu ... [--json]
+    python bench/phases.py --template-scaling 1,10,100 [--json]
 
 The files are linted in this process, one run, the way `kernlint -j 1 --no-cache --no-ptxas` lints
 them (no worker process, no cache). Each phase's CPU (process time) is measured by wrapping the
@@ -17,6 +18,10 @@ libclang inside the front end) is counted once, in the innermost:
 - rules: the checks over the evaluations, less the evaluations they start;
 - project index: scanning each file's project for launches and instantiations;
 - other: reading, decoding, suppressions, reporting.
+
+`--template-scaling`: the phases of a generated file whose one kernel template a host function launches
+with n bindings, two of them distinct in what decides the addresses (issue 31: lowering should not grow
+with n, evaluation at most with the distinct address functions).
 
 The phases are a breakdown, not a benchmark: wrapping adds a few microseconds per call (the evaluator's
 runs are few, so it is not measurable there). bench/speed.py runs this script and prints its figures
@@ -121,10 +126,56 @@ def phases(files: list[str]) -> dict[str, float]:
     return out
 
 
+def template_source(n: int) -> str:
+    """One kernel template instantiated `n` times by a host function (issue 31): `S` (1 or 2) decides the
+    addresses, `U` (1..n) only scales a value, so the `n` instances ask two distinct address questions."""
+    launches = "".join(f"  k<{1 + i % 2}, {i + 1}><<<64, 256>>>(a, o, n);\n" for i in range(n))
+    return ("template <int W>\n__device__ float scaled(const float* a, int i) { return a[i] * W; }\n\n"
+            "template <int S, int U>\n__global__ void k(const float* a, float* o, int n) {\n"
+            "  __shared__ float s[256];\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  s[threadIdx.x] = i < n ? scaled<U>(a, i * S) : 0.0f;\n  __syncthreads();\n"
+            "  for (int h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+            "    if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];\n    __syncthreads();\n  }\n"
+            "  if (threadIdx.x == 0) o[blockIdx.x * S] = s[0];\n}\n\n"
+            f"void run(const float* a, float* o, int n) {{\n{launches}}}\n")
+
+
+def template_scaling(counts: list[int]) -> dict[int, dict[str, float]]:
+    """Phases of one run over `template_source(n)` for each n, each in a fresh process."""
+    import tempfile
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in counts:
+            f = os.path.join(tmp, f"k{n}.cu")
+            with open(f, "w") as fh:
+                fh.write(template_source(n))
+            res = subprocess.run([sys.executable, __file__, "--json", "--no-startup", f], capture_output=True,
+                                 text=True, check=True)
+            out[n] = json.loads(res.stdout)["phases"]
+    return out
+
+
 def main() -> None:
-    files = [a for a in sys.argv[1:] if a != "--json"]
+    if "--template-scaling" in sys.argv:
+        at = sys.argv.index("--template-scaling")
+        counts = [int(x) for x in sys.argv[at + 1].split(",")]
+        table = template_scaling(counts)
+        if "--json" in sys.argv:
+            print(json.dumps(table))
+            return
+        names = ["libclang", "lowering", "evaluation", "rules", "other", "total"]
+        print("one kernel template instantiated n times (two distinct address functions), CPU seconds:")
+        print(f"  {'n':>5} " + " ".join(f"{k:>10}" for k in names))
+        for n, ph in table.items():
+            print(f"  {n:>5} " + " ".join(f"{ph.get(k, 0.0):10.3f}" for k in names))
+        return
+    files = [a for a in sys.argv[1:] if a not in ("--json", "--no-startup")]
     if not files:
         sys.exit(__doc__)
+    if "--no-startup" in sys.argv:
+        print(json.dumps({"files": len(files), "phases": phases(files)}))
+        return
     report = {"startup": startup(), "files": len(files), "phases": phases(files)}
     if "--json" in sys.argv:
         print(json.dumps(report))

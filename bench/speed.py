@@ -1,6 +1,7 @@
 """Speed and scale of kernlint on real code (issue 17): CPU against nvcc, cores used, the result cache, memory.
 
     python bench/speed.py /work/shared/corpus [--nvcc-files 40] [--skip-nvcc] [--skip-tree] [--timeout 120]
+    python bench/speed.py /work/shared/corpus --per-file -I DIR ... [--runs 3] [--against OTHER_CHECKOUT] [--only PART]
 
 The corpus is read where it is (never copied). Every figure is CPU time (user + system of the
 process and all its children, from resource.getrusage) unless it says wall; on a shared machine the
@@ -18,6 +19,9 @@ Reported, with the targets of issue 17:
   peak RSS of any process (target < 250 MB);
 - the warm re-run of the unchanged tree (target < 1 s) and its peak RSS;
 - a generated 300-line file, cold (target < 0.2 s CPU), and `kernlint --version` (target < 60 ms);
+- `--per-file` (issue 31): per .cu file nvcc compiles, kernlint's CPU beside nvcc's (kernlint lints the
+  file and the project files it includes with quotes, where its kernels may be), the total ratio
+  (target <= 0.25) and the files above 1.0x (target: none); `--against` times a second checkout too;
 - for both CPU targets, the floor no change to kernlint's Python can lower (the interpreter with NumPy,
   libclang's own parsing) and how many times less the rest must cost to meet the target (bench/phases.py).
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,10 +50,10 @@ print(json.dumps({"rc": p.returncode, "wall": wall, "cpu": ru.ru_utime + ru.ru_s
 """
 
 
-def measure(argv: list[str], cwd: str | None = None) -> dict:
+def measure(argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> dict:
     """Run `argv` in a fresh measuring process: its wall time, the CPU and the peak RSS of it and its children."""
     out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(argv), cwd or ""], capture_output=True,
-                         text=True, check=True)
+                         text=True, check=True, env=env)
     return json.loads(out.stdout)
 
 
@@ -82,6 +87,97 @@ def nvcc_part(tree: Path, n: int) -> dict:
             "kernlint_cpu_s": round(one["cpu"], 2), "kernlint_over_nvcc": round(one["cpu"] / nvcc_cpu, 3),
             "times_cheaper": round(nvcc_cpu / one["cpu"], 1), "kernlint_rss_mb": round(one["rss_mb"]),
             **budget(nvcc_cpu / 20, ok)}
+
+
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def local_includes(f: Path, tree: Path, include_dirs: list[Path]) -> list[Path]:
+    """The files of `tree` that `f` includes with quotes, directly or through each other (the kernels nvcc
+    compiles with `f` may live there: kernlint reports them on the file that holds them, so a fair per-file
+    comparison lints them too). Resolved as the preprocessor does: the includer's directory, then `-I`."""
+    out: list[Path] = []
+    todo, seen = [f], {f.resolve()}
+    root = tree.resolve()
+    while todo:
+        cur = todo.pop()
+        try:
+            text = cur.read_text(errors="replace")
+        except OSError:
+            continue
+        for name in _QUOTED_INCLUDE.findall(text):
+            for d in (cur.parent, *include_dirs):
+                cand = (d / name).resolve()
+                if cand.is_file():
+                    if cand not in seen and cand.is_relative_to(root):
+                        seen.add(cand)
+                        out.append(cand)
+                        todo.append(cand)
+                    break
+    return out
+
+
+def per_file_part(tree: Path, n: int | None, include_dirs: list[Path], runs: int, against: str | None,
+                  only: list[str]) -> dict:
+    """Per .cu file that `nvcc -cubin` compiles: nvcc's CPU beside kernlint's (the file and the project
+    files it includes, one `-j 1 --no-cache` process each, start-up included) and the ratio; the total
+    ratio over all of them. `runs` > 1: the median of that many runs of each, interleaved (nvcc, then
+    kernlint, then the `against` checkout's kernlint), so a change of the machine's load hits all alike."""
+    nvcc = subprocess.run(["which", "nvcc"], capture_output=True, text=True).stdout.strip()
+    if not nvcc:
+        return {"note": "nvcc not on PATH: CPU ratio not measured"}
+    files = cuda_files(tree)
+    if only:
+        files = [f for f in files if any(o in str(f) for o in only)]
+    files = files[:n] if n else files
+    incs = [f"-I{d}" for d in include_dirs]
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    envs = {"kernlint": dict(os.environ, PYTHONPATH=str(ROOT))}
+    if against:
+        envs["against"] = dict(os.environ, PYTHONPATH=str(Path(against).resolve()))
+    rows, totals = [], {"nvcc": 0.0, **{k: 0.0 for k in envs}}
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+        for f in files:
+            first = measure([nvcc, "-cubin", "-arch=sm_80", f"-I{f.parent}", *incs, "-o", os.path.join(tmp, "out.cubin"), str(f)])
+            if first["rc"] != 0:
+                continue
+            lint = [str(f), *map(str, local_includes(f, tree, include_dirs))]
+            argv = kernlint("--cache-dir", cache, "--no-cache", "-j", "1", "--format", "concise", *incs, *lint)
+            cpu: dict[str, list[float]] = {"nvcc": [first["cpu"]], **{k: [] for k in envs}}
+            for i in range(runs):
+                if i:
+                    cpu["nvcc"].append(measure([nvcc, "-cubin", "-arch=sm_80", f"-I{f.parent}", *incs, "-o",
+                                                os.path.join(tmp, "out.cubin"), str(f)])["cpu"])
+                for k, env in envs.items():
+                    cpu[k].append(measure(argv, env=env)["cpu"])
+            row = {"file": os.path.relpath(f, tree), "linted": len(lint)}
+            for k, xs in cpu.items():
+                row[f"{k}_cpu_s"] = round(med(xs), 3)
+                totals[k] += med(xs)
+            for k in envs:
+                row[f"{k}_over_nvcc"] = round(med(cpu[k]) / med(cpu["nvcc"]), 3)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    out: dict = {"files_compiled": len(rows), "runs_each": runs, "files": rows,
+                 "total_cpu_s": {k: round(v, 2) for k, v in totals.items()}}
+    for k in envs:
+        if totals["nvcc"]:
+            out[f"total_{k}_over_nvcc"] = round(totals[k] / totals["nvcc"], 3)
+        out[f"files_{k}_above_nvcc"] = [r["file"] for r in rows if r[f"{k}_over_nvcc"] > 1.0]
+    # The same files in one kernlint process (start-up paid once, as a run over a project pays it),
+    # against the sum of nvcc's per-file CPU: issue 17's and 31's total ratio.
+    every: list[str] = []
+    for r in rows:
+        f = tree / r["file"]
+        every += [x for x in [str(f), *map(str, local_includes(f, tree, include_dirs))] if x not in every]
+    if every and totals["nvcc"]:
+        with tempfile.TemporaryDirectory() as cache:
+            argv = kernlint("--cache-dir", cache, "--no-cache", "-j", "1", "--format", "concise", *incs, *every)
+            for k, env in envs.items():
+                one = med([measure(argv, env=env)["cpu"] for _ in range(runs)])
+                out[f"one_process_{k}_cpu_s"] = round(one, 2)
+                out[f"one_process_{k}_over_nvcc"] = round(one / totals["nvcc"], 3)
+    return out
 
 
 def budget(target_s: float, files: list[str]) -> dict:
@@ -149,14 +245,30 @@ def main() -> None:
     ap.add_argument("--skip-nvcc", action="store_true")
     ap.add_argument("--skip-tree", action="store_true")
     ap.add_argument("--timeout", default=None, help="kernlint --timeout (seconds per file)")
+    ap.add_argument("--per-file", action="store_true",
+                    help="only the per-file comparison with nvcc (every .cu it compiles, or --nvcc-files of them)")
+    ap.add_argument("-I", dest="include_dirs", action="append", type=Path, default=[],
+                    help="include directory for nvcc and kernlint (per-file comparison), repeatable")
+    ap.add_argument("--runs", type=int, default=1, help="per-file: runs of each command, the median is kept")
+    ap.add_argument("--against", default=None, help="per-file: also time kernlint from this checkout, interleaved")
+    ap.add_argument("--only", action="append", default=[], help="per-file: only files whose path contains this")
     a = ap.parse_args()
     if a.timeout:
         TIMEOUT.extend(["--timeout", a.timeout])
     import compileall
 
     compileall.compile_dir(str(ROOT / "kernlint"), quiet=1)
+    if a.against:  # (byte-compiled alike: the comparison is of the code, not of compiling it)
+        compileall.compile_dir(str(Path(a.against) / "kernlint"), quiet=1)
     report: dict = {"cores": len(os.sched_getaffinity(0)), "load_before": os.getloadavg()[0]}
     t0 = time.time()
+    if a.per_file:
+        report["per_file"] = per_file_part(a.tree, a.nvcc_files if a.nvcc_files != 40 else None,
+                                           [d.resolve() for d in a.include_dirs], a.runs, a.against, a.only)
+        report["load_after"] = os.getloadavg()[0]
+        report["bench_wall_s"] = round(time.time() - t0, 1)
+        print(json.dumps(report, indent=2))
+        return
     report["small"] = small_part()
     if not a.skip_nvcc:
         report["nvcc"] = nvcc_part(a.tree, a.nvcc_files)

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import kernlint.deadline as deadline
 from kernlint.engine import LintOptions, analyse_kernel, lint_source
 from kernlint.frontend import parse_source
@@ -71,6 +73,7 @@ def test_kernels_after_the_budget_ran_out_are_named(monkeypatch) -> None:
     assert [r.name for r in res.coverage] == ["k", "k2"] and res.coverage[1].status == "none"
 
 
+@pytest.mark.slow
 def test_forty_thousand_suppressed_accesses_finish_within_the_timeout(tmp_path: Path) -> None:
     body = "".join(f"  // kernlint: ignore[KL101]\n  o[i + {k}] = a[i];\n" for k in range(40000))
     (tmp_path / "big.cu").write_text("__global__ void k(const float* a, float* o) {\n  int i = threadIdx.x;\n"

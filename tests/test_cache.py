@@ -45,22 +45,23 @@ def _lint(cache: Path, *args: str) -> tuple[str, str, int]:
     return res.stdout, res.stderr, res.exit_code
 
 
-def test_hits_print_exactly_what_a_cold_run_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fmt", ["text", pytest.param("json", marks=pytest.mark.slow),
+                                 pytest.param("sarif", marks=pytest.mark.slow)])
+def test_hits_print_exactly_what_a_cold_run_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
     counter = _Counter(monkeypatch)
     files = [str(ROOT / "fixtures" / n) for n in ("KL101_mapping.cu", "KL201_padding.cu", "KL900_syntax_error.cu",
                                                    "KL901_suppressions.cu", "KL305_data_dependent.cu")]
     files = [f for f in files if os.path.exists(f)]
     assert len(files) >= 4
-    for fmt in ("text", "json", "sarif"):
-        counter.names.clear()
-        cold = _lint(tmp_path / "c", "--format", fmt, *files)
-        assert len(counter.names) == len(files)
-        warm = _lint(tmp_path / "c", "--format", fmt, *files)
-        assert len(counter.names) == len(files), "the second run linted again"
-        assert warm == cold
-        assert cold[0].count("\n") > 10  # there are findings: the comparison is not vacuous
-        fresh = _lint(tmp_path / "fresh", "--format", fmt, *files)
-        assert fresh == cold
+    counter.names.clear()
+    cold = _lint(tmp_path / "c", "--format", fmt, *files)
+    assert len(counter.names) == len(files)
+    warm = _lint(tmp_path / "c", "--format", fmt, *files)
+    assert len(counter.names) == len(files), "the second run linted again"
+    assert warm == cold
+    assert cold[0].count("\n") > 10  # there are findings: the comparison is not vacuous
+    fresh = _lint(tmp_path / "fresh", "--format", fmt, *files)
+    assert fresh == cold
 
 
 def test_no_cache_and_clear_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 BLOCKER = """
@@ -45,6 +47,7 @@ def _dev_only_modules() -> list[str]:
     return mods
 
 
+@pytest.mark.slow
 def test_gpu_tests_collect_without_the_dev_extra() -> None:
     blocked = _dev_only_modules()
     proc = subprocess.run([sys.executable, "-c", BLOCKER, ",".join(blocked)], cwd=ROOT, capture_output=True,

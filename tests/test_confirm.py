@@ -7,6 +7,7 @@ static finding to be confirmed and every `ok:` site to stay quiet.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sweep import first_of_each
 
 from kernlint import confirm
 from kernlint.confirm import device_source as ds
@@ -31,7 +33,14 @@ CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
                                                       "KL303", "KL304", "KL401", "KL404", "KL405"))
 
 
+def _rule_of(fixture: Path) -> str:
+    """The rule a fixture is about (`KL101_aos.cu`: KL101): sweeps run one fixture per rule by default."""
+    return fixture.name.split("_")[0]
+
+
+@functools.lru_cache(maxsize=None)
 def _lint(path: Path) -> tuple[str, Any]:
+    """The fixture's text and lint result (frozen data), shared by the tests that read the same fixture."""
     text = path.read_text()
     return text, lint_with_suppressions(text, str(path), OPTIONS)
 
@@ -126,8 +135,9 @@ def _explicit_instantiations(plan: confirm.FilePlan) -> str:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("fixture", [p for p in CONFIRM_FIXTURES if not p.name.startswith("KL405")]
-                         + [FIXTURES / "clean_patterns.cu"], ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", first_of_each([p for p in CONFIRM_FIXTURES if not p.name.startswith("KL405")]
+                                                   + [FIXTURES / "clean_patterns.cu"], lambda p: _rule_of(p)[:3],
+                                                   lambda p: p.name))
 def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -> None:
     plan = _plan(fixture)
     assert plan.instrumented is not None
@@ -223,7 +233,7 @@ def _confirm_with_fake_gpu(fixture: Path, tmp_path: Path) -> tuple[list[Diagnost
     return out, notes
 
 
-@pytest.mark.parametrize("fixture", CONFIRM_FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", first_of_each(CONFIRM_FIXTURES, _rule_of, lambda p: p.name))
 def test_trace_equal_to_prediction_confirms_every_finding(fixture: Path, tmp_path: Path) -> None:
     out, _notes = _confirm_with_fake_gpu(fixture, tmp_path)
     kernel_findings = [d for d in out if d.confirmation]

@@ -21,6 +21,8 @@ CLEAN = "__global__ void k(const float* a, float* o) { int i = blockIdx.x * bloc
 # Both entry points: `python -m kernlint` and the console script's function (pyproject.toml [project.scripts]).
 ENTRY_POINTS = {"python -m kernlint": ["-m", "kernlint"],
                 "kernlint script": ["-c", "from kernlint.console import run; run()"]}
+# The console script's runs repeat the module's with another entry function: they run under `-m slow`.
+ENTRIES = ["python -m kernlint", pytest.param("kernlint script", marks=pytest.mark.slow)]
 QUIET_WORDS = ("Traceback", "Exception ignored", "internal error", "Broken pipe", "BrokenPipeError")
 
 
@@ -46,7 +48,7 @@ def _fixtures(n: int) -> list[str]:
     return [str(p) for p in sorted((ROOT / "fixtures").glob("KL1*.cu"))[:n]]
 
 
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("entry", ENTRIES)
 def test_all_output_arrives_with_the_status(entry: str, tmp_path: Path) -> None:
     """A report larger than a pipe's buffer arrives whole, the same as an in-process run's, with its status."""
     files = _fixtures(12)
@@ -59,7 +61,7 @@ def test_all_output_arrives_with_the_status(entry: str, tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["diagnostics"]
 
 
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize("case,code", [("bad.cu", 1), ("good.cu", 0), ("missing.cu", 2), ("--explain", 0),
                                        ("--list-rules", 0)])
 def test_closed_stdout_is_quiet_and_keeps_the_status(entry: str, case: str, code: int,
@@ -78,7 +80,7 @@ def test_closed_stdout_is_quiet_and_keeps_the_status(entry: str, case: str, code
     assert not any(word in proc.stderr for word in QUIET_WORDS), proc.stderr
 
 
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("entry", ENTRIES)
 def test_head_reads_one_line(entry: str) -> None:
     """`kernlint ... | head -1`: the reader closes after the first line, while output is still coming."""
     proc = subprocess.Popen([sys.executable, *ENTRY_POINTS[entry], "--no-ptxas", "--no-cache", "--format", "json",
@@ -123,7 +125,7 @@ def test_no_process_and_no_temporary_directory_is_left(extra: list[str], tmp_pat
     assert list(tmp.iterdir()) == []
 
 
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("entry", ENTRIES)
 def test_files_written_by_the_run_are_complete(entry: str, sources: dict[str, Path], tmp_path: Path) -> None:
     """A baseline, the result cache's entries and a --fix edit are all on disk when the process is gone."""
     baseline = tmp_path / "baseline.json"

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from fuzzgen import generated, hostile, mutate, seeds  # noqa: E402
 
@@ -15,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GOOD = "__global__ void good(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 
 
+@pytest.mark.slow
 def test_seeded_mutants_never_crash_and_the_good_file_is_reported(tmp_path: Path) -> None:
     rng = random.Random(15)
     pool = seeds(ROOT / "fixtures")[:20]

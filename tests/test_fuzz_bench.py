@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_parallel_batches_keep_every_record_and_the_determinism_checks(tmp_path: Path) -> None:
     out = tmp_path / "fuzz.json"
     # No PYTHONPATH and another working directory: the harness must find this checkout's kernlint itself.

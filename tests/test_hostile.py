@@ -175,6 +175,7 @@ def test_include_and_instantiation_scans_are_linear_in_blank_lines() -> None:
     assert time.process_time() - t0 < 10
 
 
+@pytest.mark.slow
 def test_suppression_parsing_is_linear() -> None:
     from kernlint.suppress import parse_suppressions
 

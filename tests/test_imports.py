@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _PROBE = """
@@ -31,6 +33,7 @@ def _modules() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_module_imports_first() -> None:
     mods = _modules()
     assert "kernlint.suppress" in mods and "kernlint.config" in mods

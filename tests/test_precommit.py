@@ -75,6 +75,7 @@ def _try_repo(repo: Path, env: dict[str, str], *files: str) -> subprocess.Comple
     return proc
 
 
+@pytest.mark.slow
 def test_hook_fails_on_the_bad_kernel(workspace: tuple[Path, dict[str, str]]) -> None:
     repo, env = workspace
     proc = _try_repo(repo, env, "bad.cu", "good.cu")
@@ -86,6 +87,7 @@ def test_hook_fails_on_the_bad_kernel(workspace: tuple[Path, dict[str, str]]) ->
     assert "good.cu:1:" not in output, output
 
 
+@pytest.mark.slow
 def test_hook_passes_the_good_kernel(workspace: tuple[Path, dict[str, str]]) -> None:
     repo, env = workspace
     proc = _try_repo(repo, env, "good.cu")

@@ -42,7 +42,7 @@ def _read_only_runner(home: Path, work: Path) -> list[str] | None:
     return ["unshare", "-m", "sh", "-c", script, "sh"]
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("jobs", ["1", pytest.param("2", marks=pytest.mark.slow)])
 def test_read_only_home_and_working_directory(tmp_path: Path, jobs: str) -> None:
     home, work, tmp = tmp_path / "home", tmp_path / "work", tmp_path / "tmp"
     for d in (home, work, tmp):

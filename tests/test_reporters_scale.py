@@ -47,6 +47,7 @@ def _cpu(fn, *args) -> float:
     return time.process_time() - t0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_reporter_is_linear_in_the_findings(fmt: str) -> None:
     diags, ctx = _case(N)

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from kernlint import deadline, ir
 from kernlint.engine import lint_with_suppressions
 from kernlint.frontend import parse_source
@@ -62,6 +64,7 @@ def test_a_suppression_before_the_limit_is_still_judged() -> None:
     assert [d.line for d in res.diagnostics if d.code == "KL901"] == [4]
 
 
+@pytest.mark.slow
 def test_forty_thousand_suppressions_cost_a_few_seconds() -> None:
     text = hostile()["h_suppressions.cu"].decode()
     t0 = time.process_time()  # CPU time: the machine's load does not count
@@ -74,6 +77,7 @@ def test_forty_thousand_suppressions_cost_a_few_seconds() -> None:
     assert cpu < 8, cpu  # about 4 s here; it was the whole 10 s budget and more (lowering alone was 10 s)
 
 
+@pytest.mark.slow
 def test_twenty_thousand_uncoalesced_stores_cost_a_few_seconds() -> None:
     """h_findings: each finding's fix advice scanned the whole file for `threadIdx.y` (quadratic)."""
     text = hostile()["h_findings.cu"].decode()

@@ -162,6 +162,7 @@ def test_the_source_tree_lists_what_the_wheel_must_hold() -> None:
     assert len([d for d in data if d.startswith("rules/")]) >= 19
 
 
+@pytest.mark.slow  # (one wheel build and virtual environment for these)
 def test_every_module_imports_from_the_installed_package(installed: Installed) -> None:
     mods = source_modules()
     script = (
@@ -183,6 +184,7 @@ def test_every_module_imports_from_the_installed_package(installed: Installed) -
     assert not elsewhere, f"imported from outside the installed package: {elsewhere}"
 
 
+@pytest.mark.slow  # (one wheel build and virtual environment for these)
 def test_every_data_file_is_installed(installed: Installed) -> None:
     missing, differ = [], []
     for src, dest in source_data_files():
@@ -195,6 +197,7 @@ def test_every_data_file_is_installed(installed: Installed) -> None:
     assert not differ, f"installed data files that differ from the source tree: {differ}"
 
 
+@pytest.mark.slow  # (one wheel build and virtual environment for these)
 def test_version_from_the_script_and_from_python_dash_m(installed: Installed) -> None:
     expected = re.search(r'^version\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
     assert expected
@@ -204,6 +207,7 @@ def test_version_from_the_script_and_from_python_dash_m(installed: Installed) ->
         assert proc.stdout.strip() == f"kernlint, version {expected.group(1)}", proc.stdout
 
 
+@pytest.mark.slow  # (one wheel build and virtual environment for these)
 def test_explain(installed: Installed) -> None:
     proc = installed.run(installed.kernlint, "--explain", "KL101")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -219,6 +223,7 @@ def _lint_json(installed: Installed, *extra: str) -> tuple[subprocess.CompletedP
     return proc, json.loads(proc.stdout)["diagnostics"]
 
 
+@pytest.mark.slow  # (one wheel build and virtual environment for these)
 def test_lint_with_json_output(installed: Installed) -> None:
     proc, diags = _lint_json(installed)
     assert proc.returncode == 1, proc.stderr
@@ -227,6 +232,7 @@ def test_lint_with_json_output(installed: Installed) -> None:
     assert store[0]["metrics"]["sectors"] > store[0]["metrics"]["ideal_sectors"]
 
 
+@pytest.mark.slow  # (one wheel build and virtual environment for these)
 def test_confirm_without_a_gpu(installed: Installed) -> None:
     static, before = _lint_json(installed)
     proc, after = _lint_json(installed, "--confirm")

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 from kernlint import ir
 from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.function_table import FunctionTable
-from kernlint.frontend import shim_pch
+from kernlint.frontend import shared_ir, shim_pch
 from kernlint.includes import scan_includes
 from kernlint.known_headers import stub_text
 from kernlint.occupancy import DEFAULT_ARCH
@@ -169,7 +169,7 @@ def clang_spelling(text: str) -> str:
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
-                 ) -> ir.TranslationUnit:
+                 kernel: str | None = None) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
@@ -179,6 +179,11 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     With `fragment` (a file `text` includes, e.g. a fragment parsed in its includer's context), only
     the kernels, launches and problems located in `fragment` are lowered, and the unit is named after
     it; `fragment_text` is then that file's content (the disk copy is not read).
+
+    With `kernel` (a function key: a template kernel's text made concrete, `frontend.instantiate`), only
+    that kernel is wanted from the parse: it alone is lowered up front (the file's other kernels are
+    left to be lowered if something asks for them) and no host code is searched for launches (the
+    launches that bind the kernel are the original parse's).
     """
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
@@ -237,14 +242,18 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     assert tu is not None
     # What the shim's declarations depend on (it includes nothing, so no include directory): see _shim_run.
     shim_key = (*base, *(f"-D{d}" for d in defines), "pch" if pch is not None else "text")
+    # Everything but the lowered file's own text (shared_ir): with a fragment, the includer's text is context.
+    identity = shared_ir.parse_identity(parse_path, fragment, args, sorted(names), sorted(paths),
+                                        text if fragment is not None else "")
     if fragment is not None:
         fpath = _clang_name(os.path.abspath(fragment))
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
-        unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key)
+        unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key, kernel=kernel,
+                      identity=identity)
     else:
-        unit = _lower(tu, text, path, parse_path,
-                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths), shim_key=shim_key)
+        unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
+                      launch_text_only=kernel is None and not _chevrons_outside(tu, text, defines, parse_path, paths))
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -385,11 +394,14 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 
 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
-           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None) -> ir.TranslationUnit:
+           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
+           kernel: str | None = None, identity: str = "") -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
-    `_chevrons_outside`), so host functions whose text has none are not searched for launches."""
+    `_chevrons_outside`), so host functions whose text has none are not searched for launches.
+    `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source).
+    `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
@@ -403,15 +415,17 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     structs: dict[str, ir.CType] = {}
     member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
     classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] = {}  # see _method
-    functions = _deferring_table(low, lines, problems, parse_path, classes)
+    data = text.encode("utf-8", "surrogateescape")  # parse_path's text, as bytes clang reads
+    functions = _deferring_table(low, lines, problems, parse_path, classes, data, identity)
     shim = shim_path()
 
     lib = _lib()
     file_of = _file_namer(lib)
-    data = text.encode("utf-8", "surrogateescape")  # parse_path's text, as bytes clang reads
 
     def may_launch(c: ci.Cursor) -> bool:
         """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
+        if kernel is not None:
+            return False
         if not launch_text_only:
             return True
         ext = c.extent
@@ -447,7 +461,11 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
                 if _is_device(child, kids):
-                    if fname == parse_path and _is_kernel(child, kids):
+                    if fname == parse_path and _is_kernel(child, kids) and kernel is not None \
+                            and _function_key(child) != kernel:
+                        # (another kernel of a parse made for one: lowered only if a call asks for it)
+                        functions.defer(_function_key(child), child.spelling, (False, child), True)
+                    elif fname == parse_path and _is_kernel(child, kids):
                         fn = _function(low, child, lines, problems, parse_path, kids)
                         functions.add(fn.key, fn)
                         kernels.append(fn)
@@ -522,16 +540,25 @@ unit alive): `release_parses` ends them."""
 
 
 def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParseProblem], parse_path: str,
-                     classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]]
-                     ) -> FunctionTable:
+                     classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]],
+                     data: bytes = b"", identity: str = "") -> FunctionTable:
     """A table whose deferred functions (`(is_method, cursor)`) are lowered with this parse's lowering state:
-    its type converter, its per-declaration caches and the classes already named (see _method)."""
+    its type converter, its per-declaration caches and the classes already named (see _method).
+    With `identity` (shared_ir.parse_identity) and `data` (the main file's text as clang read it), a free
+    function of the main file is shared with other parses that read the same text up to its end."""
 
     def lower(payload: tuple[bool, ci.Cursor]) -> ir.Function:
         is_method, c = payload
         low.budgeted = False  # (asked for by the evaluator, after the parse: see _Lowering.budgeted)
-        return (_method(low, c, lines, problems, parse_path, None, classes) if is_method
-                else _function(low, c, lines, problems, parse_path))
+        if is_method:
+            return _method(low, c, lines, problems, parse_path, None, classes)
+        ext = c.extent
+        if not identity or c.location.file is None or c.location.file.name != parse_path \
+                or ext.end.file is None or ext.end.file.name != parse_path:
+            return _function(low, c, lines, problems, parse_path)
+        inside = tuple(p for p in problems if ext.start.line <= p.line <= ext.end.line)
+        return shared_ir.lowered(identity, _function_key(c), data[:ext.end.offset], inside,
+                                 lambda: _function(low, c, lines, problems, parse_path))
 
     table = FunctionTable(loader=lower)
     _OPEN[:] = [r for r in _OPEN if r() is not None]
@@ -547,6 +574,7 @@ def release_parses() -> None:
         if table is not None:
             table.release()
     _OPEN.clear()
+    shared_ir.clear()
 
 
 _INSTANTIATION_RE = re.compile(

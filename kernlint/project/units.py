@@ -36,14 +36,15 @@ class Unit:
     includer_text: str = ""
     notes: list[str] = field(default_factory=list)
 
-    def parse(self, text: str | None = None) -> ir.TranslationUnit:
+    def parse(self, text: str | None = None, kernel: str | None = None) -> ir.TranslationUnit:
+        """The file parsed (`text` in place of its own); `kernel`: only that kernel is wanted (parse_source)."""
         text = self.text if text is None else text
         o = self.options
         arch = o.arch or DEFAULT_ARCH
         if self.includer:
             return parse_source(self.includer_text, self.includer, include_dirs=o.include_dirs, defines=o.macros,
-                                arch=arch, fragment=self.path, fragment_text=text)
-        return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch)
+                                arch=arch, fragment=self.path, fragment_text=text, kernel=kernel)
+        return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch, kernel=kernel)
 
     def instance(self, fn: ir.Function, binding: tuple[tuple[str, str], ...]) -> tuple[ir.TranslationUnit, ir.Function] | None:
         """`fn` with `binding` substituted textually, lowered as an ordinary kernel; None if that fails."""
@@ -58,7 +59,7 @@ class Unit:
         new_text = instantiate_text(self.text, fn.span.line, fn.name, dict(binding))
         if new_text is not None:
             try:
-                tu = self.parse(new_text)
+                tu = self.parse(new_text, kernel=fn.key)
             except FrontendError:
                 tu = None
             if tu is not None:
