@@ -274,6 +274,10 @@ TOO_DEEP = "too deeply nested to analyse"
 # than the front end lowers (frontend/clang_frontend.py MAX_STATEMENTS); its span covers that rest.
 TOO_LARGE = "too many statements to analyse"
 MAX_STATEMENTS = 2_000  # statements lowered per function (why this many: frontend/clang_frontend.py)
+# The reason of the OpaqueStmt that stands for the rest of a block the front end did not lower because
+# the file's work budget (kernlint/deadline.py) ran out while it read the file; its span covers that rest.
+OUT_OF_BUDGET = "not read: the file's work budget ran out"
+UNREAD = (TOO_DEEP, TOO_LARGE, OUT_OF_BUDGET)  # the reasons of code the front end left unlowered
 
 
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]

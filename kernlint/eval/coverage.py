@@ -71,9 +71,9 @@ REASONS: dict[str, tuple[str, str, str]] = {
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
                "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
-    "time": ("not evaluated: the file's time budget ran out before this point",
-             "not evaluated: the file's time budget ran out before this point",
-             "raise --timeout (the budget is half of it), or lint this file with real sizes (--define)"),
+    "time": ("not evaluated: the file's work budget ran out before this point",
+             "not evaluated: the file's work budget ran out before this point",
+             "raise --timeout (the work budget grows with it), or lint this file with real sizes (--define)"),
     "unreached": ("not reached under the sampled values and launch shape",
                   "not reached under the sampled values and launch shape",
                   "set the real values with --define NAME=VALUE or --block X,Y"),
@@ -256,7 +256,7 @@ class _Walker:
 
     # statements
     def stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
-        if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_DEEP, ir.TOO_LARGE):
+        if isinstance(s, ir.OpaqueStmt) and s.reason in ir.UNREAD:
             self.site(s.span, outer, BRANCH)
         elif s is not None and self.level < 400:  # the interpreter's nesting bound, roughly
             self.level += 1

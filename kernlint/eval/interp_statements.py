@@ -42,8 +42,9 @@ class StatementsMixin:
                     self.frame.ctype_of[name] = t
 
     def exec(self, s: ir.Stmt) -> None:
-        if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_DEEP, ir.TOO_LARGE):
+        if isinstance(s, ir.OpaqueStmt) and s.reason in ir.UNREAD:
             self.cov.drop(self.site_key(s.span, cov.BRANCH), ("deep", "") if s.reason == ir.TOO_DEEP
+                          else ("time", "") if s.reason == ir.OUT_OF_BUDGET
                           else ("large", f"{s.span.line}-{s.span.end_line}"))
             return
         if self.nesting >= MAX_EVAL_NESTING:  # code inlined deep into deep code: reported, not a RecursionError

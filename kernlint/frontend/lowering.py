@@ -32,7 +32,7 @@ class _Lowering:
         self.types = types
         self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
         self.statements = 0  # statements lowered in the current function (bounded by MAX_STATEMENTS)
-        # Whether the file's time budget stops the lowering (deadline.OutOfTime): while parsing. A function
+        # Whether the file's work budget stops the lowering (the rest of a body opaque): while parsing. A function
         # lowered on demand later (function_table.py) is not stopped part-way: the evaluator asking for it
         # has no use for half a body, and MAX_STATEMENTS bounds the work.
         self.budgeted = True
@@ -530,13 +530,14 @@ class _Lowering:
         out: list[ir.Stmt] = []
         kids = list(cursors)
         for i, k in enumerate(kids):
-            if self.budgeted:
-                deadline.check()  # a body of 40,000 statements is many seconds of lowering
-            if self.statements >= MAX_STATEMENTS:
-                # The rest of the block, unlowered: one opaque statement from here to its last one.
+            deadline.charge(deadline.LOWERING_STEPS)
+            spent = self.budgeted and deadline.expired()
+            if self.statements >= MAX_STATEMENTS or spent:
+                # The rest of the block, unlowered: one opaque statement from here to its last one. Past
+                # the file's work budget every kernel is still read (a KL904 names it), its body cut here.
                 first, last = _span(k), _span(kids[-1])
-                out.append(ir.OpaqueStmt(ir.TOO_LARGE, ir.Span(first.line, first.column, last.end_line,
-                                                               last.end_column)))
+                out.append(ir.OpaqueStmt(ir.OUT_OF_BUDGET if spent else ir.TOO_LARGE,
+                                         ir.Span(first.line, first.column, last.end_line, last.end_column)))
                 break
             out.append(self.stmt(k))
         return out
