@@ -17,7 +17,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, p
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
-from kernlint.eval import asserted_shape, resample
+from kernlint.eval import asserted_shape, resample, trip_counts
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -101,6 +101,9 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         ))
         if res.truncated and not res.contradiction:
             out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))
+        if not res.truncated and not res.contradiction:
+            # (Before the dead regions' re-sampling: where both report a site, the trip counts speak.)
+            out.extend(_trip_count_run(run_tu, run_fn, fn, shape, defines, res, source_lines))
         if res.dead_regions and not res.truncated:
             out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, res, source_lines))
     main = [r for r in out if not r.regions and r.events]
@@ -164,7 +167,9 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
         again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
         if again.truncated and loop_cap is not None:
             continue
-        how = resample.describe(group, res.assumed, overrides, targets)  # type: ignore[attr-defined]
+        # (Names `base` already samples keep those samples: only the others were re-sampled here.)
+        shown = {k: frozenset(n for n in v if n not in (base or {})) for k, v in group.items()}
+        how = resample.describe(shown, res.assumed, overrides, targets)  # type: ignore[attr-defined]
         out.append(KernelResult(
             path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
             assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())),
@@ -217,6 +222,37 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
         # them): re-sampled as after a complete evaluation, with the same loop cap.
         out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, again, source_lines,
                                   loop_cap=FRUGAL_LOOP_CAP, said=said))
+    return out
+
+
+def _trip_count_run(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: "LaunchShape",
+                    defines: dict[str, int], res: object, source_lines: tuple[str, ...]) -> list[KernelResult]:
+    """Loops bounded by a sampled parameter that the evaluation cut at its iteration cap, with a branch
+    on their own variable (a pyramid of shrinking guards, a wavefront): the kernel evaluated again with
+    those parameters sampled as trip counts (eval/trip_counts.py). Its findings count on the whole body,
+    where the first evaluation made none, and say what they assumed; regions it finds dead are
+    re-sampled on top of it."""
+    params = trip_counts.capped_trip_loops(run_fn, res)  # type: ignore[arg-type]
+    params = {p: ln for p, ln in params.items() if p not in defines}
+    if not params or run_fn.body is None:
+        return []
+    overrides = trip_counts.overrides(params, shape.block)
+    again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()
+    if again.truncated or again.contradiction:
+        return []
+    said = trip_counts.describe(params, shape.block, res.assumed)  # type: ignore[attr-defined]
+    body = run_fn.body.span
+    out = [KernelResult(
+        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
+        assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())),
+        defines=tuple(sorted(defines.items())), notes=(), source_lines=source_lines,
+        shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
+        regions=((0, 0, body.line, max(body.end_line, body.line)),), resampled=said, coverage=again.coverage,
+        template=fn if run_fn is not fn else None,
+    )]
+    if again.dead_regions:
+        out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, again, source_lines, said=said,
+                                  base=overrides))
     return out
 
 
@@ -377,12 +413,15 @@ def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],
     out = []
     for r in results:
         dead = {key: frozenset() for key in r.regions}
+        guards = {(key[0], key[1]) for key in r.regions if key[0]}
         for rule in rules:
             if rule.check is None or deadline.expired():
                 continue
             for d in rule.check(r):
                 k = (d.line, d.column, d.code)
-                if k in seen or not resample.in_regions(d.line, dead):  # type: ignore[arg-type]
+                # Inside a region, or at the guard of a region that was dead (its KL301: the guard never
+                # ran, so only this evaluation can show how it splits).
+                if k in seen or not (resample.in_regions(d.line, dead) or (d.line, d.column) in guards):  # type: ignore[arg-type]
                     continue
                 seen.add(k)
                 out.append(dataclasses.replace(d, assumptions=d.assumptions + (r.resampled,)))

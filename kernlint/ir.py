@@ -212,6 +212,9 @@ class ExprStmt:
 class Block:
     body: tuple["Stmt", ...]
     span: Span
+    # False for the declarators of one declaration (`int y = d - tx, x = tx + 1;`): they belong to the
+    # enclosing scope, so the block must not restore what they hide when it ends.
+    scope: bool = True
 
 
 @frozen

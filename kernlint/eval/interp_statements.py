@@ -30,7 +30,7 @@ class StatementsMixin:
             for s in block.body:
                 if not self.any_active():
                     return
-                if isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
+                if block.scope and isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
                     hidden[s.name] = (env[s.name], self.frame.decl_mask.get(s.name), self.frame.ctype_of.get(s.name))
                 self.exec(s)
         finally:

@@ -474,7 +474,7 @@ class _Lowering:
             decls = [self.var_decl(v) for v in c.get_children() if v.kind == K.VAR_DECL]
             if len(decls) == 1:
                 return decls[0]
-            return ir.Block(tuple(decls), span)
+            return ir.Block(tuple(decls), span, scope=False)
         if kind == K.IF_STMT:
             kids = list(c.get_children())
             exprs = [k for k in kids]
