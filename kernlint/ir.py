@@ -155,6 +155,9 @@ class Call:
     target: str = ""  # key into TranslationUnit.functions when the callee's body is known
     template_args: tuple[str, ...] = ()
     via: str = ""  # a call through a function pointer kernlint cannot resolve: the pointer as written
+    # The namespace the callee is declared in (`cute`, `nvcuda::wmma`) when kernlint has no body for it
+    # ("" otherwise): eval/library_calls.py.
+    scope: str = ""
 
 
 @frozen

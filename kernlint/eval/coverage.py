@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kernlint import ir
+from kernlint.eval.library_calls import is_library_transfer
 from kernlint.frozen import frozen
 from kernlint.memo import by_identities, by_identity
 
@@ -68,6 +69,12 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "calls through the function pointer `{d}`, whose target is set at run time",
               "no setting supplies it; a `const` pointer initialised with the function's name is followed"),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
+    "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
+                "evaluate (its accesses are inside the library)",
+                "calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
+                "evaluate (its accesses are inside the library)",
+                "check the copy and MMA atoms' layouts with the library's own tools (CuTe's print_latex, "
+                "Nsight Compute); kernlint evaluates plain pointer and array accesses only"),
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
                "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
@@ -421,6 +428,8 @@ class _Walker:
             self.expr(e.args[-1], outer, depth)
             self.store(e.args[0], outer, depth)
             return
+        if is_library_transfer(e):
+            self.site(e.span, outer, ACCESS)  # a library's copy/MMA: an access, seen (eval/library_calls.py)
         if e.receiver is not None:
             self.expr(e.receiver, outer, depth)
         for a in e.args:

@@ -373,8 +373,9 @@ class _Lowering:
                 and _is_device(ref):
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
                                  template_args)
+        scope = _namespace_of(ref, callee_kids[0] if callee_kids else None) if not target and receiver is None else ""
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args,
-                       via)
+                       via, scope)
 
     def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
                            span: ir.Span) -> ir.Expr | None:
@@ -809,3 +810,20 @@ def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cur
         if target is not None and target.kind == K.DECL_REF_EXPR:
             out.add(target.spelling)
     return out
+
+
+def _namespace_of(ref: "ci.Cursor | None", callee: "ci.Cursor | None") -> str:
+    """The namespace a body-less callee is declared in (`cute`, `nvcuda::wmma`): from its declaration,
+    else (a dependent call in a template) from a qualifier written before its name; "" for none."""
+    parts: list[str] = []
+    p = ref.semantic_parent if ref is not None else None
+    while p is not None and p.kind == K.NAMESPACE:
+        parts.append(p.spelling)
+        p = p.semantic_parent
+    if parts:
+        return "::".join(reversed(parts))
+    if ref is None and callee is not None:
+        toks = [t.spelling for t in callee.get_tokens()]
+        if len(toks) >= 3 and toks[-2] == "::" and all(t.isidentifier() or t == "::" for t in toks):
+            return "".join(toks[:-2])
+    return ""
