@@ -124,12 +124,15 @@ def check_kernel_lanes(result: KernelResult) -> Iterator[Diagnostic]:
     warned = sum(c[0] for c in costs if c[4])
     if 1.0 - float(avg_present[s]) / WARP - warned <= 1.0 - NCU_ACTIVE_LANES / WARP:
         return
-    shown = costs[:MAX_SITES_SHOWN]
+    shown = [c for c in costs if c[0] >= 0.005][:MAX_SITES_SHOWN] or costs[:1]  # (under 0.5 %: not named)
     listed = "; ".join(f"line {line}: {100 * share:.0f} % ({words}{'; its own warning' if w else ''})"
                        for share, line, words, _d, w in shown)
+    empty = 1.0 - float(slots[s]) / float(kw.ops[s] * WARP)  # lanes a partial last warp never has
+    where = (f"{100 * empty:.0f} % in lanes the block's last warp never has (KL404), and by site: {listed}"
+             if empty > 0 else f"by site: {listed}")
     message = (f"the kernel keeps few lanes busy: its warps average {float(avg[s]):.1f} of 32 active lanes per "
                f"instruction (predicted), below the {NCU_ACTIVE_LANES:.0f} at which Nsight Compute's "
-               f"thread-divergence rule fires; {100 * idle:.0f} % of the lane-slots idle, most at {listed}")
+               f"thread-divergence rule fires; {100 * idle:.0f} % of the lane-slots idle, {where}")
     notes = [f"the idle lane-slots by site (share of all the block's lane-slots, the cheapest sample): {listed}"]
     if len(costs) > len(shown):
         rest = sum(c[0] for c in costs[len(shown):])
@@ -143,7 +146,7 @@ def check_kernel_lanes(result: KernelResult) -> Iterator[Diagnostic]:
         notes.append(f"the block's {threads} threads leave {WARP - threads % WARP} lanes of its last warp empty "
                      f"(KL404); counted as present here, the average would be {float(avg_present[s]):.1f}")
     fixes = ["more independent work per warp: give each warp several tiles or problems (a batch of "
-             "alignments, several rows of the grid), so that lanes idle in one are busy in another"]
+             "independent tiles, several rows of the grid), so that lanes idle in one are busy in another"]
     if sweep:
         fixes += ["fewer threads per block for the wavefront: size the block to the widest anti-diagonal or halo "
                   "step the work really has, or let the block shrink with the work (a smaller tile for the "
