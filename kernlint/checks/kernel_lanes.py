@@ -13,6 +13,8 @@ plausible value), when divergence alone takes it there (lanes a partial last war
 counted as present: they are KL404's, so a 16-thread block is not called divergent for its size), and
 when it stays there with the idle lanes of the sites KL301/KL302 already warn about set aside (one
 branch that splits every warp in half is that branch's finding, not the kernel's). The
+average must not hang on an unknown trip count either: a loop bounded by a sampled value or data that
+runs busier than the average would lift it with more iterations, and the finding is then an info. The
 finding names the branches and loops whose idle lanes cost the most and what each costs (its share of
 the block's lane-slots), and the fix families that apply to the kernel as a whole.
 
@@ -98,6 +100,30 @@ def _branch_costs(result: KernelResult) -> tuple[list[Cost], bool]:
     return out, sweep
 
 
+def _uncertain_loop(result: KernelResult, average: float) -> tuple[int, str] | None:
+    """A loop whose trip count kernlint does not know (sampled values, loaded data, cut at the iteration
+    cap) and whose lanes are busier than `average` (of the threads that exist): more of its iterations
+    would lift the kernel's average, so a low average is no fact. (line, why) of the first, or None."""
+    sampled = {name for name, _v in result.assumed}
+    threads = int(np.prod(result.shape.block))
+    for e in result.events:
+        if not isinstance(e, Loop):
+            continue
+        known = sorted(d for d in e.deps if d in sampled)
+        if not (e.truncated or known):
+            continue
+        lanes = np.asarray(e.mask, dtype=bool).sum(axis=-1)
+        reached = lanes[lanes > 0]
+        if not reached.size:
+            continue
+        present = min(WARP, threads)
+        if float(reached.mean()) * WARP / present >= average:
+            why = (f"it depends on {', '.join(f'`{d}`' for d in known)}, sampled" if known
+                   else "its trip count was not evaluated to its end")
+            return e.span.line, why
+    return None
+
+
 def check_kernel_lanes(result: KernelResult) -> Iterator[Diagnostic]:
     """KL306: the kernel's predicted average of active lanes per instruction is below 24 of 32."""
     kw = kernel_work(result)
@@ -117,6 +143,7 @@ def check_kernel_lanes(result: KernelResult) -> Iterator[Diagnostic]:
     if not costs:
         return  # lanes idle for no branch or loop evaluated (data-dependent code is KL305's): no claim
     s = int(np.argmax(avg))  # the best sample: what holds in every sample
+    unsure = _uncertain_loop(result, float(avg_present[s]))
     idle = 1.0 - float(avg[s]) / WARP
     # Sites that KL301/KL302 already report as warnings say what their idle lanes cost. The kernel is
     # reported as a whole only when the rest, the sites each minor on its own, still keep it below 24.
@@ -158,11 +185,18 @@ def check_kernel_lanes(result: KernelResult) -> Iterator[Diagnostic]:
                "avg_active_lanes_worst": round(float(avg.min()), 2),
                "idle_fraction": round(idle, 4),
                "sites": [{"line": line, "idle_fraction": round(share, 4)} for share, line, _w, _d, _x in costs]}
+    severity = KL306.severity
+    if unsure is not None:
+        line, why = unsure
+        severity = Severity.INFO
+        notes.insert(0, f"severity info: the average depends on the trip count of the loop at line {line} ({why}), "
+                        f"which runs with more active lanes than the kernel's average: with more iterations the "
+                        f"average rises, and it may not stay below {NCU_ACTIVE_LANES:.0f}")
     fn = result.kernel
     deps = frozenset().union(*(c[3] for c in costs))
     yield Diagnostic(
         path=result.path, line=fn.span.line, column=fn.span.column, code=KL306.code, name=KL306.name,
-        severity=KL306.severity, message=message, kernel=fn.name, notes=tuple(notes),
+        severity=severity, message=message, kernel=fn.name, notes=tuple(notes),
         assumptions=result.assumptions(deps), metrics=metrics,
     )
 
