@@ -274,8 +274,9 @@ class _Command(click.Command):
 @click.option("--explain", default=None, metavar="RULE", help="Print the documentation of a rule and exit.")
 @click.option("--list-rules", is_flag=True, help="Print the table of rules and exit.")
 @click.option("--timeout", "timeout", default=None, metavar="SECONDS",
-              help="Give up on a file after this many seconds (KL900 for it; the other files are still linted); "
-                   "0: no limit.  [default: 20]")
+              help="Give up on a file after this many CPU seconds (KL900 for it; the other files are still linted), "
+                   "the last guard against a hang; the analysis's own budget counts work, not time (config "
+                   "`work-budget`, by default from this); 0: no limit.  [default: 20]")
 @click.option("--memory-limit", "memory_limit", default=None, metavar="MIB",
               help="Give up on a file whose worker process needs more address space than this (KL900); "
                    "0: no limit.  [default: 1024]")
