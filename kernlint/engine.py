@@ -17,7 +17,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, p
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic
 from kernlint.eval import coverage as evcov
-from kernlint.eval import asserted_shape, resample, trip_counts
+from kernlint.eval import asserted_shape, library_calls, resample, trip_counts
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -532,6 +532,9 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
                 runs[-1] = evcov.union(runs[-1], inside)
             elif not r.regions and r.odd_offset is None:
                 runs.append(r.coverage)
+        unread = library_calls.unread_calls(fn, lines)  # statements clang dropped (eval/library_calls.py)
+        if unread and runs:
+            runs = [run + unread for run in runs]
         record = evcov.merge(fn, tu.path, runs,
                              all_guessed=len(main_runs) > 1 and all(r.shape.guess for r in main_runs))
         records.append(record)

@@ -44,3 +44,17 @@ __global__ void k(float* a) {
     res = lint_source(src, "k.cu", LintOptions(resources=False))
     [rec] = res.coverage
     assert rec.status == "full" and rec.accesses_seen == 2, rec
+
+
+def test_a_call_dropped_for_an_undeclared_namespace_is_counted_not_lost() -> None:
+    """clang drops `vtile::copy(...);` when `vtile` is undeclared (its header not found): the statement
+    is counted from the source as an access seen and not evaluated, so the kernel is not "fully analysed"."""
+    f = FIXTURE.with_name("KL904_library_unread.cu")
+    res = lint_source(f.read_text(), str(f), LintOptions(resources=False))
+    [rec] = res.coverage
+    assert (rec.accesses_seen, rec.accesses_evaluated, rec.status) == (4, 3, "partial")
+    [gap] = [g for g in rec.gaps if g.kind == "unread_call"]
+    assert gap.detail == "vtile::copy" and gap.lines == (14,)
+    # A resolved call with the same shape is not counted from text: it has IR.
+    assert "unread_call" not in {g.kind for r in lint_source(FIXTURE.read_text(), str(FIXTURE),
+                                                               LintOptions(resources=False)).coverage for g in r.gaps}

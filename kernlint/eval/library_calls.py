@@ -12,10 +12,18 @@ descriptor) and at least one more object or pointer, i.e. moves or combines data
 memory. Each such call is an access site that coverage counts as seen and not evaluated, its reason
 naming the call (`tl::copy`): KL904 says so. A call the evaluator models (cooperative groups, atomics,
 intrinsics) is not counted.
+
+When the library's header is not found, clang drops the whole statement (`cute::copy(tc, tAgA, tAsA);`
+with `cute` undeclared): no IR is left of it, only the unresolved name on its line. Such a statement,
+a call qualified by the name clang could not resolve, is counted the same way from the source text
+(`unread_calls`): one access seen and not evaluated, naming the call and the missing declaration.
 """
 from __future__ import annotations
 
+import re
+
 from kernlint import ir
+from kernlint.eval import coverage as cov
 
 _OBJECT_KINDS = ("struct", "unknown", "template")
 
@@ -36,3 +44,28 @@ def is_library_transfer(e: ir.Call) -> bool:
 def qualified(e: ir.Call) -> str:
     """`tl::copy`: the call's name with the namespace it was declared in."""
     return f"{e.scope}::{e.name}" if e.scope else e.name
+
+
+# `ns::name(` or `ns::inner::name<...>(` at the unresolved name's column.
+_QUALIFIED_CALL = re.compile(r"([A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)\s*(?:<[^;(){}]*>)?\s*\(")
+
+
+def unread_calls(fn: ir.Function, lines: tuple[str, ...]) -> tuple[cov.SiteStatus, ...]:
+    """Statements of kernel `fn` that clang dropped because a call's namespace was not declared (its
+    header not found), each an access site not evaluated: ("unread_call", the qualified name)."""
+    if fn.body is None or not fn.unresolved:
+        return ()
+    lowered = {s.span.line for s in ir.iter_statements(fn.body) if not isinstance(s, ir.Block)}
+    first, last = fn.span.line, fn.span.end_line or fn.span.line
+    out: dict[cov.SiteKey, cov.SiteStatus] = {}
+    for line, col, msg in fn.unresolved:
+        if "undeclared identifier" not in msg or msg.count("'") < 2 or line in lowered or not first < line <= last:
+            continue
+        name = msg.split("'")[1]
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        m = _QUALIFIED_CALL.match(text, max(0, col - 1))
+        if m is None or not m.group(1).startswith(name + "::"):
+            continue
+        key = (line, col, line, col, line, col + len(m.group(1)), cov.ACCESS)
+        out.setdefault(key, cov.SiteStatus(key, False, ("unread_call", m.group(1))))
+    return tuple(out.values())
