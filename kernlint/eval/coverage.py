@@ -70,7 +70,7 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "no setting supplies it; a `const` pointer initialised with the function's name is followed"),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
     "unread_call": ("calls `{d}`, whose namespace kernlint could not resolve (a missing header): the statement was "
-                    "not read (a library's copy or MMA is an access kernlint does not evaluate)",
+                    "not read (a library's copy or MMA there is an access kernlint did not evaluate)",
                     "calls `{d}`, whose namespace kernlint could not resolve (a missing header): the statement was "
                     "not read",
                     "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
