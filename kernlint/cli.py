@@ -276,8 +276,9 @@ class _Command(Command):
 @click.option("--explain", default=None, metavar="RULE", help="Print the documentation of a rule and exit.")
 @click.option("--list-rules", is_flag=True, help="Print the table of rules and exit.")
 @click.option("--timeout", "timeout", default=None, metavar="SECONDS",
-              help="Give up on a file after this many seconds (KL900 for it; the other files are still linted); "
-                   "0: no limit.  [default: 20]")
+              help="Give up on a file after this many CPU seconds (KL900 for it; the other files are still linted), "
+                   "the last guard against a hang; the analysis's own budget counts work, not time (config "
+                   "`work-budget`, by default from this); 0: no limit.  [default: 20]")
 @click.option("--memory-limit", "memory_limit", default=None, metavar="MIB",
               help="Give up on a file whose worker process needs more address space than this (KL900); "
                    "0: no limit.  [default: 1024]")
@@ -414,10 +415,14 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
             f, name, data=data, settings=file_settings, options=options_for(file_settings),
             build_dir=build_dir or (str(file_settings.compile_commands) if file_settings.compile_commands else None),
             no_project=no_project or not file_settings.project, project_hint=_directory_argument(f, paths)))
+    from kernlint import deadline
+
     setup = LintSetup(project_dir=project_dir, keep_results=bool(confirm), arch=settings.arch,
                       roofline_peak=settings.roofline_peak, tracebacks=tracebacks_wanted(), fix=fix, diff=diff,
-                      # Half the timeout: a slow file ends with its findings so far and a KL904 before it is killed.
-                      time_budget=settings.timeout / 2 if settings.timeout else None)
+                      # Work, not time (kernlint/deadline.py): a file that needs more ends with its findings so
+                      # far and a KL904, the same on any machine, long before the timeout would kill it.
+                      work_budget=(deadline.steps_for(settings.timeout) if settings.work_budget is None
+                                   else settings.work_budget or None))
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
     # Files are linted in isolated worker processes (a crash or hang of libclang costs only its file),
     # except under --confirm (it needs the evaluations here) and for in-process callers without -j.

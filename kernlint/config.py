@@ -84,6 +84,9 @@ class Settings:
     # 0 turns a limit off. kernlint/isolation.py enforces them.
     timeout: float = 20.0
     memory_limit: int = 1024
+    # Per file: the analysis's work budget in evaluation steps (kernlint/deadline.py); None: from the
+    # timeout (half its seconds at deadline.STEPS_PER_SECOND); 0: no budget.
+    work_budget: int | None = None
     project: bool = True  # use the project index (launches, includers from other files)
     compile_commands: Path | None = None  # directory holding compile_commands.json
     source: Path | None = None
@@ -385,6 +388,14 @@ def _mebibytes(value: Any) -> int:
     return value
 
 
+def _steps(value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 40:
+        raise ValueError(f"expected a whole number of evaluation steps (0: no budget), got {value!r}")
+    return value
+
+
 def _format(value: Any) -> str:
     if value not in FORMATS:
         raise ValueError(f"expected one of {', '.join(FORMATS)}, got {value!r}")
@@ -419,6 +430,7 @@ _KEYS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "format": ("format", _format),
     "timeout": ("timeout", _seconds),
     "memory-limit": ("memory_limit", _mebibytes),
+    "work-budget": ("work_budget", _steps),
     "project": ("project", _bool),
     "compile-commands": ("compile_commands", _directory),
 }

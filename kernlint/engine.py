@@ -17,7 +17,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, g
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval import coverage as evcov
-from kernlint.eval import asserted_shape, resample
+from kernlint.eval import asserted_shape, library_calls, resample, trip_counts
 from kernlint.eval import samples
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -101,6 +101,9 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         ))
         if res.truncated and not res.contradiction:
             out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))
+        if not res.truncated and not res.contradiction:
+            # (Before the dead regions' re-sampling: where both report a site, the trip counts speak.)
+            out.extend(_trip_count_run(run_tu, run_fn, fn, shape, defines, res, source_lines))
         if res.dead_regions and not res.truncated:
             out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, res, source_lines))
     main = [r for r in out if not r.regions and r.events]
@@ -164,7 +167,9 @@ def _resample_dead(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Funct
         again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides, loop_cap=loop_cap).run()
         if again.truncated and loop_cap is not None:
             continue
-        how = resample.describe(group, res.assumed, overrides, targets)  # type: ignore[attr-defined]
+        # (Names `base` already samples keep those samples: only the others were re-sampled here.)
+        shown = {k: frozenset(n for n in v if n not in (base or {})) for k, v in group.items()}
+        how = resample.describe(shown, res.assumed, overrides, targets)  # type: ignore[attr-defined]
         out.append(KernelResult(
             path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
             assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())),
@@ -217,6 +222,37 @@ def _frugal(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, sh
         # them): re-sampled as after a complete evaluation, with the same loop cap.
         out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, again, source_lines,
                                   loop_cap=FRUGAL_LOOP_CAP, said=said))
+    return out
+
+
+def _trip_count_run(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.Function, shape: "LaunchShape",
+                    defines: dict[str, int], res: object, source_lines: tuple[str, ...]) -> list[KernelResult]:
+    """Loops bounded by a sampled parameter that the evaluation cut at its iteration cap, with a branch
+    on their own variable (a pyramid of shrinking guards, a wavefront): the kernel evaluated again with
+    those parameters sampled as trip counts (eval/trip_counts.py). Its findings count on the whole body,
+    where the first evaluation made none, and say what they assumed; regions it finds dead are
+    re-sampled on top of it."""
+    params = trip_counts.capped_trip_loops(run_fn, res)  # type: ignore[arg-type]
+    params = {p: ln for p, ln in params.items() if p not in defines}
+    if not params or run_fn.body is None:
+        return []
+    overrides = trip_counts.overrides(params, shape.block)
+    again = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides).run()
+    if again.truncated or again.contradiction:
+        return []
+    said = trip_counts.describe(params, shape.block, res.assumed)  # type: ignore[attr-defined]
+    body = run_fn.body.span
+    out = [KernelResult(
+        path=run_tu.path, kernel=run_fn, shape=shape, events=tuple(again.events),
+        assumed=tuple(sorted(again.assumed.items())), load_sites=tuple(sorted(again.load_sites.items())),
+        defines=tuple(sorted(defines.items())), notes=(), source_lines=source_lines,
+        shared_layout=tuple((k, b, t) for k, (b, t) in again.shared_layout.items()), unit=run_tu,
+        regions=((0, 0, body.line, max(body.end_line, body.line)),), resampled=said, coverage=again.coverage,
+        template=fn if run_fn is not fn else None,
+    )]
+    if again.dead_regions:
+        out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, again, source_lines, said=said,
+                                  base=overrides))
     return out
 
 
@@ -280,7 +316,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
     Shapes that are real (launches in the file, flags) each report their findings (deduplicated by
     site and code). Shapes that are guesses (the default 2-D shapes) must agree: a finding is kept
     only when every guessed shape produces it, so a guess can never be the only reason to warn.
-    Once the file's wall-clock budget has run out no further rule runs; their codes go in `skipped`.
+    Once the file's work budget has run out no further rule runs; their codes go in `skipped`.
     """
     resampled = [r for r in results if r.regions]
     results = [r for r in results if not r.regions]
@@ -467,12 +503,15 @@ def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],
     out = []
     for r in results:
         dead = {key: frozenset() for key in r.regions}
+        guards = {(key[0], key[1]) for key in r.regions if key[0]}
         for rule in rules:
             if rule.check is None or deadline.expired():
                 continue
             for d in rule.check(r):
                 k = (d.line, d.column, d.code)
-                if k in seen or not resample.in_regions(d.line, dead):  # type: ignore[arg-type]
+                # Inside a region, or at the guard of a region that was dead (its KL301: the guard never
+                # ran, so only this evaluation can show how it splits).
+                if k in seen or not (resample.in_regions(d.line, dead) or (d.line, d.column) in guards):  # type: ignore[arg-type]
                     continue
                 seen.add(k)
                 out.append(dataclasses.replace(d, assumptions=d.assumptions + (r.resampled,)))
@@ -548,10 +587,9 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
 def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, ...]) -> LintResult:
     from kernlint.project.units import parse_in_project
 
-    try:
-        tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
-    except deadline.OutOfTime:
-        return LintResult(path, (parse_problems.file_out_of_time(path),))
+    # Past the file's work budget the front end still reads every kernel (their bodies cut short), so
+    # that each one is named in a KL904 below: never "no kernels found" for a file that has some.
+    tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []
@@ -585,6 +623,9 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
                 runs[-1] = evcov.union(runs[-1], inside)
             elif not r.regions and r.odd_offset is None:
                 runs.append(r.coverage)
+        unread = library_calls.unread_calls(fn, lines)  # statements clang dropped (eval/library_calls.py)
+        if unread and runs:
+            runs = [run + unread for run in runs]
         record = evcov.merge(fn, tu.path, runs,
                              all_guessed=len(main_runs) > 1 and all(r.shape.guess for r in main_runs))
         if tu.stubbed:  # includes not found: a name they would declare is missing code, not a clean kernel

@@ -155,6 +155,9 @@ class Call:
     target: str = ""  # key into TranslationUnit.functions when the callee's body is known
     template_args: tuple[str, ...] = ()
     via: str = ""  # a call through a function pointer kernlint cannot resolve: the pointer as written
+    # The namespace the callee is declared in (`cute`, `nvcuda::wmma`) when kernlint has no body for it
+    # ("" otherwise): eval/library_calls.py.
+    scope: str = ""
 
 
 @frozen
@@ -212,6 +215,9 @@ class ExprStmt:
 class Block:
     body: tuple["Stmt", ...]
     span: Span
+    # False for the declarators of one declaration (`int y = d - tx, x = tx + 1;`): they belong to the
+    # enclosing scope, so the block must not restore what they hide when it ends.
+    scope: bool = True
 
 
 @frozen
@@ -274,6 +280,10 @@ TOO_DEEP = "too deeply nested to analyse"
 # than the front end lowers (frontend/clang_frontend.py MAX_STATEMENTS); its span covers that rest.
 TOO_LARGE = "too many statements to analyse"
 MAX_STATEMENTS = 2_000  # statements lowered per function (why this many: frontend/clang_frontend.py)
+# The reason of the OpaqueStmt that stands for the rest of a block the front end did not lower because
+# the file's work budget (kernlint/deadline.py) ran out while it read the file; its span covers that rest.
+OUT_OF_BUDGET = "not read: the file's work budget ran out"
+UNREAD = (TOO_DEEP, TOO_LARGE, OUT_OF_BUDGET)  # the reasons of code the front end left unlowered
 
 
 Stmt = Union[VarDecl, ExprStmt, Block, If, For, While, Switch, Return, Break, Continue, OpaqueStmt]

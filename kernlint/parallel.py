@@ -46,7 +46,7 @@ class LintSetup:
     diff: bool = False  # only compute the fixes' diff
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
-    time_budget: float | None = None  # seconds of analysis per file before the rest is skipped (KL904; deadline.py)
+    work_budget: int | None = None  # evaluation steps per file before the rest is skipped (KL904; deadline.py)
     record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
@@ -111,11 +111,11 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
 
         recording = Recording()
     try:
-        with contextlib.redirect_stderr(err), deadline.running(setup.time_budget):
+        with contextlib.redirect_stderr(err), deadline.running(setup.work_budget):
             out = _lint_file(job, setup, recording)
             if recording is not None:
-                if deadline.expired():  # what was cut short depends on the machine's load: never cached
-                    recording.deps.volatile = "the file's time budget ran out"
+                if deadline.expired():  # what was cut short depends on --timeout, which the key does not hold
+                    recording.deps.volatile = "the file's work budget ran out"
                 out = dataclasses.replace(out, deps=recording.finish(out.text, job.path, recording.include_dirs))
     except MemoryError:
         if memory_error_raises:
@@ -189,7 +189,8 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
 
 def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
     """The (first, last) line ranges that no analysis looked at: the rest of a function past the front
-    end's statement limit (an OpaqueStmt TOO_LARGE), in the translation units the kernels ran in."""
+    end's statement limit or its work budget (an OpaqueStmt TOO_LARGE or OUT_OF_BUDGET), in the
+    translation units the kernels ran in."""
     from kernlint import ir
 
     out: set[tuple[int, int]] = set()
@@ -202,7 +203,7 @@ def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
         # (a header's lines are not this file's; a function no kernel reached was not lowered, nor analysed)
         for fn in (*tu.kernels, *tu.functions.in_file(lowered=True)):
             for s in ir.iter_statements(fn.body):
-                if isinstance(s, ir.OpaqueStmt) and s.reason == ir.TOO_LARGE:
+                if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_LARGE, ir.OUT_OF_BUDGET):
                     out.add((s.span.line, s.span.end_line))
     return sorted(out)
 
@@ -242,8 +243,11 @@ def failed_outcome(job: FileJob, failure: Any, limits: Any) -> FileOutcome:
     from kernlint.diagnostics import Diagnostic
 
     if failure.kind == "timeout":
-        why = (f"the C++ front end or the analysis gave up on this file: {failure.detail} "
-               "(raise the limit with --timeout or the config key `timeout`)")
+        # The analysis stops itself at its work budget (kernlint/deadline.py); this limit is only the last
+        # guard against a hang (in libclang, say), and the message says so: it is the one verdict that a
+        # loaded or slow machine can change.
+        why = (f"the C++ front end or the analysis gave up on this file: {failure.detail}, the last guard "
+               "against a hang (raise the limit with --timeout or the config key `timeout`)")
     elif failure.kind == "memory":
         cap = f" of {limits.memory_mb} MiB" if limits.memory_mb else ""
         why = (f"the C++ front end or the analysis gave up on this file: it needed more than the memory limit{cap}"

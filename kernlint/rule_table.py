@@ -31,6 +31,8 @@ TABLE: tuple[tuple[str, str, Severity, str, str], ...] = (
      'a *_sync warp intrinsic names lanes in its mask that do not execute it'),
     ('KL305', 'data-dependent-divergence', Severity.WARNING, 'control-flow',
      'a branch or loop trip count depends on data that lanes of a warp load from different addresses'),
+    ('KL306', 'low-active-lanes', Severity.WARNING, 'control-flow',
+     'the kernel averages fewer than 24 of 32 active lanes per instruction (its divergence as a whole)'),
     ('KL401', 'low-occupancy', Severity.WARNING, 'occupancy',
      'theoretical occupancy is below the threshold'),
     ('KL402', 'register-spill', Severity.WARNING, 'occupancy',

@@ -214,3 +214,27 @@ def test_variable_declared_without_initializer_takes_each_branch_value() -> None
     (e,) = accesses(r, "store")
     words = (e.address[0, 0] - e.address[0, 0, 0]) // 4
     assert list(words[:4]) == [0, 2, 8, 6]
+
+
+def test_a_declaration_of_several_names_in_a_loop_takes_this_iterations_values() -> None:
+    """`int y = d - tx + 1, x = tx + 1;` is one declaration: lowered as a group of declarators, which
+    must not act as a scope. It did, and from the second iteration on each name was restored to its
+    value of the first (d = 0) when the group ended: the guard below took only lane 0 at every d."""
+    from kernlint.checks.divergence import branch_sites, warp_split
+
+    src = """// kernlint: block=(32,1,1)
+__global__ void k(int* out) {
+    int tx = threadIdx.x;
+    for (int d = 0; d < 8; ++d) {
+        int y = d - tx + 1, x = tx + 1;
+        if (y >= 1) out[d * 32 + x] = y;
+    }
+}
+"""
+    tu = parse_source(src, "k.cu")
+    [r] = [r for r in analyse_kernel(tu, tu.kernels[0], LintOptions(resources=False), tuple(src.splitlines()))
+           if not r.regions and r.odd_offset is None]
+    [site] = branch_sites(r)
+    taken = [int(warp_split(e.cond, e.mask).taken[0, 0]) for e in site.events]
+    assert taken == [d + 1 for d in range(8)]  # lanes tx <= d
+    assert not np.any([e.deps for e in site.events])

@@ -107,11 +107,16 @@ def project_files(project: Path) -> list[Path]:
 
 
 def lint_project_file(project: Path, f: Path, fresh: bool = False) -> tuple:
-    """Lint one file of a fixture project with that project's index (as the CLI does)."""
+    """Lint one file of a fixture project with that project's index and work budget (as the CLI does)."""
+    from kernlint import deadline
+    from kernlint.config import load_settings
     from kernlint.project.index import ProjectIndex, load_index
 
     index = ProjectIndex.build(project.resolve()) if fresh else load_index(project.resolve())
-    return lint_with_suppressions(f.read_text(), str(f), LintOptions(project=index)).diagnostics
+    settings = load_settings(project / "kernlint.toml")
+    budget = deadline.steps_for(settings.timeout) if settings.work_budget is None else settings.work_budget
+    with deadline.running(budget):
+        return lint_with_suppressions(f.read_text(), str(f), LintOptions(project=index)).diagnostics
 
 
 @pytest.mark.parametrize("project", sorted(p for p in PROJECTS.iterdir() if p.is_dir()) if PROJECTS.is_dir() else [],

@@ -20,13 +20,13 @@ def _load() -> None:
     # Loaded on first use (module __getattr__ below): the checks import NumPy and libclang, which
     # `--list-rules`, `--explain` and cached runs do without (they use kernlint.rule_table).
     from kernlint.checks import coalescing, parse_problems, shared_banks
-    from kernlint.checks import data_divergence, divergence, occupancy_rules, read_only
+    from kernlint.checks import data_divergence, divergence, kernel_lanes, occupancy_rules, read_only
     from kernlint.checks import suppression_rules
 
     all_rules: tuple[Rule, ...] = tuple(sorted(
         (coalescing.KL101, coalescing.KL102, coalescing.KL103, shared_banks.KL201, parse_problems.KL900,
          parse_problems.KL903, parse_problems.KL904, parse_problems.KL905)
-        + divergence.RULES + read_only.RULES + data_divergence.RULES + occupancy_rules.RULES + suppression_rules.RULES,
+        + divergence.RULES + kernel_lanes.RULES + read_only.RULES + data_divergence.RULES + occupancy_rules.RULES + suppression_rules.RULES,
         key=lambda r: r.code,
     ))
     globals().update(

@@ -77,7 +77,7 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
 
 
 def out_of_time(path: str, fn: ir.Function, what: str) -> Diagnostic:
-    """KL904 for what the file's wall-clock budget (kernlint/deadline.py) left unchecked in kernel `fn`:
+    """KL904 for what the file's work budget (kernlint/deadline.py) left unchecked in kernel `fn`:
     `what` is "the whole kernel" or the rules that did not run."""
     from kernlint import deadline
 
@@ -88,17 +88,6 @@ def out_of_time(path: str, fn: ir.Function, what: str) -> Diagnostic:
                              "real sizes (--define) so that its loops are shorter",
                              "what was not analysed yields no finding: silence there is not a clean bill"),
                       metrics={"status": "none" if what == "the whole kernel" else "partial", "reason": "time"})
-
-
-def file_out_of_time(path: str) -> Diagnostic:
-    """KL904 for a file whose wall-clock budget ran out before its kernels were read (a huge body)."""
-    from kernlint import deadline
-
-    return Diagnostic(path=path, line=1, column=1, code=KL904.code, name=KL904.name, severity=KL904.severity,
-                      message=f"this file was not analysed: {deadline.describe()} ran out while its code was read",
-                      notes=("to supply it: raise --timeout (or the config key `timeout`)",
-                             "no finding can be made for this file: silence is not a clean bill"),
-                      metrics={"status": "none", "reason": "time"})
 
 
 def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic:

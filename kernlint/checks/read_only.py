@@ -55,7 +55,7 @@ def only_indexed_reads(fn: ir.Function, name: str) -> bool:
         return False
     read_refs: set[int] = set()
     for n in ir.walk(fn.body):
-        if isinstance(n, (ir.OpaqueStmt, ir.Opaque)) and n.reason in (ir.TOO_DEEP, ir.TOO_LARGE):
+        if isinstance(n, (ir.OpaqueStmt, ir.Opaque)) and n.reason in ir.UNREAD:
             return False  # code the front end did not lower (too deep, past the statement limit) may write it
         if isinstance(n, ir.Binary) and n.op in _ASSIGN_OPS and _is_param_index(n.lhs, name):
             return False

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint import ir
+from kernlint.eval.library_calls import is_library_transfer
 from kernlint.frozen import frozen
 from kernlint.memo import by_identities, by_identity
 
@@ -68,12 +69,23 @@ REASONS: dict[str, tuple[str, str, str]] = {
               "calls through the function pointer `{d}`, whose target is set at run time",
               "no setting supplies it; a `const` pointer initialised with the function's name is followed"),
     "unmodelled": ("uses {d}, which kernlint does not model", "uses {d}, which kernlint does not model", ""),
+    "unread_call": ("calls `{d}`, whose namespace kernlint could not resolve (a missing header): the statement was "
+                    "not read (a library's copy or MMA there is an access kernlint did not evaluate)",
+                    "calls `{d}`, whose namespace kernlint could not resolve (a missing header): the statement was "
+                    "not read",
+                    "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
+    "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
+                "evaluate (its accesses are inside the library)",
+                "calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
+                "evaluate (its accesses are inside the library)",
+                "check the copy and MMA atoms' layouts with the library's own tools (CuTe's print_latex, "
+                "Nsight Compute); kernlint evaluates plain pointer and array accesses only"),
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
                "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
-    "time": ("not evaluated: the file's time budget ran out before this point",
-             "not evaluated: the file's time budget ran out before this point",
-             "raise --timeout (the budget is half of it), or lint this file with real sizes (--define)"),
+    "time": ("not evaluated: the file's work budget ran out before this point",
+             "not evaluated: the file's work budget ran out before this point",
+             "raise --timeout (the work budget grows with it), or lint this file with real sizes (--define)"),
     "unreached": ("not reached under the sampled values and launch shape",
                   "not reached under the sampled values and launch shape",
                   "set the real values with --define NAME=VALUE or --block X,Y"),
@@ -256,7 +268,7 @@ class _Walker:
 
     # statements
     def stmt(self, s: object, outer: ir.Span | None, depth: int) -> None:
-        if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_DEEP, ir.TOO_LARGE):
+        if isinstance(s, ir.OpaqueStmt) and s.reason in ir.UNREAD:
             self.site(s.span, outer, BRANCH)
         elif s is not None and self.level < 400:  # the interpreter's nesting bound, roughly
             self.level += 1
@@ -421,6 +433,8 @@ class _Walker:
             self.expr(e.args[-1], outer, depth)
             self.store(e.args[0], outer, depth)
             return
+        if is_library_transfer(e):
+            self.site(e.span, outer, ACCESS)  # a library's copy/MMA: an access, seen (eval/library_calls.py)
         if e.receiver is not None:
             self.expr(e.receiver, outer, depth)
         for a in e.args:

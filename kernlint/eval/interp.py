@@ -106,9 +106,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.shared_bases: dict[str, int] = {}
         self.param_bases: dict[str, int] = {}
         self.cost = 0
-        # The cost at which `tick` must look: the file's wall-clock budget next, or one past the step
+        # The cost at which `tick` must look: the next charge to the file's work budget, or one past the step
         # budget, whichever comes first (one comparison per evaluated node decides both).
         self._clock_at = min(CLOCK_EVERY, budget + 1)
+        self._charged = 0  # the steps already charged to the file's work budget (`_charge`)
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
         self.shift_params = shift_parameters(fn)
@@ -180,13 +181,15 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
                 self.exec_block(self.fn.body)
         except BudgetExceeded as exc:
             self.result.truncated = True
-            if exc.args == ("time",):
+            if exc.args == ("work",):
                 self.result.out_of_time = True
                 self.result.notes.append(
                     f"analysis stopped when {deadline.describe()} ran out; later code was not evaluated")
             else:
                 self.result.notes.append(
                     f"analysis stopped after its step budget ({self.budget} steps); later code was not evaluated")
+        self._charge()
+        self.result.steps = self.cost
         self.result.events.append(ev.Work(self.fn.span, self.warp_work.copy(), self.lane_work.copy(),
                                           self.mem_work.copy(), flops=self.flop_lanes.copy()))
         seen = cov.sites_of(self.fn.body, self.tu, self.cov_shared) if self.fn.body is not None else []
@@ -256,11 +259,18 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     def tick(self, n: int = 1) -> None:
         self.cost += n
         if self.cost > self.budget:
+            self._charge()
             raise BudgetExceeded()
         if self.cost >= self._clock_at:
             self._clock_at = min(self.cost + CLOCK_EVERY, self.budget + 1)
+            self._charge()
             if deadline.expired():
-                raise BudgetExceeded("time")
+                raise BudgetExceeded("work")
+
+    def _charge(self) -> None:
+        """Charge the steps taken since the last charge to the file's work budget (kernlint/deadline.py)."""
+        deadline.charge(self.cost - self._charged)
+        self._charged = self.cost
 
     def resolve(self, t: ir.CType) -> ir.CType:
         """Substitute template type parameters bound for this evaluation (T -> float)."""

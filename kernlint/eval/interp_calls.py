@@ -7,7 +7,7 @@ import numpy as np
 
 from kernlint import ir
 from kernlint.eval import coverage as cov
-from kernlint.eval import atomics, builtins_math, coop_groups
+from kernlint.eval import atomics, builtins_math, coop_groups, library_calls
 from kernlint.eval import events as ev
 from kernlint.eval import asserted_shape
 from kernlint.eval import dependent_types
@@ -21,6 +21,16 @@ class CallsMixin:
     """Interpreter methods: calls."""
 
     def eval_call(self, e: ir.Call) -> Val:
+        if not e.scope or not library_calls.is_library_transfer(e):
+            return self._eval_call(e)
+        # A library copy/MMA (eval/library_calls.py): seen and not evaluated, unless a model here took it.
+        key = self.site_key(e.span, cov.ACCESS)
+        v = self._eval_call(e)
+        if key not in self.cov.drops:
+            self.cov.local.add(key)  # modelled (cooperative groups, ...): not a library access
+        return v
+
+    def _eval_call(self, e: ir.Call) -> Val:
         name = e.name
         if name == "__kernlint_assert" and len(e.args) == 1:
             # Release builds (-DNDEBUG) drop asserts: their condition is read, never reported on.
@@ -130,6 +140,8 @@ class CallsMixin:
             # An operator clang could not resolve, in a kernel whose parameter types are names from a
             # missing header (`a[i]` on `cufftComplex *a`): those names are why.
             return unknown(*args, why=("missing_type", missing[0]), uniform=False)
+        if e.scope and library_calls.is_library_transfer(e):
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("library", library_calls.qualified(e)))
         return unknown(*args, why=("fnptr", e.via) if e.via else ("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:

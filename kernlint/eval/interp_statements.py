@@ -30,7 +30,7 @@ class StatementsMixin:
             for s in block.body:
                 if not self.any_active():
                     return
-                if isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
+                if block.scope and isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
                     hidden[s.name] = (env[s.name], self.frame.decl_mask.get(s.name), self.frame.ctype_of.get(s.name))
                 self.exec(s)
         finally:
@@ -42,8 +42,9 @@ class StatementsMixin:
                     self.frame.ctype_of[name] = t
 
     def exec(self, s: ir.Stmt) -> None:
-        if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_DEEP, ir.TOO_LARGE):
+        if isinstance(s, ir.OpaqueStmt) and s.reason in ir.UNREAD:
             self.cov.drop(self.site_key(s.span, cov.BRANCH), ("deep", "") if s.reason == ir.TOO_DEEP
+                          else ("time", "") if s.reason == ir.OUT_OF_BUDGET
                           else ("large", f"{s.span.line}-{s.span.end_line}"))
             return
         if self.nesting >= MAX_EVAL_NESTING:  # code inlined deep into deep code: reported, not a RecursionError

@@ -16,7 +16,7 @@ MAX_INLINE_DEPTH = 6
 MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
 CALL_KEY_OFFSET = 100_000  # region keys of kernel call lines for helper regions: column -(col + this)
-CLOCK_EVERY = 500  # steps between looks at the file's wall-clock budget (kernlint/deadline.py)
+CLOCK_EVERY = 500  # steps between charges to the file's work budget (kernlint/deadline.py)
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
 # from cudaMalloc/cudaMallocPitch usually are) and large enough that tail guards keep every lane.
 SIZE_SAMPLES = (4096, 6144)
@@ -28,7 +28,7 @@ _pure = ir.is_pure  # `e` reads no memory, calls nothing and changes nothing (ke
 
 
 class BudgetExceeded(Exception):
-    """The per-kernel step budget ran out (or, with the argument "time", the file's wall-clock budget)."""
+    """The per-kernel step budget ran out (or, with the argument "work", the file's work budget)."""
 
 
 class _LoopExit(Exception):
@@ -44,7 +44,8 @@ class EvalResult:
     # earlier load read): what --confirm substitutes at that site (kernlint/confirm/seeding.py).
     load_sites: dict[str, str] = field(default_factory=dict)
     truncated: bool = False
-    out_of_time: bool = False  # truncated by the file's wall-clock budget, not the step budget
+    out_of_time: bool = False  # truncated by the file's work budget (kernlint/deadline.py), not the step budget
+    steps: int = 0  # evaluation steps taken: what a cache reusing this result must charge (deadline.py)
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
     coverage: tuple[cov.SiteStatus, ...] = ()  # every access and branch site: evaluated, or why not
     # `if`s with memory accesses that never ran under any sample because of sampled parameters:

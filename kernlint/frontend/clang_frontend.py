@@ -759,7 +759,7 @@ def _address_returns(s: ir.Stmt) -> ir.Stmt:
         t = ir.CType("pointer", 8, False, pointee=v.ctype, name=v.ctype.name + " *")
         return ir.Return(ir.Unary("&", v, t, v.span if hasattr(v, "span") else s.span), s.span)
     if isinstance(s, ir.Block):
-        return ir.Block(tuple(_address_returns(b) for b in s.body), s.span)
+        return ir.Block(tuple(_address_returns(b) for b in s.body), s.span, s.scope)
     if isinstance(s, ir.If):
         return ir.If(s.cond, _address_returns(s.then), _address_returns(s.other) if s.other else None, s.span)
     if isinstance(s, ir.For):

@@ -32,7 +32,7 @@ class _Lowering:
         self.types = types
         self.depth = 0  # statements and expressions being lowered, nested (bounded by MAX_NESTING)
         self.statements = 0  # statements lowered in the current function (bounded by MAX_STATEMENTS)
-        # Whether the file's time budget stops the lowering (deadline.OutOfTime): while parsing. A function
+        # Whether the file's work budget stops the lowering (the rest of a body opaque): while parsing. A function
         # lowered on demand later (function_table.py) is not stopped part-way: the evaluator asking for it
         # has no use for half a body, and MAX_STATEMENTS bounds the work.
         self.budgeted = True
@@ -373,8 +373,9 @@ class _Lowering:
                 and _is_device(ref):
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
                                  template_args)
+        scope = _namespace_of(ref, callee_kids[0] if callee_kids else None) if not target and receiver is None else ""
         return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args,
-                       via)
+                       via, scope)
 
     def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
                            span: ir.Span) -> ir.Expr | None:
@@ -474,7 +475,7 @@ class _Lowering:
             decls = [self.var_decl(v) for v in c.get_children() if v.kind == K.VAR_DECL]
             if len(decls) == 1:
                 return decls[0]
-            return ir.Block(tuple(decls), span)
+            return ir.Block(tuple(decls), span, scope=False)
         if kind == K.IF_STMT:
             kids = list(c.get_children())
             exprs = [k for k in kids]
@@ -530,13 +531,14 @@ class _Lowering:
         out: list[ir.Stmt] = []
         kids = list(cursors)
         for i, k in enumerate(kids):
-            if self.budgeted:
-                deadline.check()  # a body of 40,000 statements is many seconds of lowering
-            if self.statements >= MAX_STATEMENTS:
-                # The rest of the block, unlowered: one opaque statement from here to its last one.
+            deadline.charge(deadline.LOWERING_STEPS)
+            spent = self.budgeted and deadline.expired()
+            if self.statements >= MAX_STATEMENTS or spent:
+                # The rest of the block, unlowered: one opaque statement from here to its last one. Past
+                # the file's work budget every kernel is still read (a KL904 names it), its body cut here.
                 first, last = _span(k), _span(kids[-1])
-                out.append(ir.OpaqueStmt(ir.TOO_LARGE, ir.Span(first.line, first.column, last.end_line,
-                                                               last.end_column)))
+                out.append(ir.OpaqueStmt(ir.OUT_OF_BUDGET if spent else ir.TOO_LARGE,
+                                         ir.Span(first.line, first.column, last.end_line, last.end_column)))
                 break
             out.append(self.stmt(k))
         return out
@@ -808,3 +810,20 @@ def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cur
         if target is not None and target.kind == K.DECL_REF_EXPR:
             out.add(target.spelling)
     return out
+
+
+def _namespace_of(ref: "ci.Cursor | None", callee: "ci.Cursor | None") -> str:
+    """The namespace a body-less callee is declared in (`cute`, `nvcuda::wmma`): from its declaration,
+    else (a dependent call in a template) from a qualifier written before its name; "" for none."""
+    parts: list[str] = []
+    p = ref.semantic_parent if ref is not None else None
+    while p is not None and p.kind == K.NAMESPACE:
+        parts.append(p.spelling)
+        p = p.semantic_parent
+    if parts:
+        return "::".join(reversed(parts))
+    if ref is None and callee is not None:
+        toks = [t.spelling for t in callee.get_tokens()]
+        if len(toks) >= 3 and toks[-2] == "::" and all(t.isidentifier() or t == "::" for t in toks):
+            return "".join(toks[:-2])
+    return ""

@@ -1,0 +1,60 @@
+"""Template-library copy/MMA calls (eval/library_calls.py): counted as accesses seen and not evaluated."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernlint import ir
+from kernlint.engine import LintOptions, lint_source
+from kernlint.eval.library_calls import is_library_transfer, qualified
+from kernlint.frontend import parse_source
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "KL904_library_copy.cu"
+
+
+def test_copies_and_mmas_are_seen_and_named_and_views_are_not() -> None:
+    text = FIXTURE.read_text()
+    tu = parse_source(text, str(FIXTURE))
+    calls = {n.name: n for n in ir.walk(tu.kernels[0].body) if isinstance(n, ir.Call)}
+    assert is_library_transfer(calls["copy"]) and qualified(calls["copy"]) == "tiles::copy"
+    assert is_library_transfer(calls["mma"]) and qualified(calls["mma"]) == "tiles::mma"  # found by ADL
+    assert not is_library_transfer(calls["make_view"])  # a pointer and a size: no object moved
+    assert not is_library_transfer(calls["partition_src"])  # a method: a view of an object
+    res = lint_source(text, str(FIXTURE), LintOptions(resources=False))
+    [rec] = res.coverage
+    assert (rec.accesses_seen, rec.accesses_evaluated) == (4, 2)
+    [kl904] = [d for d in res.diagnostics if d.code == "KL904"]
+    assert "line 30: calls `tiles::copy`" in " ".join(kl904.notes)
+    assert "line 33: calls `tiles::mma`" in " ".join(kl904.notes)
+
+
+def test_a_modelled_or_plain_call_is_not_a_library_access() -> None:
+    src = """namespace util { __device__ float twice(float x) { return 2.f * x; }
+template <class T> __device__ void fill(T* p, int n); }
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+// kernlint: block=(128,1,1)
+__global__ void k(float* a) {
+    cg::thread_block b = cg::this_thread_block();
+    cg::thread_block_tile<32> t = cg::tiled_partition<32>(b);
+    float v = util::twice(a[blockIdx.x * 128 + threadIdx.x]);
+    util::fill(a, 4);
+    a[blockIdx.x * 128 + threadIdx.x] = t.shfl_down(v, 1);
+}
+"""
+    res = lint_source(src, "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    assert rec.status == "full" and rec.accesses_seen == 2, rec
+
+
+def test_a_call_dropped_for_an_undeclared_namespace_is_counted_not_lost() -> None:
+    """clang drops `vtile::copy(...);` when `vtile` is undeclared (its header not found): the statement
+    is counted from the source as an access seen and not evaluated, so the kernel is not "fully analysed"."""
+    f = FIXTURE.with_name("KL904_library_unread.cu")
+    res = lint_source(f.read_text(), str(f), LintOptions(resources=False))
+    [rec] = res.coverage
+    assert (rec.accesses_seen, rec.accesses_evaluated, rec.status) == (4, 3, "partial")
+    [gap] = [g for g in rec.gaps if g.kind == "unread_call"]
+    assert gap.detail == "vtile::copy" and gap.lines == (14,)
+    # A resolved call with the same shape is not counted from text: it has IR.
+    assert "unread_call" not in {g.kind for r in lint_source(FIXTURE.read_text(), str(FIXTURE),
+                                                               LintOptions(resources=False)).coverage for g in r.gaps}
