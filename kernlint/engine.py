@@ -462,6 +462,9 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
         tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
     except deadline.OutOfTime:
         return LintResult(path, (parse_problems.file_out_of_time(path),))
+    if options.only_kernels is not None:
+        # Linted for another file that reaches these kernels: the others are that file's own business.
+        tu = dataclasses.replace(tu, kernels=tuple(k for k in tu.kernels if k.name in options.only_kernels))
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []

@@ -222,6 +222,9 @@ class _Recorder:
             if name in ("includer_of", "includers_of"):
                 for inc in [answer] if isinstance(answer, str) else answer if isinstance(answer, list) else []:
                     self._deps.files[inc] = file_state(inc)  # parse_in_project may read it
+            elif name == "reached_kernels":
+                for where, _names in answer:
+                    self._deps.files[where] = file_state(where)  # linted with the file (parallel._lint_file)
             return answer
 
         return ask

@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.frozen import frozen
 
 
-SCAN_VERSION = 7  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 8  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen
@@ -45,3 +45,9 @@ class FileFacts:
     type_aliases: tuple[tuple[str, str], ...] = ()
     # Calls with arguments of declared pointer types: (name, declared type per argument, line).
     typed_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()
+    # Names this file calls or takes the address of (`name(`, `name<...>(`, `&name<...>`): the host
+    # functions and kernels its translation unit may instantiate (index.reached_kernels).
+    called: tuple[str, ...] = ()
+    # Per host function defined here (read by clang, project/clang_scan.py): (its name, the names it calls).
+    host_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    read_by_clang: bool = False  # launches and instantiations come from libclang (project/clang_scan.py)

@@ -410,6 +410,19 @@ class ProjectIndex:
                     out.append((folded, p, line))
         return out
 
+    def reached_kernels(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(defining file, kernel names) of the kernels defined elsewhere in the project that `path`
+        launches or instantiates (project/reach.py)."""
+        from kernlint.project.reach import reached_kernels
+
+        return reached_kernels(self, path)
+
+    def included_kernels(self, path: str) -> tuple[str, ...]:
+        """Names of the kernels defined in the project files `path` includes (project/reach.py)."""
+        from kernlint.project.reach import included_kernels
+
+        return included_kernels(self, path)
+
     def kernels_in(self, path: str) -> list[str]:
         f = self.facts.get(os.path.abspath(path))
         return [k.name for k in f.kernels] if f else []
@@ -558,11 +571,23 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
     try:
         from kernlint.project.scan import scan_text
 
-        facts = scan_text(data.decode("utf-8", errors="replace"))
+        text = data.decode("utf-8", errors="replace")
+        facts = scan_text(text)
+        facts = _with_calls(facts, text)
     except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
         raise _Skipped(type(exc).__name__) from None
     cache.put(path, digest, facts, stamp)
     return digest, facts, True
+
+
+def _with_calls(facts: FileFacts, text: str) -> FileFacts:
+    """`facts` with the names the file calls (project/reach.py)."""
+    import dataclasses
+
+    from kernlint.project.reach import called_names
+    from kernlint.project.scan import blank
+
+    return dataclasses.replace(facts, called=called_names(blank(text)))
 
 
 def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,
