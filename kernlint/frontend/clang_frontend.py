@@ -169,7 +169,7 @@ def clang_spelling(text: str) -> str:
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
-                 ) -> ir.TranslationUnit:
+                 launches_only: bool = False) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
@@ -179,6 +179,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     With `fragment` (a file `text` includes, e.g. a fragment parsed in its includer's context), only
     the kernels, launches and problems located in `fragment` are lowered, and the unit is named after
     it; `fragment_text` is then that file's content (the disk copy is not read).
+
+    `launches_only` (the project index's reader, project/clang_scan.py): the unit's launches, instantiations
+    and macros only; no kernel is lowered.
     """
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
@@ -244,7 +247,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key)
     else:
         unit = _lower(tu, text, path, parse_path,
-                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths), shim_key=shim_key)
+                      launch_text_only=not _chevrons_outside(tu, text, defines, parse_path, paths), shim_key=shim_key,
+                      launches_only=launches_only)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -385,7 +389,8 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 
 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
-           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None) -> ir.TranslationUnit:
+           launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
+           launches_only: bool = False) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
@@ -446,7 +451,9 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if kind == K.FUNCTION_DECL and _instantiated_at_template(child):
                     continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
-                if _is_device(child, kids):
+                if launches_only:
+                    pass  # (the project index asks for launches only)
+                elif _is_device(child, kids):
                     if fname == parse_path and _is_kernel(child, kids):
                         fn = _function(low, child, lines, problems, parse_path, kids)
                         functions.add(fn.key, fn)

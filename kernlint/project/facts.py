@@ -21,6 +21,10 @@ class RawLaunch:
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
     arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
     host_arg_types: tuple[str, ...] = ()  # in a host function template: its parameters' declared types
+    # The configuration as clang folded it (project/clang_scan.py; None: not folded, the text is folded instead)
+    grid_value: tuple[int, int, int] | None = None
+    block_value: tuple[int, int, int] | None = None
+    shared_value: int | None = None
 
 
 @frozen

@@ -175,7 +175,7 @@ class ProjectIndex:
                 # again (the cache is saved below), so the next run decodes it.
                 rescanned = True
                 try:
-                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes)
+                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes, str(self.root))
                 except _Skipped:
                     # Left out, as build() leaves it out; with the entry gone, the next run's build()
                     # says why in its note (the notes of this run may already have been read).
@@ -223,7 +223,7 @@ class ProjectIndex:
                 idx._facts[p] = None  # decoded by ready()
                 continue
             try:
-                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes)
+                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes, str(root))
             except _Skipped as why:
                 skipped.append(f"{_rel(p, root)} ({why})")
                 continue
@@ -530,9 +530,10 @@ class ProjectIndex:
             unbound = host_names - set(binding)
             targs = tuple(_subst_arg(a, binding, unbound, e) for a in ln.template_args)
             targs = tuple(self.dealias(a, path, e) if a is not None else None for a in targs)
-            grid = _fold_dim3(ln.config[0], e, unbound) if ln.config else None
-            block = _fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None
-            shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
+            grid = ln.grid_value or (_fold_dim3(ln.config[0], e, unbound) if ln.config else None)
+            block = ln.block_value or (_fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None)
+            shared = ln.shared_value if ln.shared_value is not None else \
+                _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
             args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
             types = tuple(self._arg_type(t, binding, unbound, path, e) for t in ln.arg_types)
             out.append(ProjectLaunch(ln.kernel, targs, grid, block, shared, args, path, ln.line, via,
@@ -550,7 +551,8 @@ class _Skipped(Exception):
     cap, unreadable, binary, or its scan failed."""
 
 
-def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int) -> tuple[str, FileFacts, bool]:
+def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int,
+                root: str = "") -> tuple[str, FileFacts, bool]:
     """(content digest, facts, whether it was scanned) of the regular file `path`, whose stamp is
     (mtime_ns, size): its facts come from `cache` when an entry holds this content and decodes, else the
     file is scanned and stored there. Raises _Skipped for a file the index leaves out. The one path of a
@@ -574,6 +576,10 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
         text = data.decode("utf-8", errors="replace")
         facts = scan_text(text)
         facts = _with_calls(facts, text)
+        from kernlint.project import clang_scan
+
+        if clang_scan.wanted(text):
+            facts = clang_scan.read_with_clang(facts, path, text, root)
     except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
         raise _Skipped(type(exc).__name__) from None
     cache.put(path, digest, facts, stamp)
@@ -584,10 +590,11 @@ def _with_calls(facts: FileFacts, text: str) -> FileFacts:
     """`facts` with the names the file calls (project/reach.py)."""
     import dataclasses
 
-    from kernlint.project.reach import called_names
+    from kernlint.project.reach import called_names, host_calls
     from kernlint.project.scan import blank
 
-    return dataclasses.replace(facts, called=called_names(blank(text)))
+    code = blank(text)
+    return dataclasses.replace(facts, called=called_names(code), host_calls=host_calls(code))
 
 
 def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,

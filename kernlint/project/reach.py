@@ -30,6 +30,68 @@ def called_names(code: str) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+_STRUCTURE_RE = re.compile(r"[{};]")
+_AFTER_PARAMS_RE = re.compile(r"[\s\w:<>,*&\->]*")  # qualifiers and a trailing return type after `)`
+MAX_CALLS_PER_FUNCTION = 200
+
+
+def host_calls(code: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(name, the names its body calls) of each function `code` (comments and strings blanked) defines,
+    found by braces: a `{` outside any function whose text since the last `;`, `{` or `}` ends in a
+    parameter list (`... name(...) const {`) opens one. One pass; each function's text is read once."""
+    out: dict[str, set[str]] = {}
+    stack: list[tuple[str, int] | None] = []  # an open function (name, body start), else None
+    in_function = 0
+    boundary = 0
+    for m in _STRUCTURE_RE.finditer(code):
+        i = m.start()
+        ch = m.group()
+        if ch == "{":
+            name = None if in_function else _function_name(code, boundary, i)
+            stack.append((name, i) if name else None)
+            in_function += name is not None or in_function > 0
+        elif ch == "}" and stack:
+            top = stack.pop()
+            if in_function:
+                in_function -= 1
+            if top is not None:
+                names = called_names(code[top[1]:i])
+                out.setdefault(top[0], set()).update(names[:MAX_CALLS_PER_FUNCTION])
+        boundary = i + 1
+    return tuple((n, tuple(sorted(c))) for n, c in sorted(out.items()) if c)
+
+
+def _function_name(code: str, start: int, end: int) -> str | None:
+    """The name of the function whose header is code[start:end] (`template <...> void run(int n) const`),
+    or None when it is not one (a namespace, a class, an initializer)."""
+    close = code.rfind(")", start, end)
+    if close < 0 or not _AFTER_PARAMS_RE.fullmatch(code, close + 1, end) or "=" in code[close + 1:end].replace("->", ""):
+        return None
+    depth = 0
+    j = close
+    while j >= start:
+        c = code[j]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                break
+        j -= 1
+    if j < start:
+        return None
+    k = j - 1
+    while k >= start and code[k].isspace():
+        k -= 1
+    stop = k + 1
+    while k >= start and (code[k].isalnum() or code[k] == "_"):
+        k -= 1
+    name = code[k + 1:stop]
+    if not name or not (name[0].isalpha() or name[0] == "_") or name in _NOT_CALLS:
+        return None
+    return name
+
+
 def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(defining file, kernel names) of the kernels `path`'s translation unit launches or instantiates and
     another project file defines, by file in index order.

@@ -1,0 +1,132 @@
+"""The project index's launch reader: a file's launches and explicit instantiations as libclang reads them.
+
+The text scan (scan.py) finds every launch and the host code around it (the host function, its template
+parameters, its calls); values are what it cannot know: `const uint BM = 128;` (a typedef), an
+enumerator, `Traits::kN` (a static constexpr member), a `using` alias, a macro defined in a header. So a
+file the cheap pre-filter picks (one that spells `<<<` or an explicit instantiation `template ... ;`) is
+parsed by clang with the linted file's own launch reader (frontend/clang_launches.py, no kernel lowered),
+and each launch the text scan found takes clang's values where clang has them: the template arguments of
+the specialization the launch calls, the folded grid, block, shared bytes and scalar arguments. Each
+launch keeps its own values (`if (big) { const uint BM = 128; k<BM><<<...>>>(); } else { const uint BM =
+64; ... }` gives two bindings). Launches clang sees and the text does not (spelled by a macro) are added.
+Explicit instantiations' arguments are folded by clang too: each is written after the file's text as a
+constant (`constexpr long long p = (long long)(ARG);`) and clang's value read back.
+
+Clang reads the file with its own directory and the project root as include directories (the index is
+cached by file content alone, so nothing else may change what it reads); missing headers are stubbed as
+for linting. Anything clang cannot read leaves the text scan's facts as they were.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from kernlint.project.facts import FileFacts, RawLaunch
+
+# `template` not opening a parameter list: an explicit instantiation (`template void k<4>(...);`,
+# `extern template ...`). A literal first: the search is linear and fast.
+_EXPLICIT_RE = re.compile(r"\btemplate[ \t\r\n]+(?!<)[A-Za-z_]")
+_PROBE = "__kernlint_probe_"
+_LITERAL_RE = re.compile(r"-?\d+[uUlL]*|true|false")
+
+
+def wanted(text: str) -> bool:
+    """The pre-filter: whether `text` spells a launch or may spell an explicit instantiation."""
+    return "<<<" in text or ("template" in text and _EXPLICIT_RE.search(text) is not None)
+
+
+def read_with_clang(facts: FileFacts, path: str, text: str, root: str) -> FileFacts:
+    """`facts` (the text scan's) with clang's launches and instantiation values; `facts` unchanged when
+    clang cannot read the file."""
+    from kernlint.frontend import parse_source
+
+    probes = []
+    for i, (_name, args, _line) in enumerate(facts.instantiations):
+        for j, a in enumerate(args):
+            if not _LITERAL_RE.fullmatch(a.strip()):
+                probes.append((i, j, f"{_PROBE}{i}_{j}"))
+    extra = "".join(f"\nconstexpr long long {v} = (long long)({facts.instantiations[i][1][j]});"
+                    for i, j, v in probes)
+    dirs = tuple(dict.fromkeys(d for d in (os.path.dirname(os.path.abspath(path)), root) if d))
+    try:
+        tu = parse_source(text + extra, path, include_dirs=dirs, launches_only=True)
+    except Exception:  # noqa: BLE001 - the index only adds context: keep the text scan's facts
+        return facts
+    values: dict[str, int] = {}
+    for name, g in tu.globals.items():
+        if name.startswith(_PROBE):
+            v = _value_of(g)
+            if v is not None:
+                values[name] = v
+    insts = list(facts.instantiations)
+    for i, j, v in probes:
+        if v in values:
+            name, args, line = insts[i]
+            insts[i] = (name, args[:j] + (str(values[v]),) + args[j + 1:], line)
+    launches = _merge_launches(facts.launches, tu.launches)
+    return dataclasses.replace(facts, launches=launches, instantiations=tuple(insts), read_by_clang=True)
+
+
+def _value_of(g: object) -> int | None:
+    """The integer a probe constant was initialized to, as the front end folded it (None: not folded)."""
+    from kernlint import ir
+
+    init = getattr(g, "init", None)
+    while isinstance(init, ir.Cast):
+        init = init.operand
+    value = init.value if isinstance(init, ir.Lit) else None
+    if isinstance(value, bool):
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch, ...]:
+    """The text scan's launches with clang's values (`seen`: ir.Launch of the same file), matched by
+    line and kernel; clang's launches the scan missed are added as their values."""
+    by_line: dict[int, list] = {}
+    for ln in seen:
+        by_line.setdefault(ln.span.line, []).append(ln)
+    out = []
+    used: set[int] = set()
+    for r in raw:
+        cands = [c for c in by_line.get(r.line, ()) if id(c) not in used]
+        match = next((c for c in cands if c.kernel == r.kernel), None)
+        if match is None and len(cands) == 1 and len(by_line[r.line]) == 1:
+            match = cands[0]  # `kernel<<<...>>>` through a variable: clang names the kernel it holds
+        if match is None:
+            out.append(r)
+            continue
+        used.add(id(match))
+        out.append(_with_values(r, match))
+    for lst in by_line.values():
+        for c in lst:
+            if id(c) not in used and c.kernel:
+                out.append(_with_values(RawLaunch(c.kernel, tuple(c.template_args), (), (), c.span.line), c))
+    out.sort(key=lambda r: r.line)
+    return tuple(out)
+
+
+def _with_values(r: RawLaunch, c: object) -> RawLaunch:
+    """`r` with what clang folded in launch `c` (an ir.Launch) written as literals."""
+    targs = list(r.template_args)
+    ctargs = tuple(getattr(c, "template_args", ()))
+    if len(ctargs) >= len(targs):
+        for i, a in enumerate(ctargs):
+            if _LITERAL_RE.fullmatch(a.strip()):
+                if i < len(targs):
+                    targs[i] = a
+                else:
+                    targs.append(a)
+            elif i >= len(targs):
+                break
+    grid, block, shared = c.grid, c.block, c.shared_bytes  # type: ignore[attr-defined]
+    args = list(r.args)
+    for i, v in enumerate(getattr(c, "args", ())):
+        if v is not None and i < len(args):
+            args[i] = str(v)
+    kernel = r.kernel if r.kernel == c.kernel or not c.kernel else c.kernel  # type: ignore[attr-defined]
+    return dataclasses.replace(r, kernel=kernel, template_args=tuple(targs), args=tuple(args),
+                               grid_value=tuple(grid) if grid is not None else None,
+                               block_value=tuple(block) if block is not None else None,
+                               shared_value=shared if shared is not None and len(r.config) > 2 else None)
