@@ -1,0 +1,168 @@
+"""Kernels reached across files: a file lints the kernels it launches or instantiates wherever the
+project defines them, and the project index reads launches with clang's view of constants."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kernlint.cli import main
+from kernlint.project import clang_scan
+from kernlint.project.index import ProjectIndex
+from kernlint.project.reach import called_names, host_calls
+from kernlint.project.scan import blank
+
+PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _run(*args: str) -> tuple[dict, str]:
+    res = CliRunner().invoke(main, [*args, "--format", "json", "--no-ptxas"], catch_exceptions=False)
+    assert res.exit_code in (0, 1), res.output
+    return json.loads(res.stdout), res.output
+
+
+def _findings(doc: dict) -> set[tuple[str, int, str, str]]:
+    return {(Path(d["path"]).name, d["line"], d["code"], d["message"]) for d in doc["diagnostics"]}
+
+
+def test_header_kernel_linted_alike_through_its_instantiating_file_and_alone() -> None:
+    project = PROJECTS / "header_instantiated"
+    via_cu, _ = _run(str(project / "inst.cu"))
+    via_header, _ = _run(str(project / "transpose.cuh"))
+    assert _findings(via_cu) == _findings(via_header)
+    assert any(f[:3] == ("transpose.cuh", 15, "KL201") for f in _findings(via_cu))
+    kernels = [k["name"] for k in via_cu["kernels"]]
+    assert kernels == ["transpose_tile"]  # reached, not "no kernels found"
+
+
+def test_whole_project_reports_a_reached_kernel_once() -> None:
+    doc, _ = _run(str(PROJECTS / "header_instantiated"))
+    sites = [(Path(d["path"]).name, d["line"], d["code"]) for d in doc["diagnostics"]]
+    assert sites.count(("transpose.cuh", 15, "KL201")) == 1
+    assert [k["name"] for k in doc["kernels"]] == ["transpose_tile"]
+
+
+def test_tile_sizes_in_both_branches_worse_binding_named() -> None:
+    doc, _ = _run(str(PROJECTS / "tile_branches" / "runner.cu"))
+    hits = [d for d in doc["diagnostics"] if d["code"] == "KL201" and Path(d["path"]).name == "gemm.cuh"]
+    assert len(hits) == 1
+    d = hits[0]
+    assert d["line"] == 16 and d["metrics"]["ways"] == 32  # BK = 32 (the else branch), not 8
+    worst = [n for n in d["notes"] if n.startswith("the worst of")]
+    assert worst and "runner.cu:15" in worst[0].split(";")[0] and "8-way with the launch at runner.cu:11" in worst[0]
+
+
+def test_index_folds_constants_as_clang_sees_them() -> None:
+    root = (PROJECTS / "constant_kinds").resolve()
+    idx = ProjectIndex.build(root)
+    header = str(root / "kernels.cuh")
+    for kernel in ("by_constexpr", "by_enumerator", "by_traits"):
+        launches = idx.launches_of(kernel, header)
+        assert [(pl.template_args, pl.block) for pl in launches] == [(("16",), (32, 1, 1))], kernel
+    branches = (PROJECTS / "tile_branches").resolve()
+    idx = ProjectIndex.build(branches)
+    got = sorted((pl.template_args, pl.block) for pl in idx.launches_of("tile_rows", str(branches / "gemm.cuh")))
+    assert got == [(("128", "32"), (128, 1, 1)), (("64", "8"), (64, 1, 1))]
+
+
+def test_instantiation_arguments_folded_by_clang() -> None:
+    root = (PROJECTS / "header_instantiated").resolve()
+    idx = ProjectIndex.build(root)
+    got = idx.instantiations_of("transpose_tile", str(root / "transpose.cuh"))
+    assert [args for args, _p, _l in got] == [("32",)]  # `kTile`, an enumerator
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "kernlint.toml").write_text("")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
+KERNEL_HEADER = """#pragma once
+template <typename T>
+__global__ void scale(T* p) { p[threadIdx.x * 2] *= 2; }
+template <typename T>
+void launch_scale(T* p) {
+    auto kernel = &scale<T>;
+    kernel<<<1, 32>>>(p);
+}
+template <typename T>
+void run(T* p) { launch_scale<T>(p); }
+"""
+
+
+def test_reached_through_host_templates(tmp_path: Path) -> None:
+    root = _project(tmp_path, {
+        "k.cuh": KERNEL_HEADER,
+        "inst.cu": '#include "k.cuh"\ntemplate void run<float>(float*);\n',
+        "only_includes.cu": '#include "k.cuh"\nint helper() { return 1; }\n',
+        "unrelated.cu": "int nothing() { return 0; }\n",
+    })
+    idx = ProjectIndex.build(root)
+    assert idx.reached_kernels(str(root / "inst.cu")) == ((str(root / "k.cuh"), ("scale",)),)
+    assert idx.reached_kernels(str(root / "only_includes.cu")) == ()
+    # clang names the kernel the variable holds
+    assert [ln.kernel for ln in idx.facts[str(root / "k.cuh")].launches] == ["scale"]
+    doc, _ = _run(str(root / "inst.cu"))
+    assert [k["name"] for k in doc["kernels"]] == ["scale"]
+    res = CliRunner().invoke(main, [str(root / "only_includes.cu"), "--no-ptxas"], catch_exceptions=False)
+    assert "no kernels found" not in res.output
+    assert "1 kernel included from the project" in res.output
+    res = CliRunner().invoke(main, [str(root / "unrelated.cu"), "--no-ptxas"], catch_exceptions=False)
+    assert "no kernels found" in res.output
+
+
+def test_only_prefiltered_files_are_read_by_clang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path, {
+        "k.cuh": "template <int N> __global__ void k(float* p) { p[threadIdx.x * N] = 0; }\n",
+        "launch.cu": '#include "k.cuh"\nvoid f(float* p) { k<2><<<1, 32>>>(p); }\n',
+        "inst.cu": '#include "k.cuh"\ntemplate __global__ void k<4>(float*);\n',
+        "host.cpp": "template <int N> int g() { return N; }\nint h() { return g<3>(); }\n",
+    })
+    read: list[str] = []
+    real = clang_scan.read_with_clang
+
+    def spy(facts, path, text, where):  # type: ignore[no-untyped-def]
+        read.append(Path(path).name)
+        return real(facts, path, text, where)
+
+    monkeypatch.setattr(clang_scan, "read_with_clang", spy)
+    idx = ProjectIndex.build(root)
+    assert sorted(read) == ["inst.cu", "launch.cu"]
+    assert idx.facts[str(root / "launch.cu")].read_by_clang
+    assert not idx.facts[str(root / "host.cpp")].read_by_clang
+
+
+def test_prefilter() -> None:
+    assert clang_scan.wanted("k<<<1, 2>>>(p);")
+    assert clang_scan.wanted("template __global__ void k<4>(float*);")
+    assert clang_scan.wanted("extern template void run<float>(float*);")
+    assert not clang_scan.wanted("template <int N> __global__ void k(float* p) {}")
+    assert not clang_scan.wanted("int x = a < b;")
+
+
+def test_host_calls_by_function() -> None:
+    code = blank("""
+namespace ns {
+struct Runner {
+    void go() const { helper(1); if (x) { other<int>(2); } }
+};
+template <typename T> auto launch(T* p) -> void { auto k = &kern<T>; k<<<1, 1>>>(p); }
+}  // a comment with call(
+int table[] = {1, 2};
+""")
+    calls = dict(host_calls(code))
+    assert set(calls) == {"go", "launch"}
+    assert {"helper", "other"} <= set(calls["go"]) and "if" not in calls["go"]
+    assert "kern" in calls["launch"]
+    assert "call" not in called_names(code)
