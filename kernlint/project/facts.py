@@ -49,9 +49,7 @@ class FileFacts:
     type_aliases: tuple[tuple[str, str], ...] = ()
     # Calls with arguments of declared pointer types: (name, declared type per argument, line).
     typed_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()
-    # Names this file calls or takes the address of (`name(`, `name<...>(`, `&name<...>`): the host
-    # functions and kernels its translation unit may instantiate (index.reached_kernels).
-    called: tuple[str, ...] = ()
-    # Per host function defined here (read by clang, project/clang_scan.py): (its name, the names it calls).
+    # In a file that launches: per function defined here, (its name, the names it calls or takes the
+    # address of), by braces (project/reach.py): how a host template reached from another file launches.
     host_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()
     read_by_clang: bool = False  # launches and instantiations come from libclang (project/clang_scan.py)

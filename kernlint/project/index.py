@@ -587,14 +587,15 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
 
 
 def _with_calls(facts: FileFacts, text: str) -> FileFacts:
-    """`facts` with the names the file calls (project/reach.py)."""
+    """`facts` with what each function of a file that launches calls (project/reach.py)."""
+    if not facts.launches:
+        return facts
     import dataclasses
 
-    from kernlint.project.reach import called_names, host_calls
+    from kernlint.project.reach import host_calls
     from kernlint.project.scan import blank
 
-    code = blank(text)
-    return dataclasses.replace(facts, called=called_names(code), host_calls=host_calls(code))
+    return dataclasses.replace(facts, host_calls=host_calls(blank(text)))
 
 
 def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,

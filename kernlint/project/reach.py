@@ -110,7 +110,7 @@ def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[
     included = closure[1:]
     kernel_files = index.kernel_files
     own = {k.name for k in facts.kernels}
-    names: set[str] = set(facts.called)
+    names: set[str] = set(_called_in(ap))
     names.update(ln.kernel for ln in facts.launches)
     names.update(n for n, _a, _l in facts.instantiations)
     # Host functions of the included files: name -> what each launches and calls.
@@ -151,6 +151,17 @@ def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[
         if kept:
             out.append((d, kept))
     return tuple(out)
+
+
+def _called_in(path: str) -> tuple[str, ...]:
+    """The names the file at `path` calls or takes the address of (read now: the linted file itself)."""
+    from kernlint.project.scan import blank
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return called_names(blank(fh.read()))
+    except OSError:
+        return ()
 
 
 def _launched_or_instantiated(facts: object, name: str) -> bool:
