@@ -166,3 +166,25 @@ int table[] = {1, 2};
     assert {"helper", "other"} <= set(calls["go"]) and "if" not in calls["go"]
     assert "kern" in calls["launch"]
     assert "call" not in called_names(code)
+
+
+def test_cached_result_follows_a_reached_kernel_in_another_unit(tmp_path: Path) -> None:
+    """b.cu launches k, defined in a.cu (compiled apart, not included): b.cu's cached result depends on a.cu."""
+    from kernlint.project import index as index_mod
+
+    root = _project(tmp_path, {
+        "a.cu": "__global__ void k(float* x) { x[threadIdx.x] = 1; }\n",
+        "b.cu": "__global__ void k(float* x);\nvoid go(float* x) { k<<<1, 32>>>(x); }\n",
+    })
+    cache = tmp_path / "results"
+
+    def lint() -> str:
+        index_mod._INDEXES.clear()  # a new process builds its index afresh
+        res = CliRunner().invoke(main, ["--no-ptxas", "--cache-dir", str(cache), "--format", "concise",
+                                        str(root / "b.cu")], catch_exceptions=False)
+        return res.stdout
+
+    assert "KL102" not in lint() and (cache / "results-v1").is_dir()
+    (root / "a.cu").write_text("__global__ void k(float* x) { x[threadIdx.x * 32] = 1; }\n")
+    out = lint()
+    assert "a.cu:1" in out and "KL102" in out
