@@ -84,25 +84,25 @@ def _value_of(g: object) -> int | None:
 def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch, ...]:
     """The text scan's launches with clang's values (`seen`: ir.Launch of the same file), matched by
     line and kernel; clang's launches the scan missed are added as their values."""
-    by_line: dict[int, list] = {}
-    for ln in seen:
-        by_line.setdefault(ln.span.line, []).append(ln)
     out = []
     used: set[int] = set()
     for r in raw:
-        cands = [c for c in by_line.get(r.line, ()) if id(c) not in used]
+        # The scan's line is the `<<<`'s; clang's launch spans from the kernel's name (maybe a line above).
+        on_line = [c for c in seen if c.span.line <= r.line <= max(c.span.end_line, c.span.line)]
+        cands = [c for c in on_line if id(c) not in used]
         match = next((c for c in cands if c.kernel == r.kernel), None)
-        if match is None and len(cands) == 1 and len(by_line[r.line]) == 1:
+        if match is None and len(cands) == 1 and len(on_line) == 1:
             match = cands[0]  # `kernel<<<...>>>` through a variable: clang names the kernel it holds
         if match is None:
             out.append(r)
             continue
         used.add(id(match))
         out.append(_with_values(r, match))
-    for lst in by_line.values():
-        for c in lst:
-            if id(c) not in used and c.kernel:
-                out.append(_with_values(RawLaunch(c.kernel, tuple(c.template_args), (), (), c.span.line), c))
+    for c in seen:
+        # A launch only clang sees (spelled by a macro): kept when clang bound all its template arguments
+        # to values (one in a host template names its parameters, which only the scan's context binds).
+        if id(c) not in used and c.kernel and all(_LITERAL_RE.fullmatch(a.strip()) for a in c.template_args):
+            out.append(_with_values(RawLaunch(c.kernel, tuple(c.template_args), (), (), c.span.line), c))
     out.sort(key=lambda r: r.line)
     return tuple(out)
 
