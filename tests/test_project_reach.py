@@ -144,11 +144,17 @@ def test_only_prefiltered_files_are_read_by_clang(tmp_path: Path, monkeypatch: p
 
 
 def test_prefilter() -> None:
-    assert clang_scan.wanted("k<<<1, 2>>>(p);")
-    assert clang_scan.wanted("template __global__ void k<4>(float*);")
-    assert clang_scan.wanted("extern template void run<float>(float*);")
-    assert not clang_scan.wanted("template <int N> __global__ void k(float* p) {}")
-    assert not clang_scan.wanted("int x = a < b;")
+    from kernlint.project.scan import scan_text
+
+    def wanted(text: str) -> bool:
+        return clang_scan.wanted(scan_text(text), text)
+
+    assert wanted("void f(float* p) { k<<<1, 2>>>(p); }")
+    assert wanted("#define LAUNCH(k) k<<<1, 32>>>()\n")
+    assert wanted("template __global__ void k<4>(float*);")
+    assert wanted("extern template void run<float>(float*);")
+    assert not wanted("template <int N> __global__ void k(float* p) {}")
+    assert not wanted("// its template argument gives the stride; k<<<1, 2>>> in a comment\nint x = a < b;")
 
 
 def test_host_calls_by_function() -> None:
@@ -188,3 +194,26 @@ def test_cached_result_follows_a_reached_kernel_in_another_unit(tmp_path: Path) 
     (root / "a.cu").write_text("__global__ void k(float* x) { x[threadIdx.x * 32] = 1; }\n")
     out = lint()
     assert "a.cu:1" in out and "KL102" in out
+
+
+def test_reads_in_isolated_workers_equal_reads_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold index reads many files in worker processes (a libclang crash costs one file's values): the
+    facts are those read in this process."""
+    root = (PROJECTS / "constant_kinds").resolve()
+    here = ProjectIndex.build(root)
+    here.ready()
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path / "other"))
+    monkeypatch.setattr(clang_scan, "ISOLATE_FROM", 1)
+    used: list[int] = []
+    real = clang_scan._read_isolated
+
+    def spy(items, where):  # type: ignore[no-untyped-def]
+        used.append(len(items))
+        return real(items, where)
+
+    monkeypatch.setattr(clang_scan, "_read_isolated", spy)
+    isolated = ProjectIndex.build(root)
+    isolated.ready()
+    assert used == [1]
+    assert isolated.facts == here.facts
+    assert isolated.facts[str(root / "runner.cu")].read_by_clang

@@ -24,16 +24,61 @@ import re
 
 from kernlint.project.facts import FileFacts, RawLaunch
 
-# `template` not opening a parameter list: an explicit instantiation (`template void k<4>(...);`,
-# `extern template ...`). A literal first: the search is linear and fast.
-_EXPLICIT_RE = re.compile(r"\btemplate[ \t\r\n]+(?!<)[A-Za-z_]")
 _PROBE = "__kernlint_probe_"
 _LITERAL_RE = re.compile(r"-?\d+[uUlL]*|true|false")
 
 
-def wanted(text: str) -> bool:
-    """The pre-filter: whether `text` spells a launch or may spell an explicit instantiation."""
-    return "<<<" in text or ("template" in text and _EXPLICIT_RE.search(text) is not None)
+def wanted(facts: FileFacts, text: str) -> bool:
+    """The pre-filter: whether a file (its text and the text scan's facts) spells a launch or an explicit
+    instantiation outside comments and strings: launches or instantiations the scan found, or a `<<<`
+    elsewhere (a macro's body)."""
+    if facts.launches or facts.instantiations:
+        return True
+    if "<<<" not in text:
+        return False
+    from kernlint.project.scan import blank
+
+    return "<<<" in blank(text)
+
+
+ISOLATE_FROM = 8  # files to read at least, for isolated workers (fewer: read in this process)
+READ_TIMEOUT_S = 20.0  # CPU seconds for one file's read in a worker
+READ_MEMORY_MB = 1024
+
+
+def read_all(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
+    """`read_with_clang` of each (path, text, text-scan facts) in `items`, in order.
+
+    Many files (a cold index) are read in isolated worker processes (kernlint/isolation.py), one per core:
+    libclang's crash or hang on one file costs only that file's clang values (its text-scan facts stay),
+    and this process never loads libclang for the index, so the lint workers forked after it stay cheap.
+    A few files, or a process that may not start workers (a daemonic lint worker), read them here."""
+    import multiprocessing
+
+    if len(items) >= ISOLATE_FROM and not multiprocessing.current_process().daemon:
+        try:
+            return _read_isolated(items, root)
+        except Exception:  # noqa: BLE001 - no workers to be had: read here
+            pass
+    return [read_with_clang(facts, path, text, root) for path, text, facts in items]
+
+
+def _read_task(task: tuple[FileFacts, str, str, str]) -> FileFacts:
+    facts, path, text, root = task
+    return read_with_clang(facts, path, text, root)
+
+
+def _read_isolated(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
+    from kernlint.isolation import Failure, Limits, run_isolated
+    from kernlint.parallel import default_jobs
+
+    tasks = [(facts, path, text, root) for path, text, facts in items]
+    out = [facts for _p, _t, facts in items]
+    for i, got in run_isolated(_read_task, tasks, min(default_jobs(), len(tasks)),
+                               Limits(READ_TIMEOUT_S, READ_MEMORY_MB)):
+        if not isinstance(got, Failure):
+            out[i] = got
+    return out
 
 
 def read_with_clang(facts: FileFacts, path: str, text: str, root: str) -> FileFacts:

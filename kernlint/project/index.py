@@ -207,6 +207,7 @@ class ProjectIndex:
             idx.notes.append(f"project index: stopped at {max_files} files under {root}")
         skipped: list[str] = []
         digests: list[tuple[str, str]] = []
+        deferred: list[tuple[str, str, tuple[int, int], str, FileFacts]] = []  # clang reads, done together
         for p in paths:
             try:
                 st = os.stat(p)
@@ -223,13 +224,20 @@ class ProjectIndex:
                 idx._facts[p] = None  # decoded by ready()
                 continue
             try:
-                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes, str(root))
+                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes, str(root), deferred)
             except _Skipped as why:
                 skipped.append(f"{_rel(p, root)} ({why})")
                 continue
             idx.scanned += scanned
             digests.append((p, digest))
             idx._facts[p] = facts
+        if deferred:
+            from kernlint.project.clang_scan import read_all
+
+            for (p, digest, stamp, _text, _facts), facts in zip(deferred, read_all(
+                    [(p, text, facts) for p, _d, _s, text, facts in deferred], str(root))):
+                cache.put(p, digest, facts, stamp)
+                idx._facts[p] = facts
         if skipped:
             idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
                              + (" ..." if len(skipped) > 5 else ""))
@@ -552,11 +560,15 @@ class _Skipped(Exception):
 
 
 def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int,
-                root: str = "") -> tuple[str, FileFacts, bool]:
+                root: str = "", deferred: list | None = None) -> tuple[str, FileFacts, bool]:
     """(content digest, facts, whether it was scanned) of the regular file `path`, whose stamp is
     (mtime_ns, size): its facts come from `cache` when an entry holds this content and decodes, else the
     file is scanned and stored there. Raises _Skipped for a file the index leaves out. The one path of a
-    file the cache cannot answer by its stamp alone (build) or holds damaged facts for (ready)."""
+    file the cache cannot answer by its stamp alone (build) or holds damaged facts for (ready).
+
+    A file that clang reads (clang_scan.wanted) is read now, or, with `deferred`, listed there as (path,
+    digest, stamp, text, the text scan's facts) and returned with the text scan's facts, not yet stored:
+    the caller reads them all together (clang_scan.read_all) and stores them."""
     if stamp[1] > max_bytes:
         raise _Skipped(f"over {max_bytes // 1_000_000} MB")
     try:
@@ -578,7 +590,10 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
         facts = _with_calls(facts, text)
         from kernlint.project import clang_scan
 
-        if clang_scan.wanted(text):
+        if clang_scan.wanted(facts, text):
+            if deferred is not None:
+                deferred.append((path, digest, stamp, text, facts))
+                return digest, facts, True
             facts = clang_scan.read_with_clang(facts, path, text, root)
     except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
         raise _Skipped(type(exc).__name__) from None
