@@ -245,12 +245,14 @@ def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -
         # Unused suppressions are not judged here (only some kernels of the file were linted).
         kept = apply_suppressions(shown, result.diagnostics, parse_suppressions(text), ALL_RULES, set(),
                                   unanalysed_lines(result))
-        diags.extend(d for d in kept if d.kernel in names
-                     and (is_selected(d.code, d.name, shown, settings, ALL_RULES) or _unchecked_kept(d, settings)))
-        coverage.extend(result.coverage)
         from kernlint.roofline import rooflines
+        from kernlint.roofline_gain import with_gains
 
-        rows.extend(rooflines(result.results, setup.arch, setup.roofline_peak))
+        here = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
+        diags.extend(with_gains([d for d in kept if d.kernel in names and (
+            is_selected(d.code, d.name, shown, settings, ALL_RULES) or _unchecked_kept(d, settings))], here))
+        coverage.extend(result.coverage)
+        rows.extend(here)
         sources.append((shown, text))
     return _Reached(tuple(diags), tuple(coverage), tuple(rows), tuple(sources), included)
 
