@@ -217,3 +217,28 @@ def test_reads_in_isolated_workers_equal_reads_here(tmp_path: Path, monkeypatch:
     assert used == [1]
     assert isolated.facts == here.facts
     assert isolated.facts[str(root / "runner.cu")].read_by_clang
+
+
+def test_isolated_reads_keep_libclang_out_of_the_process(tmp_path: Path) -> None:
+    """The CLI builds the index before forking its lint workers: with `isolated_reads`, even one clang read
+    goes to a worker, so the parent never loads libclang (which would make the lint workers start from a
+    forkserver) and still gets clang's values."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from kernlint.project.clang_scan import isolated_reads\n"
+        "from kernlint.project.index import ProjectIndex\n"
+        "with isolated_reads():\n"
+        f"    idx = ProjectIndex.build(Path({str(PROJECTS / 'tile_branches')!r}).resolve())\n"
+        "facts = [f for p, f in idx.facts.items() if p.endswith('runner.cu')][0]\n"
+        "print(facts.read_by_clang, sorted(ln.template_args for ln in facts.launches))\n"
+        "cindex = sys.modules.get('clang.cindex')\n"
+        "print(bool(cindex is not None and cindex.Config.loaded))\n"
+    )
+    env = {**__import__("os").environ, "KERNLINT_CACHE_DIR": str(tmp_path / "c"),
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.splitlines() == ["True [('128', '32'), ('64', '8')]", "False"]

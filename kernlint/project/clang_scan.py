@@ -18,9 +18,11 @@ for linting. Anything clang cannot read leaves the text scan's facts as they wer
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
+from typing import Iterator
 
 from kernlint.project.facts import FileFacts, RawLaunch
 
@@ -42,6 +44,7 @@ def wanted(facts: FileFacts, text: str) -> bool:
 
 
 ISOLATE_FROM = 8  # files to read at least, for isolated workers (fewer: read in this process)
+_isolate_always = False  # see isolated_reads
 READ_TIMEOUT_S = 20.0  # CPU seconds for one file's read in a worker
 READ_MEMORY_MB = 1024
 
@@ -55,12 +58,25 @@ def read_all(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFac
     A few files, or a process that may not start workers (a daemonic lint worker), read them here."""
     import multiprocessing
 
-    if len(items) >= ISOLATE_FROM and not multiprocessing.current_process().daemon:
+    if (len(items) >= ISOLATE_FROM or _isolate_always) and not multiprocessing.current_process().daemon:
         try:
             return _read_isolated(items, root)
         except Exception:  # noqa: BLE001 - no workers to be had: read here
             pass
     return [read_with_clang(facts, path, text, root) for path, text, facts in items]
+
+
+@contextlib.contextmanager
+def isolated_reads() -> Iterator[None]:
+    """Within it, every clang read of an index build goes to isolated workers, however few: the CLI's
+    parent process, which forks lint workers after the index is built, then never loads libclang (a
+    process that has loaded it starts its workers from a forkserver: slower, isolation.py)."""
+    global _isolate_always
+    before, _isolate_always = _isolate_always, True
+    try:
+        yield
+    finally:
+        _isolate_always = before
 
 
 def _read_task(task: tuple[FileFacts, str, str, str]) -> FileFacts:
