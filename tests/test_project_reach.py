@@ -242,3 +242,17 @@ def test_isolated_reads_keep_libclang_out_of_the_process(tmp_path: Path) -> None
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.splitlines() == ["True [('128', '32'), ('64', '8')]", "False"]
+
+
+def test_a_lone_file_without_a_project_reaches_its_included_headers(tmp_path: Path) -> None:
+    """No project marker: the index holds the files beside the linted one and the headers they include
+    from subdirectories, so the header kernels a lone file launches are linted with it."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "k.cuh").write_text(
+        "#pragma once\n__global__ void strided(float* x) { x[threadIdx.x * 32] = 1; }\n")
+    (tmp_path / "lib" / "unused.cuh").write_text("__global__ void other(float* x) { x[threadIdx.x * 32] = 1; }\n")
+    (tmp_path / "main.cu").write_text('#include "lib/k.cuh"\nvoid go(float* x) { strided<<<1, 32>>>(x); }\n')
+    doc, _ = _run(str(tmp_path / "main.cu"))
+    assert [(Path(d["path"]).name, d["line"], d["code"]) for d in doc["diagnostics"]] == [("k.cuh", 2, "KL102")]
+    idx = ProjectIndex.build(tmp_path.resolve(), shallow=True)
+    assert sorted(Path(p).name for p in idx.facts) == ["k.cuh", "main.cu"]

@@ -711,7 +711,8 @@ def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: i
 
 
 def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
-    """Source files under `root` (only those directly in it when `shallow`)."""
+    """Source files under `root` (only those directly in it when `shallow`, and the files under `root`
+    they `#include "..."`, transitively: a lone file's headers in a subdirectory, `llmc/gelu.cuh`)."""
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [] if shallow else sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
@@ -722,7 +723,38 @@ def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
                 out.append(os.path.join(dirpath, f))
                 if len(out) >= max_files:
                     return out
+    if shallow:
+        _add_included(root, out, max_files)
     return out
+
+
+def _add_included(root: Path, out: list[str], max_files: int) -> None:
+    """Append to `out` the source files under `root` that files of `out` include with quotes, transitively
+    (each file's own directory first, as the compiler looks; files over the size cap are not read)."""
+    from kernlint.includes import INCLUDE_RE
+
+    base = os.path.join(str(root), "")
+    seen = set(out)
+    queue = list(out)
+    while queue and len(out) < max_files:
+        p = queue.pop()
+        try:
+            if os.path.getsize(p) > MAX_BYTES:
+                continue
+            with open(p, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        for kind, name in INCLUDE_RE.findall(text):
+            cand = os.path.normpath(os.path.join(os.path.dirname(p), name.strip()))
+            if kind != '"' or cand in seen or not cand.startswith(base) or not cand.endswith(SOURCE_SUFFIXES) \
+                    or not os.path.isfile(cand):
+                continue
+            seen.add(cand)
+            out.append(cand)
+            queue.append(cand)
+            if len(out) >= max_files:
+                return
 
 
 _INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}
