@@ -1,6 +1,15 @@
 """Measure how much of real CUDA code kernlint evaluates (issue 11, "honest coverage").
 
     python bench/coverage.py PATH [PATH...] [--include-dir DIR ...] [--reasons N] [-- extra kernlint args]
+    python bench/coverage.py --each-file PATH [PATH...] [--include-dir DIR ...]
+
+`--each-file` (issue 29) lints every file of each PATH alone, as pre-commit does (only the changed
+files are passed, each with its project index): in one process, each file through the same per-file
+work the CLI runs (`parallel.lint_file`, with the kernels it reaches in other files). It prints per
+PATH: the kernels reached per file (mean, and the files reaching none), the files whose summary says
+"no kernels found" although the file defines a kernel, includes one from the project or instantiates
+one (target 0; each is listed), and the access-line coverage of the kernels reached (each kernel once,
+however many files reach it; target >= 90 % per project).
 
 Each PATH (a project directory or a file, taken where it lies: never copied) is linted by the real
 entry point (`kernlint --format json --no-ptxas`), and the per-kernel coverage records of the JSON
@@ -84,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--include-dir", "-I", action="append", default=[], help="passed to kernlint as -I")
     ap.add_argument("--reasons", type=int, default=12, help="how many top reasons to list")
     ap.add_argument("--quiet", "-q", action="store_true", help="totals only, no per-file lines")
+    ap.add_argument("--each-file", action="store_true", help="lint each file alone, as pre-commit does")
     args = ap.parse_args(argv)
+    if args.each_file:
+        return each_file(args.paths, args.include_dir, args.quiet)
     for d in args.include_dir:
         extra += ["-I", d]
 
@@ -135,6 +147,77 @@ def main(argv: list[str] | None = None) -> int:
     for v in violations:
         print("  " + v)
     return 1 if violations else 0
+
+
+def each_file(paths: list[str], include_dirs: list[str], quiet: bool) -> int:
+    """Lint each file of each path alone (see the module docstring); 1 if a file says "no kernels found"
+    while it defines, includes or instantiates one."""
+    from kernlint.checks import ALL_RULES
+    from kernlint.cli import collect_paths
+    from kernlint.config import load_settings
+    from kernlint.eval.coverage import summary
+    from kernlint.options import LintOptions
+    from kernlint.parallel import FileJob, LintSetup, lint_file, project_options
+
+    settings = load_settings(None, ALL_RULES)
+    options = LintOptions(include_dirs=tuple(str(Path(d).resolve()) for d in include_dirs), resources=False)
+    setup = LintSetup(time_budget=settings.timeout / 2 if settings.timeout else None)
+    overall = Tally()
+    silent_total = 0
+    for path in paths:
+        files, _problems = collect_paths((path,))
+        t0 = time.perf_counter()
+        seen: set[tuple[str, str, int]] = set()
+        project = Tally()
+        reached: list[int] = []
+        silent: list[str] = []
+        for f in files:
+            job = FileJob(f, f, settings=settings, options=options, project_hint=path)
+            out = lint_file(job, setup)
+            reached.append(len(out.coverage))
+            for rec in out.coverage:
+                key = (str(Path(rec.path).resolve()), rec.name, rec.line)
+                if key not in seen:
+                    seen.add(key)
+                    project.add(rec.to_dict())
+            if summary(out.coverage, out.included_kernels) == "no kernels found":
+                why = _has_kernels(f, options, path, project_options)
+                if why:
+                    silent.append(f"{_short(f, path)} ({why})")
+        seconds = time.perf_counter() - t0
+        mean = sum(reached) / len(reached) if reached else 0.0
+        print(f"== {path}  ({seconds:.1f} s, {len(files)} files linted alone)")
+        print(f"  kernels reached per file: mean {mean:.2f}, max {max(reached, default=0)}; "
+              f"{sum(1 for n in reached if n == 0)} files reach none")
+        print(f"  files printing 'no kernels found' while defining, including or instantiating one: {len(silent)}")
+        if not quiet:
+            for s in silent:
+                print(f"    {s}")
+        print(f"  TOTAL {project.line()}")
+        overall.merge(project)
+        silent_total += len(silent)
+    print(f"== overall: {overall.line()}")
+    print(f"files printing 'no kernels found' while defining, including or instantiating one: {silent_total}")
+    return 1 if silent_total else 0
+
+
+def _has_kernels(f: str, options: object, hint: str, project_options: object) -> str:
+    """Why the index says file `f` has kernels to lint (defines, includes or instantiates one), or ""."""
+    opts, _notes = project_options(options, f, None, None, False, None, hint)  # type: ignore[operator]
+    index = opts.project
+    if index is None:
+        return ""
+    facts = index.facts.get(str(Path(f).resolve()))
+    if facts is None:
+        return ""
+    if facts.kernels:
+        return "defines " + ", ".join(k.name for k in facts.kernels[:3])
+    if index.included_kernels(f):
+        return "includes " + ", ".join(index.included_kernels(f)[:3])
+    inst = [n for n, _a, _l in facts.instantiations if n in index.kernel_files]
+    if inst:
+        return "instantiates " + ", ".join(inst[:3])
+    return ""
 
 
 def _generic(reason: dict) -> str:

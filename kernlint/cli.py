@@ -399,6 +399,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     diffs: list[str] = []
     fixed_count = 0
     file_jobs = []
+    included_kernels = 0
+    reported = _Reported()
     for f in files:
         file_settings = _resolve(resolver, stdin_filename if f == "-" and stdin_filename else f)
         name = (stdin_filename or "<stdin>") if f == "-" else f
@@ -452,12 +454,18 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         problems.extend(InputProblem(path, message, line) for path, message, line in outcome.problems)
         if outcome.text is not None:
             sources[outcome.name] = outcome.text
+        for where, text in outcome.sources:
+            sources.setdefault(where, text)
         if outcome.result is not None:
             results.append(outcome.result)
         files_checked += outcome.linted
-        coverage.extend(outcome.coverage)
+        included_kernels += outcome.included_kernels
+        # A kernel reached from several files (a header kernel and the files that launch it) reports once.
+        for rec in outcome.coverage:
+            if reported.add_kernel(rec):
+                coverage.append(rec)
         roofline_rows.extend(outcome.rooflines)
-        diagnostics.extend(outcome.diagnostics)
+        diagnostics.extend(d for d in outcome.diagnostics if reported.add(d))
         fixed_count += outcome.fixed
         if outcome.diff:
             diffs.append(outcome.diff)
@@ -515,6 +523,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
                         files_checked=files_checked, kernels=coverage, roofline=roofline_rows,
+                        included_kernels=included_kernels,
                         statistics=statistics)
     out = render(settings.format, diagnostics, ctx)
     if statistics and roofline_rows and settings.format not in ("text", "json"):
@@ -526,6 +535,26 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         # click strips ANSI codes from output that is not a terminal unless told otherwise.
         _echo_out(out, nl=False, color=bool(use_color) or None)
     sys.exit(exit_code(diagnostics, settings.fail_on, bool(problems)))
+
+
+class _Reported:
+    """The findings and kernel records of a run so far: one reached from several files is kept once."""
+
+    def __init__(self) -> None:
+        self._diags: set[tuple[object, ...]] = set()
+        self._kernels: set[tuple[object, ...]] = set()
+
+    def add(self, d: Diagnostic) -> bool:
+        key = (os.path.abspath(d.path), d.line, d.column, d.code, d.message)
+        new = key not in self._diags
+        self._diags.add(key)
+        return new
+
+    def add_kernel(self, rec: Any) -> bool:
+        key = (os.path.abspath(rec.path), rec.name, rec.line, rec.column)
+        new = key not in self._kernels
+        self._kernels.add(key)
+        return new
 
 
 def _echo_out(text: str, **kwargs: Any) -> None:

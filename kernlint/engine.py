@@ -561,11 +561,28 @@ def _name_worst(d: Diagnostic, best_i: int, by_shape: dict[int, Diagnostic],
             others.append(f"nothing with {labels[i]}")
         elif o.severity != d.severity:
             others.append(f"{o.severity.label} with {labels[i]}")
+        elif _severity_score(o) < _severity_score(d):
+            # The same severity, milder (`if (m <= 4096) { BK = 8 } else { BK = 32 }`: 8-way, then 32-way).
+            others.append(f"{_measure(o)} with {labels[i]}")
     if not others:
         return d
     note = (f"the worst of {len(results)} evaluated launch shapes: this finding comes from {labels[best_i]}; "
             f"{'; '.join(others)}")
     return dataclasses.replace(d, notes=d.notes + (note,))
+
+
+def _measure(d: Diagnostic) -> str:
+    """How bad a finding is, in words: '8-way', '12 sectors where 4 would do', 'a milder finding'."""
+    m = d.metrics or {}
+    if "ways" in m:
+        return f"{m['ways']}-way"
+    if m.get("ideal_sectors"):
+        return f"{m['sectors']} sectors where {m['ideal_sectors']} would do"
+    if m.get("ideal_wavefronts"):
+        return f"{m['wavefronts']} wavefronts where {m['ideal_wavefronts']} would do"
+    if "idle_fraction" in m:
+        return f"{float(m['idle_fraction']):.0%} of lanes idle"
+    return "a milder finding"
 
 
 def _site_key(d: Diagnostic) -> tuple[object, ...]:
@@ -590,6 +607,9 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
     # Past the file's work budget the front end still reads every kernel (their bodies cut short), so
     # that each one is named in a KL904 below: never "no kernels found" for a file that has some.
     tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
+    if options.only_kernels is not None:
+        # Linted for another file that reaches these kernels: the others are that file's own business.
+        tu = dataclasses.replace(tu, kernels=tuple(k for k in tu.kernels if k.name in options.only_kernels))
     lines = tuple(text.splitlines())
     diags: list[Diagnostic] = list(parse_problems.check_parse(tu, text))
     all_results: list[KernelResult] = []

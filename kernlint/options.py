@@ -18,4 +18,6 @@ class LintOptions:
     arch: str | None = None
     occupancy_threshold: float = 0.5
     resources: bool = True  # ask nvcc/ptxas for exact register counts when present
+    # Lint only these kernels of the file (those another file reaches: parallel._lint_file); None: all.
+    only_kernels: tuple[str, ...] | None = None
     project: object = field(default=None, compare=False)  # kernlint.project.ProjectIndex of the file's project

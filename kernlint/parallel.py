@@ -67,6 +67,9 @@ class FileOutcome:
     rooflines: tuple = ()  # roofline.Roofline rows of the file's kernels (--statistics, reporters)
     result: Any = field(default=None, compare=False)  # the LintResult, only with `keep_results`
     deps: Any = field(default=None, compare=False)  # resultcache.Deps, only with `record`
+    # (path, text) of the other project files whose kernels this file reaches (their findings are here too)
+    sources: tuple[tuple[str, str], ...] = ()
+    included_kernels: int = 0  # kernels defined in the project files it includes (the summary names them)
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
@@ -166,6 +169,7 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
         return [d for d in kept if is_selected(d.code, d.name, name, settings, ALL_RULES) or _unchecked_kept(d, settings)]
 
     diags = selected(result, text)
+    reached = _lint_reached(job, setup, options, settings)
     fixed, diff = 0, ""
     if (setup.fix or setup.diff) and job.path != "-" and any(d.fixes for d in diags):
         from kernlint.fix import fix_file
@@ -182,9 +186,75 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     from kernlint.roofline_gain import with_gains
 
     rows = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
-    return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)), coverage=result.coverage,
+    return FileOutcome(name, text=text, diagnostics=tuple(with_gains(diags, rows)) + reached.diagnostics,
+                       coverage=result.coverage + reached.coverage,
                        notes=notes, result=result if setup.keep_results else None, linted=True, fixed=fixed,
-                       diff=diff, rooflines=rows)
+                       diff=diff, rooflines=rows + reached.rooflines, sources=reached.sources,
+                       included_kernels=reached.included)
+
+
+@frozen
+class _Reached:
+    """What linting a file adds for the kernels it reaches in other project files (project/reach.py)."""
+
+    diagnostics: tuple = ()
+    coverage: tuple = ()
+    rooflines: tuple = ()
+    sources: tuple[tuple[str, str], ...] = ()
+    included: int = 0
+
+
+def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -> _Reached:
+    """Lint the kernels `job`'s file launches or instantiates that other project files define, each in its
+    own file (as linting that file would: the same findings, at their own lines, under that file's
+    suppressions), only those kernels. Also counts the kernels its project includes (for the summary)."""
+    from kernlint.checks import ALL_RULES
+    from kernlint.config import is_selected
+    from kernlint.engine import lint_source
+    from kernlint.frontend import FrontendError
+    from kernlint.suppress import apply_suppressions, parse_suppressions
+
+    index = options.project
+    if index is None or job.path == "-":
+        return _Reached()
+    try:
+        reached = index.reached_kernels(job.path)
+        included = len(index.included_kernels(job.path))
+    except Exception:  # noqa: BLE001 - the index only adds context: the file's own lint stands
+        return _Reached()
+    diags: list = []
+    coverage: list = []
+    rows: list = []
+    sources = []
+    for where, names in reached:
+        shown = where if os.path.isabs(job.name) else os.path.relpath(where)
+        try:
+            with open(where, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        flags = index.flags_for(where)
+        opts = dataclasses.replace(
+            options, only_kernels=tuple(names),
+            include_dirs=tuple(dict.fromkeys(job.options.include_dirs + flags.include_dirs)),
+            macros=tuple(dict.fromkeys(job.options.macros + flags.macros)))
+        try:
+            result = lint_source(text, shown, opts)
+        except FrontendError:
+            continue
+        # Unused suppressions are not judged here (only some kernels of the file were linted).
+        kept = apply_suppressions(shown, result.diagnostics, parse_suppressions(text), ALL_RULES, set(),
+                                  unanalysed_lines(result))
+        from kernlint.roofline import rooflines
+        from kernlint.roofline_gain import with_gains
+
+        here = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
+        diags.extend(with_gains([d for d in kept if d.kernel in names and (
+            is_selected(d.code, d.name, shown, settings, ALL_RULES) or _unchecked_kept(d, settings))], here))
+        coverage.extend(result.coverage)
+        rows.extend(here)
+        sources.append((shown, text))
+    return _Reached(tuple(diags), tuple(coverage), tuple(rows), tuple(sources), included)
 
 
 def unanalysed_lines(res: Any) -> list[tuple[int, int]]:

@@ -26,6 +26,7 @@ both wrote the same thing. After a run that wrote entries, the directory is prun
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -222,6 +223,9 @@ class _Recorder:
             if name in ("includer_of", "includers_of"):
                 for inc in [answer] if isinstance(answer, str) else answer if isinstance(answer, list) else []:
                     self._deps.files[inc] = file_state(inc)  # parse_in_project may read it
+            elif name == "reached_kernels":
+                for where, _names in answer:
+                    self._deps.files[where] = file_state(where)  # linted with the file (parallel._lint_file)
             return answer
 
         return ask
@@ -458,6 +462,12 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
 
     done = 0
     if cache is None or setup.fix or setup.diff or setup.keep_results:
+        if limits is not None or workers > 1:
+            # Built once here (its clang reads in their own workers), not once per lint worker.
+            from kernlint.project.clang_scan import isolated_reads
+
+            with isolated_reads():
+                _prepare_indexes([j for j in jobs if j.path != "-"], setup)
         for outcome in lint_files(jobs, setup, workers, limits):
             done += 1
             if progress is not None:
@@ -488,7 +498,10 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
             # The bytes that were hashed are the bytes linted, even if the file changes meanwhile.
             misses.append(dataclasses.replace(job, data=data))
     if misses:
-        _prepare_indexes(misses, setup, roots)
+        from kernlint.project.clang_scan import isolated_reads
+
+        with isolated_reads() if limits is not None or workers > 1 else contextlib.nullcontext():
+            _prepare_indexes(misses, setup, roots)
     record = dataclasses.replace(setup, record=True)
     it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
     try:

@@ -621,13 +621,19 @@ def show_lines(lines: Sequence[int], cap: int = 6) -> str:
     return f"lines {shown}" + (f" and {more} more line{'s' if more > 1 else ''}" if more > 0 else "")
 
 
-def summary(records: Sequence[KernelCoverage]) -> str:
-    """"12 kernels: 9 fully analysed, 2 partly, 1 not analysed (KL904)"."""
+def summary(records: Sequence[KernelCoverage], included: int = 0) -> str:
+    """"12 kernels: 9 fully analysed, 2 partly, 1 not analysed (KL904)". `included`: kernels the linted
+    files include from other project files without launching or instantiating them (each is linted
+    with its own file and the files that launch it), said when no kernel was analysed."""
     n = len(records)
     full = sum(1 for r in records if r.status == "full")
     part = sum(1 for r in records if r.status == "partial")
     none = n - full - part
     head = f"{n} kernel{'s' if n != 1 else ''}"
+    if n == 0 and included:
+        return (f"no kernel defined, launched or instantiated here; {included} kernel{'s' if included != 1 else ''} "
+                "included from the project, linted with the files that define or launch "
+                f"{'them' if included != 1 else 'it'}")
     if n == 0:
         return "no kernels found"
     if full == n:

@@ -169,7 +169,7 @@ def clang_spelling(text: str) -> str:
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
-                 kernel: str | None = None) -> ir.TranslationUnit:
+                 kernel: str | None = None, launches_only: bool = False) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
@@ -184,6 +184,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     that kernel is wanted from the parse: it alone is lowered up front (the file's other kernels are
     left to be lowered if something asks for them) and no host code is searched for launches (the
     launches that bind the kernel are the original parse's).
+
+    `launches_only` (the project index's reader, project/clang_scan.py): the unit's launches, instantiations
+    and macros only; no kernel is lowered.
     """
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
@@ -253,7 +256,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
                       identity=identity)
     else:
         unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
-                      launch_text_only=kernel is None and not _chevrons_outside(tu, text, defines, parse_path, paths))
+                      launch_text_only=kernel is None and not _chevrons_outside(tu, text, defines, parse_path, paths),
+                      launches_only=launches_only)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -395,7 +399,7 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
            launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
-           kernel: str | None = None, identity: str = "") -> ir.TranslationUnit:
+           kernel: str | None = None, identity: str = "", launches_only: bool = False) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
@@ -460,7 +464,9 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if kind == K.FUNCTION_DECL and _instantiated_at_template(child):
                     continue
                 kids = list(child.get_children())  # listed once for the questions below and the lowering
-                if _is_device(child, kids):
+                if launches_only:
+                    pass  # (the project index asks for launches only)
+                elif _is_device(child, kids):
                     if fname == parse_path and _is_kernel(child, kids) and kernel is not None \
                             and _function_key(child) != kernel:
                         # (another kernel of a parse made for one: lowered only if a call asks for it)

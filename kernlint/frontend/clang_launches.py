@@ -95,8 +95,16 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                         name = toks[0] if toks and toks[0].isidentifier() else ""
                         if len(toks) > 2 and toks[1] == "<":
                             targs = _split_template_args(toks[2:])
-                    targs = _fold_template_args(targs, local_inits)
                     decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
+                    if decl is not None and decl.kind == K.VAR_DECL:
+                        # `auto kernel = &k<Traits>; kernel<<<g, b>>>(...)`: the kernel the variable holds.
+                        held = _held_kernel(decl)
+                        if held is not None:
+                            name, targs = held
+                            decl = None
+                    targs = _fold_template_args(targs, local_inits)
+                    if decl is not None:
+                        targs = _resolved_template_args(decl, targs)
                     deduced = _deduced_template_args(decl, targs) if decl is not None else ()
                     key = _function_key(decl.get_definition() or decl) if decl is not None else ""
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
@@ -157,6 +165,44 @@ def _may_assign(arg_texts: list[str], text: bytes) -> bool:
         _assigned_memo[:] = [(text, found)]
     assigned = _assigned_memo[0][1]
     return assigned is None or not names.isdisjoint(assigned)
+
+
+def _held_kernel(var: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
+    """(name, template arguments as written) of the function a variable is initialized with (`auto k =
+    &kernel<Traits>;`, `= kernel<T>`, `= &kernel`), from its tokens; None for anything else."""
+    toks = [t.spelling for t in var.get_tokens()]
+    if "=" not in toks:
+        return None
+    rest = toks[toks.index("=") + 1:]
+    if rest[:1] == ["&"]:
+        rest = rest[1:]
+    while len(rest) > 2 and rest[1] == "::":
+        rest = rest[2:]
+    if not rest or not rest[0].isidentifier():
+        return None
+    if len(rest) == 1 or rest[1] in (";", ")"):
+        return rest[0], ()
+    if rest[1] == "<":
+        return rest[0], _split_template_args(rest[2:])
+    return None
+
+
+def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[str, ...]:
+    """The written template arguments of a launch, each integral one as the value clang gave the kernel
+    specialization it calls (`k<Traits::kN, TILE>` with `enum { TILE = 16 }`: ("128", "16")): clang's view
+    of constants (typedefs, constexpr, enumerators, static members, macros). Type arguments stay as
+    written; anything clang does not resolve too."""
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings: as written
+        return written
+    if n < len(written) or n <= 0:
+        return written
+    out = list(written)
+    for i in range(len(written)):
+        if decl.get_template_argument_kind(i) == ci.TemplateArgumentKind.INTEGRAL:
+            out[i] = str(decl.get_template_argument_value(i))
+    return tuple(out)
 
 
 def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,7 +1,10 @@
 """The project index: launches, instantiations and include edges of every CUDA/C++ file of a project.
 
-A cheap text scan (no libclang: the front end stays the only place that parses), cached on disk by
-file content. The engine asks it one thing per linted file: `ProjectIndex.context_for(path)`.
+A cheap text scan of every file (scan.py), and for the files that spell a launch or an explicit
+instantiation the front end's own launch reader (clang_scan.py: clang's view of constants), cached on
+disk by file content. The engine asks it about one file at a time: its context, the launches and
+instantiations of its kernels anywhere in the project, and the kernels it reaches in other files
+(reach.py).
 """
 from kernlint.project.index import FileContext, ProjectIndex, ProjectLaunch, find_project_root, load_index
 

@@ -73,6 +73,8 @@ def facts_from_json(d: dict[str, Any]) -> FileFacts:
         template_calls=_name_args_rows(d["template_calls"]),
         cuda=bool(d["cuda"]), type_aliases=_rows(d.get("type_aliases", [])),
         typed_calls=_name_args_rows(d.get("typed_calls", [])),
+        host_calls=tuple((h, tuple(c)) for h, c in d.get("host_calls", ())),
+        read_by_clang=bool(d.get("read_by_clang", False)),
     )
 
 

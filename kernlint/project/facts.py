@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.frozen import frozen
 
 
-SCAN_VERSION = 7  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 10  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen
@@ -21,6 +21,10 @@ class RawLaunch:
     arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
     arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
     host_arg_types: tuple[str, ...] = ()  # in a host function template: its parameters' declared types
+    # The configuration as clang folded it (project/clang_scan.py; None: not folded, the text is folded instead)
+    grid_value: tuple[int, int, int] | None = None
+    block_value: tuple[int, int, int] | None = None
+    shared_value: int | None = None
 
 
 @frozen
@@ -45,3 +49,7 @@ class FileFacts:
     type_aliases: tuple[tuple[str, str], ...] = ()
     # Calls with arguments of declared pointer types: (name, declared type per argument, line).
     typed_calls: tuple[tuple[str, tuple[str, ...], int], ...] = ()
+    # In a file that launches: per function defined here, (its name, the names it calls or takes the
+    # address of), by braces (project/reach.py): how a host template reached from another file launches.
+    host_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    read_by_clang: bool = False  # launches and instantiations come from libclang (project/clang_scan.py)

@@ -176,7 +176,7 @@ class ProjectIndex:
                 # again (the cache is saved below), so the next run decodes it.
                 rescanned = True
                 try:
-                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes)
+                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes, str(self.root))
                 except _Skipped:
                     # Left out, as build() leaves it out; with the entry gone, the next run's build()
                     # says why in its note (the notes of this run may already have been read).
@@ -208,6 +208,7 @@ class ProjectIndex:
             idx.notes.append(f"project index: stopped at {max_files} files under {root}")
         skipped: list[str] = []
         digests: list[tuple[str, str]] = []
+        deferred: list[tuple[str, str, tuple[int, int], str, FileFacts]] = []  # clang reads, done together
         for p in paths:
             try:
                 st = os.stat(p)
@@ -224,13 +225,20 @@ class ProjectIndex:
                 idx._facts[p] = None  # decoded by ready()
                 continue
             try:
-                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes)
+                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes, str(root), deferred)
             except _Skipped as why:
                 skipped.append(f"{_rel(p, root)} ({why})")
                 continue
             idx.scanned += scanned
             digests.append((p, digest))
             idx._facts[p] = facts
+        if deferred:
+            from kernlint.project.clang_scan import read_all
+
+            for (p, digest, stamp, _text, _facts), facts in zip(deferred, read_all(
+                    [(p, text, facts) for p, _d, _s, text, facts in deferred], str(root))):
+                cache.put(p, digest, facts, stamp)
+                idx._facts[p] = facts
         if skipped:
             idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
                              + (" ..." if len(skipped) > 5 else ""))
@@ -411,6 +419,19 @@ class ProjectIndex:
                     out.append((folded, p, line))
         return out
 
+    def reached_kernels(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(defining file, kernel names) of the kernels defined elsewhere in the project that `path`
+        launches or instantiates (project/reach.py)."""
+        from kernlint.project.reach import reached_kernels
+
+        return reached_kernels(self, path)
+
+    def included_kernels(self, path: str) -> tuple[str, ...]:
+        """Names of the kernels defined in the project files `path` includes (project/reach.py)."""
+        from kernlint.project.reach import included_kernels
+
+        return included_kernels(self, path)
+
     def kernels_in(self, path: str) -> list[str]:
         f = self.facts.get(os.path.abspath(path))
         return [k.name for k in f.kernels] if f else []
@@ -518,9 +539,10 @@ class ProjectIndex:
             unbound = host_names - set(binding)
             targs = tuple(_subst_arg(a, binding, unbound, e) for a in ln.template_args)
             targs = tuple(self.dealias(a, path, e) if a is not None else None for a in targs)
-            grid = _fold_dim3(ln.config[0], e, unbound) if ln.config else None
-            block = _fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None
-            shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
+            grid = ln.grid_value or (_fold_dim3(ln.config[0], e, unbound) if ln.config else None)
+            block = ln.block_value or (_fold_dim3(ln.config[1], e, unbound) if len(ln.config) > 1 else None)
+            shared = ln.shared_value if ln.shared_value is not None else \
+                _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
             args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
             types = tuple(self._arg_type(t, binding, unbound, path, e) for t in ln.arg_types)
             dims = _partial_dim3(ln.config[1], e, unbound) if block is None and len(ln.config) > 1 else None
@@ -539,11 +561,16 @@ class _Skipped(Exception):
     cap, unreadable, binary, or its scan failed."""
 
 
-def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int) -> tuple[str, FileFacts, bool]:
+def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int,
+                root: str = "", deferred: list | None = None) -> tuple[str, FileFacts, bool]:
     """(content digest, facts, whether it was scanned) of the regular file `path`, whose stamp is
     (mtime_ns, size): its facts come from `cache` when an entry holds this content and decodes, else the
     file is scanned and stored there. Raises _Skipped for a file the index leaves out. The one path of a
-    file the cache cannot answer by its stamp alone (build) or holds damaged facts for (ready)."""
+    file the cache cannot answer by its stamp alone (build) or holds damaged facts for (ready).
+
+    A file that clang reads (clang_scan.wanted) is read now, or, with `deferred`, listed there as (path,
+    digest, stamp, text, the text scan's facts) and returned with the text scan's facts, not yet stored:
+    the caller reads them all together (clang_scan.read_all) and stores them."""
     if stamp[1] > max_bytes:
         raise _Skipped(f"over {max_bytes // 1_000_000} MB")
     try:
@@ -560,11 +587,32 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
     try:
         from kernlint.project.scan import scan_text
 
-        facts = scan_text(data.decode("utf-8", errors="replace"))
+        text = data.decode("utf-8", errors="replace")
+        facts = scan_text(text)
+        facts = _with_calls(facts, text)
+        from kernlint.project import clang_scan
+
+        if clang_scan.wanted(facts, text):
+            if deferred is not None:
+                deferred.append((path, digest, stamp, text, facts))
+                return digest, facts, True
+            facts = clang_scan.read_with_clang(facts, path, text, root)
     except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
         raise _Skipped(type(exc).__name__) from None
     cache.put(path, digest, facts, stamp)
     return digest, facts, True
+
+
+def _with_calls(facts: FileFacts, text: str) -> FileFacts:
+    """`facts` with what each function of a file that launches calls (project/reach.py)."""
+    if not facts.launches:
+        return facts
+    import dataclasses
+
+    from kernlint.project.reach import host_calls
+    from kernlint.project.scan import blank
+
+    return dataclasses.replace(facts, host_calls=host_calls(blank(text)))
 
 
 def _state_digest(root: Path, include_dirs: tuple[str, ...], build_dir: str | None, shallow: bool,
@@ -690,7 +738,8 @@ def _partial_dim3(text: str, env: dict[str, str | int], unbound: set[str],
 
 
 def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
-    """Source files under `root` (only those directly in it when `shallow`)."""
+    """Source files under `root` (only those directly in it when `shallow`, and the files under `root`
+    they `#include "..."`, transitively: a lone file's headers in a subdirectory, `llmc/gelu.cuh`)."""
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [] if shallow else sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
@@ -701,7 +750,38 @@ def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
                 out.append(os.path.join(dirpath, f))
                 if len(out) >= max_files:
                     return out
+    if shallow:
+        _add_included(root, out, max_files)
     return out
+
+
+def _add_included(root: Path, out: list[str], max_files: int) -> None:
+    """Append to `out` the source files under `root` that files of `out` include with quotes, transitively
+    (each file's own directory first, as the compiler looks; files over the size cap are not read)."""
+    from kernlint.includes import INCLUDE_RE
+
+    base = os.path.join(str(root), "")
+    seen = set(out)
+    queue = list(out)
+    while queue and len(out) < max_files:
+        p = queue.pop()
+        try:
+            if os.path.getsize(p) > MAX_BYTES:
+                continue
+            with open(p, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        for kind, name in INCLUDE_RE.findall(text):
+            cand = os.path.normpath(os.path.join(os.path.dirname(p), name.strip()))
+            if kind != '"' or cand in seen or not cand.startswith(base) or not cand.endswith(SOURCE_SUFFIXES) \
+                    or not os.path.isfile(cand):
+                continue
+            seen.add(cand)
+            out.append(cand)
+            queue.append(cand)
+            if len(out) >= max_files:
+                return
 
 
 _INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}

@@ -261,6 +261,9 @@ class _Block:
 _SCOPE_HEAD = re.compile(r"\b(namespace|struct|class|union|enum)\b|extern\s*\"C\"\s*$")
 
 
+_ATTRIBUTE = re.compile(r"\b(?:__launch_bounds__|__attribute__)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+
+
 def _classify_header(head: str) -> _Block:
     h = " ".join(head.split())
     tparams: tuple[tuple[str, bool, str], ...] = ()
@@ -270,6 +273,9 @@ def _classify_header(head: str) -> _Block:
         if close > 0:
             tparams = template_params(h[m.end():close])
             h = h[close + 1:].strip()
+    if "__launch_bounds__" in h or "__attribute__" in h:
+        # `__global__ __launch_bounds__(Ktraits::kN) void k(...)`: the name is before the parameters.
+        h = _ATTRIBUTE.sub(" ", h)
     if "(" not in h or h.startswith("=") or h.endswith("="):
         if _SCOPE_HEAD.search(h) or h.startswith("extern"):
             return _Block("scope")

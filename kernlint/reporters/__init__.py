@@ -63,6 +63,8 @@ class ReportContext:
     # asks the text format for the roofline table.
     roofline: Sequence[Any] | None = None
     statistics: bool = False
+    # Kernels the files include from the project without reaching them (the summary says so, not "no kernels").
+    included_kernels: int = 0
     _by_code: Mapping[str, Rule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -140,7 +140,7 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     blocks = [format_diagnostic(d, ctx) for d in diagnostics]
     closing = []
     if ctx.kernels is not None and (ctx.kernels or ctx.files_checked or not ctx.problems):
-        closing.append(coverage_summary(ctx.kernels))
+        closing.append(coverage_summary(ctx.kernels, ctx.included_kernels))
     if ctx.statistics and ctx.roofline:
         from kernlint.roofline import table
 

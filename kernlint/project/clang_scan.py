@@ -1,0 +1,193 @@
+"""The project index's launch reader: a file's launches and explicit instantiations as libclang reads them.
+
+The text scan (scan.py) finds every launch and the host code around it (the host function, its template
+parameters, its calls); values are what it cannot know: `const uint BM = 128;` (a typedef), an
+enumerator, `Traits::kN` (a static constexpr member), a `using` alias, a macro defined in a header. So a
+file the cheap pre-filter picks (one that spells `<<<` or an explicit instantiation `template ... ;`) is
+parsed by clang with the linted file's own launch reader (frontend/clang_launches.py, no kernel lowered),
+and each launch the text scan found takes clang's values where clang has them: the template arguments of
+the specialization the launch calls, the folded grid, block, shared bytes and scalar arguments. Each
+launch keeps its own values (`if (big) { const uint BM = 128; k<BM><<<...>>>(); } else { const uint BM =
+64; ... }` gives two bindings). Launches clang sees and the text does not (spelled by a macro) are added.
+Explicit instantiations' arguments are folded by clang too: each is written after the file's text as a
+constant (`constexpr long long p = (long long)(ARG);`) and clang's value read back.
+
+Clang reads the file with its own directory and the project root as include directories (the index is
+cached by file content alone, so nothing else may change what it reads); missing headers are stubbed as
+for linting. Anything clang cannot read leaves the text scan's facts as they were.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+from typing import Iterator
+
+from kernlint.project.facts import FileFacts, RawLaunch
+
+_PROBE = "__kernlint_probe_"
+_LITERAL_RE = re.compile(r"-?\d+[uUlL]*|true|false")
+
+
+def wanted(facts: FileFacts, text: str) -> bool:
+    """The pre-filter: whether a file (its text and the text scan's facts) spells a launch or an explicit
+    instantiation outside comments and strings: launches or instantiations the scan found, or a `<<<`
+    elsewhere (a macro's body)."""
+    if facts.launches or facts.instantiations:
+        return True
+    if "<<<" not in text:
+        return False
+    from kernlint.project.scan import blank
+
+    return "<<<" in blank(text)
+
+
+ISOLATE_FROM = 8  # files to read at least, for isolated workers (fewer: read in this process)
+_isolate_always = False  # see isolated_reads
+READ_TIMEOUT_S = 20.0  # CPU seconds for one file's read in a worker
+READ_MEMORY_MB = 1024
+
+
+def read_all(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
+    """`read_with_clang` of each (path, text, text-scan facts) in `items`, in order.
+
+    Many files (a cold index) are read in isolated worker processes (kernlint/isolation.py), one per core:
+    libclang's crash or hang on one file costs only that file's clang values (its text-scan facts stay),
+    and this process never loads libclang for the index, so the lint workers forked after it stay cheap.
+    A few files, or a process that may not start workers (a daemonic lint worker), read them here."""
+    import multiprocessing
+
+    if (len(items) >= ISOLATE_FROM or _isolate_always) and not multiprocessing.current_process().daemon:
+        try:
+            return _read_isolated(items, root)
+        except Exception:  # noqa: BLE001 - no workers to be had: read here
+            pass
+    return [read_with_clang(facts, path, text, root) for path, text, facts in items]
+
+
+@contextlib.contextmanager
+def isolated_reads() -> Iterator[None]:
+    """Within it, every clang read of an index build goes to isolated workers, however few: the CLI's
+    parent process, which forks lint workers after the index is built, then never loads libclang (a
+    process that has loaded it starts its workers from a forkserver: slower, isolation.py)."""
+    global _isolate_always
+    before, _isolate_always = _isolate_always, True
+    try:
+        yield
+    finally:
+        _isolate_always = before
+
+
+def _read_task(task: tuple[FileFacts, str, str, str]) -> FileFacts:
+    facts, path, text, root = task
+    return read_with_clang(facts, path, text, root)
+
+
+def _read_isolated(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
+    from kernlint.isolation import Failure, Limits, run_isolated
+    from kernlint.parallel import default_jobs
+
+    tasks = [(facts, path, text, root) for path, text, facts in items]
+    out = [facts for _p, _t, facts in items]
+    for i, got in run_isolated(_read_task, tasks, min(default_jobs(), len(tasks)),
+                               Limits(READ_TIMEOUT_S, READ_MEMORY_MB)):
+        if not isinstance(got, Failure):
+            out[i] = got
+    return out
+
+
+def read_with_clang(facts: FileFacts, path: str, text: str, root: str) -> FileFacts:
+    """`facts` (the text scan's) with clang's launches and instantiation values; `facts` unchanged when
+    clang cannot read the file."""
+    from kernlint.frontend import parse_source
+
+    probes = []
+    for i, (_name, args, _line) in enumerate(facts.instantiations):
+        for j, a in enumerate(args):
+            if not _LITERAL_RE.fullmatch(a.strip()):
+                probes.append((i, j, f"{_PROBE}{i}_{j}"))
+    extra = "".join(f"\nconstexpr long long {v} = (long long)({facts.instantiations[i][1][j]});"
+                    for i, j, v in probes)
+    dirs = tuple(dict.fromkeys(d for d in (os.path.dirname(os.path.abspath(path)), root) if d))
+    try:
+        tu = parse_source(text + extra, path, include_dirs=dirs, launches_only=True)
+    except Exception:  # noqa: BLE001 - the index only adds context: keep the text scan's facts
+        return facts
+    values: dict[str, int] = {}
+    for name, g in tu.globals.items():
+        if name.startswith(_PROBE):
+            v = _value_of(g)
+            if v is not None:
+                values[name] = v
+    insts = list(facts.instantiations)
+    for i, j, v in probes:
+        if v in values:
+            name, args, line = insts[i]
+            insts[i] = (name, args[:j] + (str(values[v]),) + args[j + 1:], line)
+    launches = _merge_launches(facts.launches, tu.launches)
+    return dataclasses.replace(facts, launches=launches, instantiations=tuple(insts), read_by_clang=True)
+
+
+def _value_of(g: object) -> int | None:
+    """The integer a probe constant was initialized to, as the front end folded it (None: not folded)."""
+    from kernlint import ir
+
+    init = getattr(g, "init", None)
+    while isinstance(init, ir.Cast):
+        init = init.operand
+    value = init.value if isinstance(init, ir.Lit) else None
+    if isinstance(value, bool):
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch, ...]:
+    """The text scan's launches with clang's values (`seen`: ir.Launch of the same file), matched by
+    line and kernel; clang's launches the scan missed are added as their values."""
+    out = []
+    used: set[int] = set()
+    for r in raw:
+        # The scan's line is the `<<<`'s; clang's launch spans from the kernel's name (maybe a line above).
+        on_line = [c for c in seen if c.span.line <= r.line <= max(c.span.end_line, c.span.line)]
+        cands = [c for c in on_line if id(c) not in used]
+        match = next((c for c in cands if c.kernel == r.kernel), None)
+        if match is None and len(cands) == 1 and len(on_line) == 1:
+            match = cands[0]  # `kernel<<<...>>>` through a variable: clang names the kernel it holds
+        if match is None:
+            out.append(r)
+            continue
+        used.add(id(match))
+        out.append(_with_values(r, match))
+    for c in seen:
+        # A launch only clang sees (spelled by a macro): kept when clang bound all its template arguments
+        # to values (one in a host template names its parameters, which only the scan's context binds).
+        if id(c) not in used and c.kernel and all(_LITERAL_RE.fullmatch(a.strip()) for a in c.template_args):
+            out.append(_with_values(RawLaunch(c.kernel, tuple(c.template_args), (), (), c.span.line), c))
+    out.sort(key=lambda r: r.line)
+    return tuple(out)
+
+
+def _with_values(r: RawLaunch, c: object) -> RawLaunch:
+    """`r` with what clang folded in launch `c` (an ir.Launch) written as literals."""
+    targs = list(r.template_args)
+    ctargs = tuple(getattr(c, "template_args", ()))
+    if len(ctargs) >= len(targs):
+        for i, a in enumerate(ctargs):
+            if _LITERAL_RE.fullmatch(a.strip()):
+                if i < len(targs):
+                    targs[i] = a
+                else:
+                    targs.append(a)
+            elif i >= len(targs):
+                break
+    grid, block, shared = c.grid, c.block, c.shared_bytes  # type: ignore[attr-defined]
+    args = list(r.args)
+    for i, v in enumerate(getattr(c, "args", ())):
+        if v is not None and i < len(args):
+            args[i] = str(v)
+    kernel = r.kernel if r.kernel == c.kernel or not c.kernel else c.kernel  # type: ignore[attr-defined]
+    return dataclasses.replace(r, kernel=kernel, template_args=tuple(targs), args=tuple(args),
+                               grid_value=tuple(grid) if grid is not None else None,
+                               block_value=tuple(block) if block is not None else None,
+                               shared_value=shared if shared is not None and len(r.config) > 2 else None)
