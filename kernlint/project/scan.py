@@ -440,8 +440,32 @@ def _classify_header(head: str) -> _Block:
     return _Block("function", name, tparams, args, params_text=inner)
 
 
-def scan_text(text: str) -> FileFacts:
-    """Everything the index needs from one file's text."""
+class ScanCutShort(Exception):
+    """The scan of one file ran past its CPU-time limit (`scan_text`'s `cpu_limit_s`)."""
+
+
+class _Clock:
+    """The CPU-time limit of one scan, read every few hundred steps of its loops."""
+
+    def __init__(self, limit_s: float | None) -> None:
+        import time
+
+        self._now = time.process_time
+        self._deadline = self._now() + limit_s if limit_s else None
+        self._steps = 0
+
+    def tick(self) -> None:
+        if self._deadline is None:
+            return
+        self._steps += 1
+        if self._steps & 31 == 0 and self._now() > self._deadline:
+            raise ScanCutShort()
+
+
+def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
+    """Everything the index needs from one file's text. With `cpu_limit_s`, ScanCutShort once the scan has
+    used that much CPU time (the file's share of `--timeout`: issue 30)."""
+    clock = _Clock(cpu_limit_s)
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     clean = blank(text)
     # Names come from the original text (blanking empties quoted names); a `#` inside a comment is blank.
@@ -468,6 +492,7 @@ def scan_text(text: str) -> FileFacts:
     inside = 0  # open blocks that are functions or other non-scope blocks
     pos = 0
     while True:
+        clock.tick()
         # Inside a function a `;` only moves `boundary`, which the next `{` inside reads not: skipped.
         m = (_INNER_STRUCTURE if inside else _STRUCTURE).search(code, pos)
         if m is None:
@@ -523,10 +548,11 @@ def scan_text(text: str) -> FileFacts:
 
     # `template void k<...>(...)`: explicit instantiations of functions; `template class Engine<float>;`
     # binds the members of Engine defined outside the class (they go with the calls).
-    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT)
-    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT)
+    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT, clock)
+    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT, clock)
     closes = _angle_closes(code) if "<" in code else {}
     for name, at, lt in _named(code, "<"):
+        clock.tick()
         if len(calls) >= _MAX_CALLS:
             break
         if name in _KEYWORDS:
@@ -541,14 +567,15 @@ def scan_text(text: str) -> FileFacts:
             continue
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
-                     tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions))
+                     tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions, clock))
 
 
 _PAREN_NEXT = re.compile(r"\s*\(")
 _SEMICOLON_NEXT = re.compile(r"\s*;")
 
 
-def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: re.Pattern[str]
+def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: re.Pattern[str],
+                             clock: _Clock | None = None
                              ) -> list[tuple[str, tuple[str, ...], int]]:
     """(name, template arguments, line) of each `template ... name<...>` match of `pattern` (from its
     `template` to its `<`) after a line start, `;`, `}` or white space, whose closing `>` is followed by
@@ -558,6 +585,8 @@ def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[s
         return out
     pos = 0
     while True:
+        if clock is not None:
+            clock.tick()
         m = pattern.search(code, pos)
         if m is None:
             return out
@@ -575,7 +604,7 @@ def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[s
 _MAX_TYPED_CALLS = 2000
 
 
-def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, str]]
+def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, str]], clock: _Clock | None = None
                  ) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     """Calls `name(a, b, ...)` inside functions with at least one argument naming a variable whose
     declared pointer type the function shows (`adamw_update(param_ptr, ...)` with `floatX* param_ptr`):
@@ -593,6 +622,8 @@ def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, s
         if not pointers:
             continue  # no argument can have a pointer type
         for name, at, paren in _named(body, "("):
+            if clock is not None:
+                clock.tick()
             if name in _DECL_KEYWORDS:
                 continue
             close = _match_forward(body, paren, "(", ")")
