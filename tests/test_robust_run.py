@@ -73,7 +73,8 @@ def test_j1_and_j2_give_the_same_bytes_with_and_without_hostile_neighbours(tmp_p
         assert runs[0].returncode in (0, 1) and "KL101" in runs[0].stdout
         assert (runs[0].stdout, runs[0].stderr, runs[0].returncode) == (runs[1].stdout, runs[1].stderr,
                                                                          runs[1].returncode)
-        assert "KL900" not in runs[0].stdout and "KL904" not in runs[0].stdout
+        good = [x for x in runs[0].stdout.splitlines() if x.startswith("good.cu")]
+        assert good and not any("KL900" in x or "KL904" in x for x in good)  # analysed, whatever its neighbours
     good_alone = [x for x in _kernlint(["--no-cache", "--format", "concise", "-j", "2", "."], alone).stdout.splitlines()
                   if x.startswith("good.cu")]
     good_crowded = [x for x in _kernlint(["--no-cache", "--format", "concise", "-j", "2", "."], crowded).stdout.splitlines()
