@@ -65,3 +65,61 @@ def test_doubling_the_input_at_most_doubles_the_scan(shape: str) -> None:
     # Linear: about 2 (quadratic: 4). The slack (and the floor, under which a time is noise) is for a
     # loaded machine; the best of three runs is taken for each size.
     assert large <= 3.0 * max(small, 0.02), (small, large)
+
+
+# --- the one-pass readings give what the regexes and walks they replace gave -----------------------
+
+def _random_texts(alphabet: list[str], n: int, seed: int, longest: int = 14) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest))) for _ in range(n)]
+
+
+def test_parameter_name_is_the_regex_it_replaces() -> None:
+    import re
+
+    from kernlint.project.one_pass import parameter_name
+
+    regex = re.compile(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$")
+    for t in _random_texts(["a", "b_", "1", " ", "=", ",", "*", "&", "<", ">", "(", ")", "9", "é", "²", "\t"], 20_000, 1):
+        found = regex.findall(t)
+        assert parameter_name(t) == (found[0] if found else ""), repr(t)
+
+
+def test_class_member_is_the_regex_it_replaces() -> None:
+    import re
+
+    from kernlint.project.one_pass import class_member
+
+    regex = re.compile(r"([A-Za-z_]\w*)\s*<[^<>]*(?:<[^<>]*>[^<>]*)*>\s*::\s*~?[A-Za-z_]\w*\s*$")
+    for t in _random_texts(["a", "b1", "_", " ", "<", ">", "::", ":", "~", "9", "é"], 30_000, 2):
+        m = regex.search(t)
+        assert class_member(t) == (m.group(1) if m else None), repr(t)
+
+
+def test_angle_closes_is_the_walk_it_replaces() -> None:
+    from kernlint.project.one_pass import angle_closes
+    from kernlint.project.scan import _angle_forward
+
+    for t in _random_texts(list("a<>();{} ,<"), 20_000, 3, 25) + ["a<" + "x" * 3996 + ">", "a<" + "x" * 4100 + ">"]:
+        table = angle_closes(t)
+        for i, ch in enumerate(t):
+            if ch == "<" and not t.startswith("<<", i):
+                assert table.get(i, -1) == _angle_forward(t, i), (t, i)
+
+
+def test_blank_is_the_substitution_it_replaces() -> None:
+    from kernlint.project.scan import _COMMENT_OR_STRING, blank
+
+    def spaces(s: str) -> str:
+        return "\n".join(" " * len(x) for x in s.split("\n"))
+
+    def repl(m: object) -> str:
+        s = m.group(0)  # type: ignore[attr-defined]
+        if s[:1] in "\"'":
+            return s[0] + spaces(s[1:-1]) + s[-1] if len(s) >= 2 else s
+        return spaces(s)
+
+    for t in _random_texts(list("/*\"'\\\nab "), 20_000, 4, 20):
+        assert blank(t) == _COMMENT_OR_STRING.sub(repl, t), repr(t)

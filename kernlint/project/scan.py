@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 from dataclasses import dataclass
 
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
-from kernlint.project.pointer_offsets import arg_offsets, offset_candidate
+from kernlint.project.one_pass import angle_closes, class_member, parameter_name
+from kernlint.project.pointer_offsets import arg_offsets
+
+if TYPE_CHECKING:
+    from kernlint.project.host_body import HostBody
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 # Preprocessor lines: `#` first on its line but for spaces and tabs. The patterns start at the `#` (a literal
@@ -40,8 +44,6 @@ _INSTANTIATION = re.compile(r"template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<")
 _KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
                       "template typename class struct union namespace operator decltype alignof".split())
 _MAX_CALLS = 4000
-# `Engine<Real>::run` / `Engine<Real>::operator` at the end of a function header's name part.
-_CLASS_MEMBER = re.compile(r"([A-Za-z_]\w*)\s*<[^<>]*(?:<[^<>]*>[^<>]*)*>\s*::\s*~?[A-Za-z_]\w*\s*$")
 _CLASS_INSTANTIATION = re.compile(r"template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<")
 _DECL_KEYWORDS = _KEYWORDS | frozenset("return else case goto delete throw new typedef using default do".split())
 
@@ -235,42 +237,6 @@ def _angle_forward(text: str, pos: int) -> int:
     return -1
 
 
-_ANGLE_MARKS = re.compile(r"[()<>;{}]")
-
-
-def _angle_closes(text: str) -> dict[int, int]:
-    """`_angle_forward(text, p)` for every `<` at p that it answers with a `>` (the others: -1), in one
-    pass instead of one walk of up to 4,000 characters per `<` (issue 30). Brackets are matched as the
-    walk does: per parenthesis level (a `<` opened inside parentheses is closed there, a `)` of the level
-    it was opened at ends it unanswered), `;`, `{` and `}` end every open `<`, a `<<<` those of its level;
-    an answer further than the walk's window is none."""
-    out: dict[int, int] = {}
-    frames: list[list[int]] = [[]]  # per open parenthesis, the `<` opened at its level and not closed
-    for m in _ANGLE_MARKS.finditer(text):
-        i = m.start()
-        ch = m.group()
-        if ch == "<":
-            if text.startswith("<<<", i):
-                frames[-1].clear()
-            else:
-                frames[-1].append(i)
-        elif ch == ">":
-            if frames[-1]:
-                lt = frames[-1].pop()
-                if i - lt < 4000:
-                    out[lt] = i
-        elif ch == "(":
-            frames.append([])
-        elif ch == ")":
-            if len(frames) > 1:
-                frames.pop()
-            else:
-                frames[-1].clear()
-        else:
-            frames = [[]]
-    return out
-
-
 def _angle_backward(text: str, pos: int) -> int:
     """Index of the `<` opening the template argument list closed at `pos` (a `>`), or -1."""
     depth = 0
@@ -323,89 +289,6 @@ class _Block:
 _SCOPE_HEAD = re.compile(r"\b(namespace|struct|class|union|enum)\b|extern\s*\"C\"\s*$")
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"  # `\w` of `re` on str
-
-
-def _word_name(text: str, end: int) -> str:
-    """The identifier ending at `end` (exclusive) that `[A-Za-z_]\\w*` matches leftmost: the run of word
-    characters before `end` from its first ASCII letter or `_` ("" when the run holds none)."""
-    start = end
-    while start > 0 and _is_word_char(text[start - 1]):
-        start -= 1
-    for k in range(start, end):
-        if text[k] in _WORD_START:
-            return text[k:end]
-    return ""
-
-
-def _parameter_name(param: str) -> str:
-    """The name a parameter declaration `TYPE name [= default]` declares: what the first match of
-    `([A-Za-z_]\\w*)\\s*(?:=[^,]*)?$` finds ("" for none), in one pass instead of that regex's
-    retry at every character of a long identifier (quadratic: issue 30). The regex's leftmost match is
-    the first word run that is followed by spaces and then either `=` with no comma after it or the
-    end of the text (within a run, every start reaches the same end, so the leftmost wins)."""
-    last_comma = param.rfind(",")
-    eq = param.find("=", last_comma + 1)
-    while eq >= 0:
-        j = eq
-        while j > 0 and param[j - 1].isspace():
-            j -= 1
-        if j > 0 and _is_word_char(param[j - 1]):
-            name = _word_name(param, j)
-            if name:
-                return name
-        eq = param.find("=", eq + 1)
-    j = len(param)
-    while j > 0 and param[j - 1].isspace():
-        j -= 1
-    return _word_name(param, j) if j > 0 and _is_word_char(param[j - 1]) else ""
-
-
-def _class_member(pre: str) -> str | None:
-    """The class name of `R Engine<Real>::run` at the end of `pre` (what `_CLASS_MEMBER.search(pre).group(1)`
-    gives, None for no match), read backwards from the end in one pass: the regex retried at every
-    character of a long identifier (quadratic, issue 30). The shape is forced: a member name after `::`
-    (and `~`), a `>` closing a template argument list nested at most two deep, the class name before it."""
-    j = len(pre)
-    while j > 0 and pre[j - 1].isspace():
-        j -= 1
-    k = j
-    while k > 0 and _is_word_char(pre[k - 1]):
-        k -= 1
-    if k == j or pre[k] not in _WORD_START:
-        return None  # the member name starts right after `::` / `~`: its whole run must be an identifier
-    if k > 0 and pre[k - 1] == "~":
-        k -= 1
-    while k > 0 and pre[k - 1].isspace():
-        k -= 1
-    if pre[max(0, k - 2):k] != "::":
-        return None
-    k -= 2
-    while k > 0 and pre[k - 1].isspace():
-        k -= 1
-    if k == 0 or pre[k - 1] != ">":
-        return None
-    depth = 0
-    i = k - 1
-    while i >= 0:
-        ch = pre[i]
-        if ch == ">":
-            depth += 1
-            if depth > 2:
-                return None
-        elif ch == "<":
-            depth -= 1
-            if depth == 0:
-                break
-        i -= 1
-    if i < 0:
-        return None
-    while i > 0 and pre[i - 1].isspace():
-        i -= 1
-    return (_word_name(pre, i) or None) if i > 0 and _is_word_char(pre[i - 1]) else None
-
-
 def _classify_header(head: str) -> _Block:
     h = " ".join(head.split())
     tparams: tuple[tuple[str, bool, str], ...] = ()
@@ -422,7 +305,7 @@ def _classify_header(head: str) -> _Block:
     if _SCOPE_HEAD.match(h) and h.find("(") > h.find(" "):
         return _Block("scope")
     open_at = h.find("(")
-    member = _class_member(h[:open_at]) if tparams else None
+    member = class_member(h[:open_at]) if tparams else None
     if member is not None and h[:open_at].rstrip().endswith("operator"):
         # `R C<T>::operator()(...)`: the parameters follow the operator's own `()`.
         open_at = h.find("(", h.find(")", open_at) + 1)
@@ -432,7 +315,7 @@ def _classify_header(head: str) -> _Block:
             or "=" in pre:
         return _Block("other")
     inner = h[open_at + 1:h.rfind(")")] if ")" in h else ""
-    args = tuple(name for name in map(_parameter_name, split_top(inner)) if name)
+    args = tuple(name for name in map(parameter_name, split_top(inner)) if name)
     # A member of a class template defined outside its class (`template <class Real> void
     # Engine<Real>::run()`): the template parameters are the class's, bound where the class is
     # instantiated (`template class Engine<float>;`), so the host is named after the class.
@@ -487,7 +370,7 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
     constants: list[tuple[str, str]] = []
     aliases: list[tuple[str, str]] = []
     boundary = 0
-    hosts: dict[int, _HostBody] = {}  # body start -> what the launches in that host function read of it
+    hosts: dict[int, HostBody] = {}  # body start -> what the launches in that host function read of it
     functions: list[tuple[int, int, str]] = []  # (body start, body end, parameter list) of each function
     inside = 0  # open blocks that are functions or other non-scope blocks
     pos = 0
@@ -550,7 +433,7 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
     # binds the members of Engine defined outside the class (they go with the calls).
     instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT, clock)
     calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT, clock)
-    closes = _angle_closes(code) if "<" in code else {}
+    closes = angle_closes(code) if "<" in code else {}
     for name, at, lt in _named(code, "<"):
         clock.tick()
         if len(calls) >= _MAX_CALLS:
@@ -697,7 +580,7 @@ def _type_alias(stmt: str) -> tuple[str, str] | None:
 
 
 def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
-               hosts: dict[int, "_HostBody"]) -> RawLaunch | None:
+               hosts: dict[int, "HostBody"]) -> RawLaunch | None:
     """The launch whose `<<<` is at `pos`."""
     j = pos - 1
     while j >= 0 and code[j].isspace():
@@ -736,7 +619,9 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
     if fn is not None:
         host = hosts.get(fn.start)
         if host is None:
-            host = hosts[fn.start] = _HostBody(code, fn)
+            from kernlint.project.host_body import HostBody
+
+            host = hosts[fn.start] = HostBody(code, fn)
         offsets = arg_offsets(args, "", lambda name_: host.values(name_, pos))
         types = host.declared_types(args, pos)
         if not any(types):
@@ -837,188 +722,3 @@ def _maybe_reassigned(body: str, name: str) -> bool:
 def _strip_decls(body: str, name: str) -> str:
     """`body` without the declarations of `name` (so `int n = 4;` is not read as an assignment)."""
     return _named_pattern(rf"\b(?:{_STRIPPED_TYPES.pattern})\s+{re.escape(name)}\s*=").sub(" ", body)
-
-
-_ASSIGNMENT_HEAD = re.compile(r"(?<![\w.>])\b([A-Za-z_]\w*)\s*=(?!=)\s*")  # `_assignments_of(name)` up to its value
-_STOPS = re.compile(r"[;{}]")
-
-
-class _HostBody:
-    """What the launches of one host function read of its text before them: its simple locals, declared
-    types, assignments of pointer offsets and plain dim3s. Each is found once in the whole function
-    (matches are read in the order a search of the text before a launch finds them, and a launch takes
-    those ending before its `<<<`), not once per launch in the text before it (quadratic in the launches:
-    issue 30). The patterns' matches end at the first `;` (or name) after their start, so the matches
-    ending before a launch are those a search of the text before it finds."""
-
-    def __init__(self, code: str, fn: _Block) -> None:
-        import bisect
-
-        self._bisect = bisect.bisect_right
-        self.fn = fn
-        self.start = fn.start
-        close = -1
-        depth = 0
-        for m in _BRACES.finditer(code, fn.start):  # the whole function, however long (else the file's end)
-            depth += 1 if m.group() == "{" else -1
-            if depth == 0:
-                close = m.start()
-                break
-        self.text = code[fn.start:close if close >= 0 else len(code)]
-        self.code = code
-        # _LOCAL's matches, read incrementally by the launches in order
-        self._locals = list(_LOCAL.finditer(self.text))
-        self._local_next = 0
-        self._found: dict[str, str] = {}
-        self._declared_twice: set[str] = set()
-        self._assigns: dict[str, list[tuple[int, str]]] | None = None
-        self._decls: dict[str, list[tuple[int, str]]] | None = None
-        self._param_decls: dict[str, list[tuple[int, str, str]]] | None = None
-        self._reassigned: dict[str, int] = {}  # name -> end of its first assignment (-1: none)
-        self._plain_dim3: list[tuple[int, str]] | None = None
-        self._dim3_memo: dict[str, tuple[str | None, int]] = {}
-        self._whole: str | None = None
-        self._host_types: tuple[str, ...] | None = None
-        self._dim3_at = self.text.find("dim3")
-
-    def _rel(self, pos: int) -> int:
-        return pos - self.start
-
-    # --- pointer offsets (pointer_offsets.offset_of's `values`)
-    def values(self, name: str, pos: int) -> list[str]:
-        """The values assigned to `name` before `pos`, as `_assignments_of(name).finditer` of the text
-        before it gives them."""
-        if self._assigns is None:
-            self._assigns = {}
-            stops = [m.start() for m in _STOPS.finditer(self.text)]
-            last_end: dict[str, int] = {}
-            for m in _ASSIGNMENT_HEAD.finditer(self.text):
-                name_ = m.group(1)
-                if m.start() < last_end.get(name_, -1):
-                    continue  # inside the previous match of that name: its own search skips it
-                k = self._bisect(stops, m.end() - 1)
-                stop = stops[k] if k < len(stops) else -1
-                if stop < 0 or self.text[stop] != ";":
-                    continue
-                value_start = m.end()
-                if stop == value_start:  # `name = ;`: the regex gives a space back to `[^;{}]+`, if any
-                    if not self.text[m.end() - 1].isspace():
-                        continue
-                    value_start -= 1
-                last_end[name_] = stop + 1
-                value = self.text[value_start:stop]
-                if offset_candidate(value):  # (offset_of finds nothing in the others, wherever they are)
-                    self._assigns.setdefault(name_, []).append((stop + 1, value))
-            self._assign_ends = {k: [end for end, _v in v] for k, v in self._assigns.items()}
-        found = self._assigns.get(name)
-        if not found:
-            return []
-        return [v for _end, v in found[:self._bisect(self._assign_ends[name], self._rel(pos))]]
-
-    # --- declared types (_declared_types)
-    def declared_types(self, args: tuple[str, ...], pos: int) -> tuple[str, ...]:
-        if self._decls is None:
-            self._param_decls = _declarations(self.fn.params_text, "")
-            self._decls = {}
-            for m in _declarations_in(self.text):  # as `_declarations` reads a body, keeping each one's end
-                t = " ".join(m.group(1).split())
-                if t.split(" ")[0] in _DECL_KEYWORDS or t.split("<")[0].split(" ")[-1] in _DECL_KEYWORDS:
-                    continue
-                self._decls.setdefault(m.group(2), []).append((m.end(), t))
-            self._decl_ends = {name_: [end for end, _t in v] for name_, v in self._decls.items()}
-        rel = self._rel(pos)
-        out = []
-        for a in args:
-            a = a.strip()
-            t = ""
-            if _IDENTIFIER.fullmatch(a):
-                body = self._decls.get(a, [])
-                k = self._bisect(self._decl_ends.get(a, []), rel)
-                if k:
-                    t = body[k - 1][1]
-                elif self._param_decls and self._param_decls.get(a):
-                    t = self._param_decls[a][-1][2]
-            out.append(_normal_type(t) if t else "")
-        return tuple(out)
-
-    # --- simple locals (_LOCAL, plain dim3s, reassignments)
-    def locals_before(self, pos: int) -> tuple[tuple[str, str], ...]:
-        rel = self._rel(pos)
-        while self._local_next < len(self._locals) and self._locals[self._local_next].end() <= rel:
-            m = self._locals[self._local_next]
-            self._local_next += 1
-            value = m.group(2) or (f"dim3({m.group(3)})" if m.group(3) is not None else None) \
-                or (f"dim3({m.group(4)})" if m.group(4) is not None else None)
-            if value is not None:
-                if m.group(1) in self._found:
-                    self._declared_twice.add(m.group(1))
-                self._found[m.group(1)] = " ".join(value.split())
-        found = dict(self._found)
-        # A dim3 declared plain (`dim3 threads;`) and set member by member (`threads.x = N;`): one
-        # value when each member is assigned at most once before the launch (CUDA: a plain dim3 is
-        # (1, 1, 1), runtime API dim3's default constructor) anywhere in the function: a launch in a
-        # loop sees the assignments after it too.
-        if 0 <= self._dim3_at and self._dim3_at + 4 <= rel:
-            if self._plain_dim3 is None:
-                self._plain_dim3 = [(m.end(), m.group(1)) for m in _PLAIN_DIM3.finditer(self.text)]
-            for end, name_ in self._plain_dim3:
-                if end > rel:
-                    break
-                if name_ in found:
-                    continue
-                value, last_member = self._plain_dim3_value(name_)
-                if value is None or last_member > rel:
-                    continue  # assigned as a whole, more than once, through a pointer, or after the launch
-                found[name_] = value
-        # A name assigned again after its declaration has no single value.
-        assigned = self._declared_twice
-        return tuple((k_, v) for k_, v in found.items() if k_ not in assigned and not self._reassigned_before(k_, rel))
-
-    def _plain_dim3_value(self, name_: str) -> tuple[str | None, int]:
-        """(the value of a plain dim3 set member by member in the whole function, None: none; the start
-        of its last member assignment)."""
-        hit = self._dim3_memo.get(name_)
-        if hit is not None:
-            return hit
-        if self._whole is None:
-            close_ = _match_forward(self.code, self.start, "{", "}")
-            self._whole = self.code[self.start:close_] if close_ > 0 else self.code[self.start:]
-        whole = self._whole
-        n = re.escape(name_)
-        members: dict[str, list[str]] = {}
-        for a in _named_pattern(rf"\b{n}\s*\.\s*([xyz])\s*=(?!=)\s*([^;{{}}]+);").finditer(whole):
-            members.setdefault(a.group(1), []).append(" ".join(a.group(2).split()))
-        last = max((a.start() for a in _named_pattern(rf"\b{n}\s*\.\s*[xyz]\s*=").finditer(whole)), default=-1)
-        value: str | None = None
-        if not (any(len(v) > 1 for v in members.values()) or _named_pattern(
-                rf"\b{n}\s*(?:=(?!=)|\.\s*[xyz]\s*(?:[-+*/%&|^]|<<|>>)=|\.\s*[xyz]\s*(?:\+\+|--))").search(
-                whole) or _named_pattern(rf"(?:\+\+|--)\s*{n}\s*\.").search(whole) or
-                _named_pattern(rf"&\s*{n}\b").search(whole)) and members:
-            value = "dim3(" + ", ".join(members.get(d, ["1"])[0] for d in "xyz") + ")"
-        self._dim3_memo[name_] = (value, last)
-        return value, last
-
-    def _reassigned_before(self, name_: str, rel: int) -> bool:
-        """Whether `name_` is assigned (not declared) in the function's text before `rel`."""
-        end = self._reassigned.get(name_)
-        if end is None:
-            end = -1
-            if _maybe_reassigned(self.text, name_):
-                n = re.escape(name_)
-                decls = [(m.start(), m.end()) for m in _named_pattern(
-                    rf"\b(?:{_STRIPPED_TYPES.pattern})\s+{n}\s*=").finditer(self.text)]
-                stripped = _strip_decls(self.text, name_)
-                m = _named_pattern(rf"\b{n}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{n}\b|"
-                                   rf"\b{n}\s*(?:\+\+|--)").search(stripped)
-                if m is not None:
-                    end = m.end()  # back to a position of the text: each declaration became one space
-                    for a, b in decls:
-                        if a < end:
-                            end += b - a - 1
-            self._reassigned[name_] = end
-        return 0 <= end <= rel
-
-    def host_types(self) -> tuple[str, ...]:
-        if self._host_types is None:
-            self._host_types = _declared_types(self.fn.args, self.fn.params_text, "") if self.fn.tparams else ()
-        return self._host_types
