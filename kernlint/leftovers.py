@@ -90,7 +90,8 @@ def process_tree(pid: int) -> list[int]:
     return out
 
 
-_OWNED = re.compile(r"(?:kernlint-nvcc-|kernlint-pch-|\.tmp-)(\d+)-")
+_OWNED_TMP = re.compile(r"(?:kernlint-nvcc-|kernlint-pch-)(\d+)-")  # in the temporary directory
+_OWNED_CACHE = re.compile(r"\.tmp-(\d+)-")  # in the cache directory and the directories in it
 
 
 def _running(pid: int) -> bool:
@@ -109,23 +110,23 @@ def remove_dead() -> list[str]:
     removed. Only this user's, and never this process's."""
     pids: set[int] = set()
     uid = os.geteuid() if hasattr(os, "geteuid") else None
-    places = [Path(tempfile.gettempdir())]
+    places = [(Path(tempfile.gettempdir()), _OWNED_TMP)]
     from kernlint.project.cache import cache_dir
 
     root = cache_dir()
     if root is not None:
-        places += [root]
+        places += [(root, _OWNED_CACHE)]
         try:
-            places += [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
+            places += [(p, _OWNED_CACHE) for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
         except OSError:
             pass
-    for place in places:
+    for place, owned in places:
         try:
             entries = list(os.scandir(place))
         except OSError:
             continue
         for e in entries:
-            m = _OWNED.match(e.name)
+            m = owned.match(e.name)
             if m is None:
                 continue
             try:

@@ -291,11 +291,13 @@ def test_the_next_run_removes_what_dead_processes_left(tmp_path: Path, monkeypat
     (tmp_path / "cache" / "index-v7").mkdir(parents=True)
     (tmp_path / "cache" / "index-v7" / f".tmp-{dead.pid}-x.tmp").write_text("half")
     (tmp / "kernlint-nvcc-notapid").mkdir()  # not named by kernlint: kept
+    (tmp / f".tmp-{dead.pid}-other").write_text("another program's")  # kernlint's only in its cache: kept
     removed = leftovers.remove_dead()
     assert sorted(os.path.basename(p) for p in removed) == sorted(
         [f"{leftovers.NVCC_DIR}{dead.pid}-abc", f"{leftovers.PCH_DIR}{dead.pid}-abc", f".tmp-{dead.pid}-x.tmp"])
     assert sorted(p.name for p in tmp.iterdir()) == sorted(
-        [f"{leftovers.NVCC_DIR}{os.getpid()}-live", f"{leftovers.PCH_DIR}{os.getpid()}-live", "kernlint-nvcc-notapid"])
+        [f"{leftovers.NVCC_DIR}{os.getpid()}-live", f"{leftovers.PCH_DIR}{os.getpid()}-live", "kernlint-nvcc-notapid",
+         f".tmp-{dead.pid}-other"])
 
 
 # --- foreseeable conditions: one message naming the file or channel, exit 2 -------------------------
