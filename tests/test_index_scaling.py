@@ -32,7 +32,8 @@ def _cpu(text: str) -> float:
     return best
 
 
-def test_a_200k_character_parameter_list_is_indexed_in_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_200k_character_parameter_list_is_indexed_in_a_second(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KERNLINT_NO_CACHE", "1")
     _unit, make = shapes()["parameter list"]
     seconds, idx = _index_seconds(tmp_path, make(200_000))  # type: ignore[operator]
@@ -82,7 +83,8 @@ def test_parameter_name_is_the_regex_it_replaces() -> None:
     from kernlint.project.one_pass import parameter_name
 
     regex = re.compile(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$")
-    for t in _random_texts(["a", "b_", "1", " ", "=", ",", "*", "&", "<", ">", "(", ")", "9", "é", "²", "\t"], 5_000, 1):
+    alphabet = ["a", "b_", "1", " ", "=", ",", "*", "&", "<", ">", "(", ")", "9", "é", "²", "\t"]
+    for t in _random_texts(alphabet, 5_000, 1):
         found = regex.findall(t)
         assert parameter_name(t) == (found[0] if found else ""), repr(t)
 

@@ -28,8 +28,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _kernlint(args: list[str], cwd: Path, timeout: float = 300, **kwargs: object) -> subprocess.CompletedProcess:
+    env = kwargs.pop("env", _env())
     return subprocess.run([sys.executable, "-m", "kernlint", "--no-ptxas", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=kwargs.pop("env", _env()), **kwargs)  # type: ignore[call-overload]
+                          text=True, timeout=timeout, env=env, **kwargs)  # type: ignore[call-overload]
 
 
 def _hostile_neighbours(d: Path) -> None:
@@ -75,10 +76,11 @@ def test_j1_and_j2_give_the_same_bytes_with_and_without_hostile_neighbours(tmp_p
                                                                          runs[1].returncode)
         good = [x for x in runs[0].stdout.splitlines() if x.startswith("good.cu")]
         assert good and not any("KL900" in x or "KL904" in x for x in good)  # analysed, whatever its neighbours
-    good_alone = [x for x in _kernlint(["--no-cache", "--format", "concise", "-j", "2", "."], alone).stdout.splitlines()
-                  if x.startswith("good.cu")]
-    good_crowded = [x for x in _kernlint(["--no-cache", "--format", "concise", "-j", "2", "."], crowded).stdout.splitlines()
-                    if x.startswith("good.cu")]
+    def good_lines(d: Path) -> list[str]:
+        out = _kernlint(["--no-cache", "--format", "concise", "-j", "2", "."], d).stdout
+        return [x for x in out.splitlines() if x.startswith("good.cu")]
+
+    good_alone, good_crowded = good_lines(alone), good_lines(crowded)
     assert good_alone == good_crowded and good_alone  # the neighbours change nothing of the good file
 
 

@@ -450,7 +450,8 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
             continue
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
-                     tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions, clock))
+                     tuple(instantiations), tuple(calls), cuda, tuple(aliases),
+                     _typed_calls(code, starts, functions, clock))
 
 
 _PAREN_NEXT = re.compile(r"\s*\(")
