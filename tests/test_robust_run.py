@@ -367,7 +367,8 @@ def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch: pytest.Monkey
     assert r.exit_code == 130 and "kernlint: interrupted" in r.output and "Aborted" not in r.output
 
 
-def test_sigint_to_a_real_run_exits_130_and_leaves_no_worker(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_to_a_real_run_is_its_status_and_leaves_no_worker(tmp_path: Path, sig: int, code: int) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from fuzzgen import hostile
 
@@ -383,10 +384,11 @@ def test_sigint_to_a_real_run_exits_130_and_leaves_no_worker(tmp_path: Path) -> 
     if proc.poll() is not None:
         pytest.skip("the run ended before it could be interrupted")
     time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "kernlint: interrupted" in err and "Aborted" not in err and "Traceback" not in err
+    assert proc.returncode == code, err
+    assert "Aborted" not in err and "Traceback" not in err
+    assert ("kernlint: interrupted" in err) == (sig == signal.SIGINT)
     time.sleep(0.5)
     assert not any(_alive(w) for w in workers)
 
