@@ -74,13 +74,12 @@ def _die_with_parent(parent: int | None) -> None:
     parent still ends the worker once no other process holds its far end. `parent`: the pid the worker
     was forked from, to catch a parent that died before the signal was set."""
     import ctypes
-    import ctypes.util
     import sys
 
     if not sys.platform.startswith("linux"):
         return
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols: libc's prctl among them
         pr_set_pdeathsig = 1  # <linux/prctl.h>
         libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
     except (OSError, AttributeError):
