@@ -2,6 +2,12 @@
 
     nice -n 15 python bench/fuzz.py [--corpus ../shared/corpus] [--inputs 10000] [--batch 25] [--seed 15]
                                     [--scale 1.0] [--det-every 10] [--parallel N] [--jobs J] [--json out.json]
+    nice -n 15 python bench/fuzz.py --mutator tokens --corpus ../shared/corpus/mamba \
+                                    --corpus ../shared/corpus/bitsandbytes --no-hostile --inputs 2000
+
+`--mutator tokens` (tests/fuzzgen.token_mutate): every mutant is a corpus source (.cu or .cuh) with one to
+four token-level edits (tokens replaced, numbers made extreme, spans deleted, duplicated, moved or spliced
+in from another corpus file), instead of the byte flips and keyword insertions of the default mutator.
 
 Needs only this checkout (it runs its own `kernlint`, by PYTHONPATH, whatever is installed) with
 kernlint's dependencies, and a corpus path if wanted. `--parallel N` runs N batches at once (each
@@ -44,7 +50,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from fuzzgen import hostile, mutate, seeds  # noqa: E402
+from fuzzgen import hostile, mutate, seeds, token_mutate  # noqa: E402
 
 GOOD = "__global__ void good(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 WALL_LIMIT_S = 30.0
@@ -134,7 +140,11 @@ def special_batches() -> list[tuple[str, list[str], dict[str, bytes], str | None
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=None, help="directory of third-party CUDA sources to mutate too")
+    ap.add_argument("--corpus", action="append", default=None,
+                    help="directory of third-party CUDA sources to mutate too (repeatable)")
+    ap.add_argument("--mutator", choices=("mixed", "tokens"), default="mixed",
+                    help="mixed: byte flips, truncation, token edits (fuzzgen.mutate); tokens: token-level "
+                         "edits of the corpus sources only (fuzzgen.token_mutate)")
     ap.add_argument("--corpus-share", type=float, default=0.2, help="fraction of mutants seeded from the corpus")
     ap.add_argument("--inputs", type=int, default=10_000)
     ap.add_argument("--batch", type=int, default=25)
@@ -155,8 +165,11 @@ def main() -> int:
     jobs = a.jobs or (max(2, (os.cpu_count() or 2) // a.parallel) if a.parallel > 1 else 0)
     jobs_args = ["-j", str(jobs)] if jobs else []
     fixtures = seeds(ROOT / "fixtures")
-    corpus = ([p.read_bytes() for p in sorted(Path(a.corpus).rglob("*.cu")) if p.stat().st_size < 200_000]
-              if a.corpus else [])
+    suffixes = (".cu", ".cuh") if a.mutator == "tokens" else (".cu",)
+    corpus = [p.read_bytes() for c in (a.corpus or []) for p in sorted(Path(c).rglob("*"))
+              if p.suffix in suffixes and p.is_file() and p.stat().st_size < 200_000]
+    if a.mutator == "tokens" and not corpus:
+        ap.error("--mutator tokens needs --corpus with .cu or .cuh sources")
     rng = random.Random(a.seed)
     # This checkout's kernlint, whatever is installed (the runs' working directory is a batch's own).
     path = os.pathsep.join(x for x in (str(ROOT), os.environ.get("PYTHONPATH", "")) if x)
@@ -266,6 +279,9 @@ def main() -> int:
             n = min(a.batch, a.inputs - done)
             named = {}
             for i in range(n):
+                if a.mutator == "tokens":
+                    named[f"m{done + i:05d}.cu"] = token_mutate(rng.choice(corpus), rng, corpus)
+                    continue
                 pool = corpus if corpus and rng.random() < a.corpus_share else fixtures
                 named[f"m{done + i:05d}.cu"] = mutate(rng.choice(pool), rng)
             yield f"mutants {done}-{done + n - 1}", named, {"check_det": a.det_every > 0 and k % a.det_every == 0}
@@ -295,7 +311,7 @@ def main() -> int:
         "slowest_run": worst["wall_label"], "peak_rss_mib": int(worst["rss_kib"]) // 1024,
         "peak_rss_run": worst["rss_label"], "slowest_cpu_s": round(float(worst["cpu"]), 1),
         "slowest_cpu_run": worst["cpu_label"], "batch": a.batch, "parallel": a.parallel,
-        "kernlint_jobs": jobs or "default",
+        "kernlint_jobs": jobs or "default", "mutator": a.mutator,
         "wall_s": _spread(walls), "cpu_s": _spread(cpus), "load_1min": _spread(loads),
         "runs_over_30s_cpu": sum(c > WALL_LIMIT_S for c in cpus), "runs_over_30s_wall": over_wall,
         "failures": dict(failures.most_common()),

@@ -17,6 +17,7 @@ from kernlint.diagnostics import Diagnostic
 from kernlint.inputs import display_path
 from kernlint.usage import Command
 from kernlint.exitcodes import (
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     TRACEBACK_ENV,
@@ -34,7 +35,8 @@ Examples:
   kernlint k.cu --block 32,8 --define width=4096
   kernlint --explain KL101                what a rule checks and how to fix it
   kernlint compare base.json head.json    what got worse between two --format json reports
-Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input errors.
+Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input errors,
+130 interrupted (^C).
 """
 
 
@@ -195,9 +197,15 @@ def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
         if not sep or not all(part.isidentifier() for part in name.strip().split(".")):  # `p.field` too
             raise click.BadParameter(f"expected NAME=VALUE, got {v!r}", param_hint="--define")
         try:
-            out.append((name.strip(), int(num.strip(), 0)))
+            value = int(num.strip(), 0)
         except ValueError:
             raise click.BadParameter(f"{name}: value must be an integer, got {num!r}", param_hint="--define") from None
+        from kernlint.config import DEFINE_MAX, DEFINE_MIN
+
+        if not DEFINE_MIN <= value <= DEFINE_MAX:
+            raise click.BadParameter(f"{name}: {value} is out of the range of every integer type (a 64-bit integer "
+                                     f"holds {DEFINE_MIN} to {DEFINE_MAX})", param_hint="--define")
+        out.append((name.strip(), value))
     return tuple(out)
 
 
@@ -225,6 +233,10 @@ class _Command(Command):
             raise
         except BrokenPipeError:
             raise  # a reader of our output went away: click ends the run quietly (not an internal error)
+        except KeyboardInterrupt:
+            # Interrupted is neither "clean" nor "findings" (click would say "Aborted!" and exit 1).
+            _say_on_stderr("kernlint: interrupted")
+            sys.exit(EXIT_INTERRUPTED)
         except Exception as exc:  # noqa: BLE001 - never a traceback by default, never exit 1
             click.echo(internal_error_line(exc, ctx.meta.get(CURRENT_PATH)), err=True)
             if tracebacks_wanted():
@@ -483,7 +495,12 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     if write_baseline:
         from kernlint.baseline import write_baseline as dump
 
-        Path(write_baseline).write_text(dump(diagnostics, sources), encoding="utf-8")
+        try:
+            Path(write_baseline).write_text(dump(diagnostics, sources), encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"{display_path(write_baseline)}: error: cannot write the baseline: {exc.strerror or exc}",
+                       err=True)
+            sys.exit(EXIT_USAGE)
         click.echo(f"kernlint: wrote {len(diagnostics)} findings to {write_baseline}", err=True)
         for p in problems:
             click.echo(p.render(), err=True)
@@ -518,7 +535,7 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
     diagnostics.sort(key=lambda d: d.sort_key())
     from kernlint.reporters import ReportContext, render
 
-    use_color = color if color is not None else _color_from_env(sys.stdout.isatty())
+    use_color = color if color is not None else _color_from_env(sys.stdout is not None and sys.stdout.isatty())
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",
                         version=__version__, tool_uri="https://github.com/kernlint/kernlint", root=_run_root(paths),
                         notes=tuple(run_notes), problems=tuple((p.path, p.line, p.message) for p in problems),
@@ -561,10 +578,17 @@ def _echo_out(text: str, **kwargs: Any) -> None:
     """Write `text` to standard output. A reader that went away (`kernlint ... | head -1`) is not an error
     of the lint: the rest of the output is discarded and the exit status stays the one the findings give
     (whether the pipe closed before or after the last write is a matter of timing)."""
+    if sys.stdout is None:  # started with standard output closed (`kernlint ... >&-`)
+        _say_on_stderr("kernlint: error: cannot write the report: standard output is closed")
+        sys.exit(EXIT_USAGE)
     try:
         click.echo(text, **kwargs)
     except BrokenPipeError:
         _discard_stdout()
+    except OSError as exc:  # a full device (ENOSPC), an I/O error: the report did not get out
+        _discard_stdout()
+        _say_on_stderr(f"kernlint: error: cannot write the report to standard output: {exc.strerror or exc}")
+        sys.exit(EXIT_USAGE)
 
 
 def _discard_stdout() -> None:
@@ -689,6 +713,7 @@ def run() -> None:
     global _POOL_BY_DEFAULT, _CACHE_BY_DEFAULT
     _POOL_BY_DEFAULT = _CACHE_BY_DEFAULT = True
     gc.set_threshold(20_000, 20, 100)
+    _exit_on_sigterm()
     try:
         main.main(prog_name="kernlint")
         code = 0
@@ -697,6 +722,31 @@ def run() -> None:
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
     exit_process(code)
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM ends the run as an exit does (status 143), so its workers are stopped and its temporary files
+    removed (by default the signal ends the process at once, leaving both behind: issue 30)."""
+    import signal
+
+    from kernlint.exitcodes import EXIT_TERMINATED
+
+    def handler(_signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
+        sys.exit(EXIT_TERMINATED)
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not the main thread
+        pass
+
+
+def _say_on_stderr(line: str) -> None:
+    """One line on standard error, if there is one to write to (a closed or full one: said nowhere)."""
+    try:
+        click.echo(line, err=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def exit_process(code: int) -> None:

@@ -318,6 +318,12 @@ def _block(value: Any) -> tuple[int, int, int]:
     return (x, y, z)
 
 
+# The values a `define` may take: those of some integer type a kernel can hold a size in (long long and
+# unsigned long long, the widest C++ integer types CUDA has); beyond them no kernel value can be it.
+DEFINE_MIN = -(1 << 63)
+DEFINE_MAX = (1 << 64) - 1
+
+
 def _define(value: Any) -> tuple[tuple[str, int], ...]:
     if isinstance(value, Mapping):
         pairs: list[tuple[Any, Any]] = list(value.items())
@@ -342,6 +348,9 @@ def _define(value: Any) -> tuple[tuple[str, int], ...]:
             raise ValueError(f"{name!r} is not an identifier")
         if not isinstance(number, int) or isinstance(number, bool):
             raise ValueError(f"{name} = {number!r}: the value must be an integer")
+        if not DEFINE_MIN <= number <= DEFINE_MAX:
+            raise ValueError(f"{name} = {number}: out of the range of every integer type (a 64-bit "
+                             f"integer holds {DEFINE_MIN} to {DEFINE_MAX})")
         out[name] = number
     return tuple(out.items())
 

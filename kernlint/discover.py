@@ -67,8 +67,10 @@ class SettingsResolver:
 
 
 def is_virtualenv(directory: Path) -> bool:
-    """A directory holding `pyvenv.cfg` is a Python virtual environment (PEP 405)."""
-    return (directory / "pyvenv.cfg").is_file()
+    """A directory holding `pyvenv.cfg` is a Python virtual environment (PEP 405). A directory that cannot be
+    read is not one (`os.path.isfile` says False where `Path.is_file` raises PermissionError): the walk
+    then reports it as unreadable, and the run goes on (issue 30)."""
+    return os.path.isfile(os.path.join(directory, "pyvenv.cfg"))
 
 
 def _may_be_in_work_tree(directory: Path) -> bool:

@@ -7,6 +7,10 @@
                       are still linted and reported, but a gate must not pass on a partial run,
                       so 2 wins over 1.
 
+130 EXIT_INTERRUPTED the run was interrupted (SIGINT, ^C; 143 for SIGTERM): 128 + the signal's number, as
+                      a shell reports a process the signal ended, so an interrupted CI run is neither "clean"
+                      nor "findings". Workers and temporary files go with the run.
+
 A kernel that fails to parse gets an error-severity KL900 finding and the rest of the file is still
 analysed and reported; the run then also counts as an error (2), since part of the input was not
 checked (STYLE.md: "2 usage/config/parse error"). A KL900 below error severity is host code that
@@ -28,6 +32,8 @@ from kernlint.diagnostics import Diagnostic, Severity
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 # Findings that say part of the input was not checked: a parse error, an internal error.

@@ -67,11 +67,42 @@ def _apply_limits(limits: Limits) -> None:
             pass
 
 
-def _serve(conn: Any, limits: Limits, quiet: bool) -> None:
+def _die_with_parent(parent: int | None) -> None:
+    """In a worker: be killed when the process that started it ends, however it ends (SIGKILL included:
+    a worker blocked in `recv` would outlive it, holding its stdout and temporary files: issue 30).
+    Linux's parent-death signal (prctl PR_SET_PDEATHSIG, prctl(2)); where there is none, the pipe to the
+    parent still ends the worker once no other process holds its far end. `parent`: the pid the worker
+    was forked from, to catch a parent that died before the signal was set."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols: libc's prctl among them
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent ended before the signal was set: nothing will send it
+
+
+def _serve(conn: Any, limits: Limits, quiet: bool, parent: int | None = None) -> None:
     """A worker's loop: receive (index, task), send (index, outcome, retire) until told to stop."""
     import gc
 
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and ends its workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (the CLI's handler, inherited by a fork, is the parent's)
+    try:
+        # The report is the parent's to print: a worker's standard output is not it (and a worker holding the
+        # parent's stdout open would keep a reader of it waiting).
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.close(fd)
+    except OSError:
+        pass
     gc.enable()  # the CLI pauses the collector for its own short life; a worker lints many files
     if quiet:
         import faulthandler
@@ -112,7 +143,9 @@ def _serve(conn: Any, limits: Limits, quiet: bool) -> None:
 class _Worker:
     def __init__(self, ctx: Any, limits: Limits, quiet: bool) -> None:
         parent, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_serve, args=(child, limits, quiet), daemon=True)
+        # A forked worker's parent is this process; one from a forkserver has the server as its parent.
+        creator = os.getpid() if ctx.get_start_method() == "fork" else None
+        self.proc = ctx.Process(target=_serve, args=(child, limits, quiet, creator), daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent

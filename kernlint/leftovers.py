@@ -5,10 +5,15 @@ compiling in, or the temporary file of a cache write it was making, would stay b
 carries the maker's pid (`kernlint-nvcc-<pid>-…` in the temporary directory, `.tmp-<pid>-…` next to a cache
 entry), and the parent removes what a worker it killed left (`remove_for`). nvcc's own temporary files go
 inside kernlint's directory (TMPDIR), so they go with it.
+
+A process killed outright (SIGKILL of the main process, a machine reboot aside) removes nothing of its
+own; the next run removes what processes no longer running left (`remove_dead`), judged by the pid in
+each name: a pid that is running again (reused) keeps its files, which costs only disk space.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -83,3 +88,55 @@ def process_tree(pid: int) -> list[int]:
         out.append(c)
         todo.extend(children.get(c, ()))
     return out
+
+
+_OWNED_TMP = re.compile(r"(?:kernlint-nvcc-|kernlint-pch-)(\d+)-")  # in the temporary directory
+_OWNED_CACHE = re.compile(r"\.tmp-(\d+)-")  # in the cache directory and the directories in it
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: another user's process, running
+        return True
+    return True
+
+
+def remove_dead() -> list[str]:
+    """Remove the nvcc and PCH directories in the temporary directory, and the cache-write temporary files
+    in the cache directory, of processes that are not running (killed before they could); what was
+    removed. Only this user's, and never this process's."""
+    pids: set[int] = set()
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    places = [(Path(tempfile.gettempdir()), _OWNED_TMP)]
+    from kernlint.project.cache import cache_dir
+
+    root = cache_dir()
+    if root is not None:
+        places += [(root, _OWNED_CACHE)]
+        try:
+            places += [(p, _OWNED_CACHE) for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
+        except OSError:
+            pass
+    for place, owned in places:
+        try:
+            entries = list(os.scandir(place))
+        except OSError:
+            continue
+        for e in entries:
+            m = owned.match(e.name)
+            if m is None:
+                continue
+            try:
+                if uid is not None and e.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            pids.add(int(m.group(1)))
+    removed: list[str] = []
+    for pid in sorted(pids):
+        if pid != os.getpid() and not _running(pid):
+            removed += remove_for(pid)
+    return removed

@@ -73,11 +73,13 @@ class FileOutcome:
 
 
 def project_options(options: Any, path: str, project_dir: str | None, build_dir: str | None,
-                    no_project: bool, recording: Any = None, hint: str | None = None) -> tuple[Any, tuple[str, ...]]:
+                    no_project: bool, recording: Any = None, hint: str | None = None,
+                    scan_limit_s: float | None = None) -> tuple[Any, tuple[str, ...]]:
     """`options` with the index of `path`'s project and its compile_commands.json flags, and the index's notes.
 
     With `recording` (a resultcache.Recording), the index is wrapped so that every question asked of it is recorded.
-    The project is the one `project.index.project_root_for` finds (a tree without a marker: `hint`)."""
+    The project is the one `project.index.project_root_for` finds (a tree without a marker: `hint`);
+    `scan_limit_s`: the CPU seconds the index may spend scanning one file (ProjectIndex.build)."""
     from kernlint.project import load_index
     from kernlint.project.index import project_root_for
 
@@ -87,7 +89,7 @@ def project_options(options: Any, path: str, project_dir: str | None, build_dir:
     if root is None:
         return options, ()
     try:
-        index = load_index(root, options.include_dirs, build_dir, shallow=shallow)
+        index = load_index(root, options.include_dirs, build_dir, shallow=shallow, scan_limit_s=scan_limit_s)
     except Exception as exc:  # noqa: BLE001 - the index only adds context: never lose the lint for it
         if recording is not None:
             recording.index_failed()
@@ -152,7 +154,7 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     notes: tuple[str, ...] = ()
     try:
         options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
-                                         recording, job.project_hint)
+                                         recording, job.project_hint, setup.time_budget)
         if recording is not None:
             recording.include_dirs = options.include_dirs
         result = lint_source(text, name, options)
@@ -180,7 +182,12 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
             if setup.diff:
                 diff = fo.diff()
             else:
-                Path(job.path).write_text(fo.text, encoding="utf-8")
+                try:
+                    write_fixed(job.path, fo.text)
+                except OSError as exc:  # a read-only file or directory, a full device: the file is as it was
+                    why = f"cannot write the fixes: {exc.strerror or exc}; the file was left as it was"
+                    return FileOutcome(name, text=text, diagnostics=tuple(diags), coverage=result.coverage,
+                                       notes=notes, linted=True, problems=((name, why, 0),))
                 text, diags = fo.text, list(fo.remaining)
     from kernlint.roofline import rooflines
     from kernlint.roofline_gain import with_gains
@@ -255,6 +262,32 @@ def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -
         rows.extend(here)
         sources.append((shown, text))
     return _Reached(tuple(diags), tuple(coverage), tuple(rows), tuple(sources), included)
+
+
+def write_fixed(path: str, text: str) -> None:
+    """Write the fixed `text` over `path` whole or not at all: a temporary file beside it (with its mode),
+    renamed over it, so a full device or a kill mid-write leaves the original. OSError when it cannot."""
+    import tempfile
+
+    target = os.path.realpath(path)  # a link keeps pointing where it did
+    data = text.encode("utf-8")
+    mode = os.stat(target).st_mode
+    if not os.access(target, os.W_OK):
+        raise PermissionError(13, "Permission denied", path)  # (writing a new file would get round it)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".kernlint-fix-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
@@ -352,7 +385,15 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
     # loading them again, and the report's modules (the IR, coverage) are then already loaded too. Loading
     # them does not load libclang, so the workers are still forked (isolation._context).
     import kernlint.engine  # noqa: F401
+    from kernlint.resultcache import prepare_indexes
 
+    # Each project index is built here, once, before the workers start (a forked worker inherits it): its
+    # scans are then no file's time, and a slow one (bounded per file by the scan's own share of --timeout)
+    # can never cost another file its result.
+    prepare_indexes(jobs, setup)
+    from kernlint.leftovers import remove_dead
+
+    remove_dead()  # what earlier runs killed outright (SIGKILL) left in TMPDIR and the cache directory
     limits = limits or Limits()
     tasks = [(job, setup) for job in jobs]
     for i, out in run_isolated(_lint_file_task, tasks, workers, limits, quiet=not setup.tracebacks):

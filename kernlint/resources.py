@@ -241,8 +241,13 @@ def _read_cache(key: str) -> dict[str, Any] | None:
         return None
     from kernlint.inputs import ReadProblem, read_regular
 
+    from kernlint.cacheentry import unseal
+
     try:
-        data = json.loads(read_regular(cache_dir() / f"resources-{key}.json", CACHE_ENTRY_MAX_BYTES))
+        payload = unseal(key, read_regular(cache_dir() / f"resources-{key}.json", CACHE_ENTRY_MAX_BYTES))
+        if payload is None:
+            return None  # damaged, or another key's: a miss, rewritten
+        data = json.loads(payload)
     except (ReadProblem, OSError, ValueError, RecursionError):
         return None
     return data if valid_cache_entry(data) else None
@@ -263,8 +268,10 @@ def _write_cache(key: str, data: dict[str, Any]) -> None:
         cachenotes.record(cache_dir(), exc)
         return
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle)
+        from kernlint.cacheentry import seal
+
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(seal(key, json.dumps(data).encode("utf-8")))
         os.replace(tmp, directory / f"resources-{key}.json")
     except OSError as exc:
         from kernlint import cachenotes

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator, Sequence
 FORMAT = 1
 SUBDIR = f"results-v{FORMAT}"
 DEFAULT_MAX_BYTES = 256 << 20
+ENTRY_MAX_BYTES = 64 << 20  # a larger entry is not written, and a larger file in its place not read
 MAX_HEADERS = 4096  # more included files than this: the file is not cached
 _ENV_NOT_KEYED = frozenset({"KERNLINT_CACHE_DIR", "KERNLINT_NO_CACHE", "KERNLINT_CACHE_MAX_BYTES"})
 _ANY_INCLUDE_RE = re.compile(r"^[ \t]*#[ \t]*include", re.M)
@@ -336,16 +337,18 @@ class ResultCache:
         `index_for()` gives (ok, the project index the file would use now, or None)."""
         import pickle
 
+        from kernlint.cacheentry import read_entry, unseal
+
         p = self._path(key)
-        try:
-            with open(p, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if self._uid is not None and st.st_uid != self._uid:
-                    return None  # only entries this user wrote are unpickled
-                entry = pickle.loads(fh.read())
-            deps, outcome = entry["deps"], entry["outcome"]
-        except FileNotFoundError:
+        # Only a regular file this user wrote, of sane size, is read; only one whose checksum (of its content
+        # and of this key) matches is unpickled: a damaged or swapped entry is a miss, and is overwritten.
+        data = read_entry(p, ENTRY_MAX_BYTES, self._uid)
+        payload = unseal(key, data) if data is not None else None
+        if payload is None:
             return None
+        try:
+            entry = pickle.loads(payload)
+            deps, outcome = entry["deps"], entry["outcome"]
         except Exception:  # noqa: BLE001 - a damaged or foreign entry is a miss, and is overwritten
             return None
         if not isinstance(deps, Deps):
@@ -390,8 +393,12 @@ class ResultCache:
             data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # noqa: BLE001 - something not picklable: not cached
             return
+        from kernlint.cacheentry import seal
         from kernlint.project.cache import atomic_write
 
+        if len(data) > ENTRY_MAX_BYTES:
+            return  # never read back
+        data = seal(key, data)
         if atomic_write(self._path(key), data):
             self.wrote += len(data)
 
@@ -501,7 +508,7 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
         from kernlint.project.clang_scan import isolated_reads
 
         with isolated_reads() if limits is not None or workers > 1 else contextlib.nullcontext():
-            _prepare_indexes(misses, setup, roots)
+            prepare_indexes(misses, setup, roots)
     record = dataclasses.replace(setup, record=True)
     it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
     try:
@@ -532,12 +539,13 @@ def _index_for(job: Any, setup: Any, roots: dict[str, Any] | None = None) -> tup
     if root is None:
         return True, None
     try:
-        return True, load_index(root, job.options.include_dirs, job.build_dir, shallow=shallow)
+        return True, load_index(root, job.options.include_dirs, job.build_dir, shallow=shallow,
+                                scan_limit_s=getattr(setup, "time_budget", None))
     except Exception:  # noqa: BLE001 - the lint reports it; no hit
         return False, None
 
 
-def _prepare_indexes(jobs: Sequence[Any], setup: Any, roots: dict[str, Any] | None = None) -> None:
+def prepare_indexes(jobs: Sequence[Any], setup: Any, roots: dict[str, Any] | None = None) -> None:
     """Build each project index the jobs need once, here, complete (ProjectIndex.ready), so the workers
     forked after inherit it and its on-disk cache is warm."""
     for job in jobs:

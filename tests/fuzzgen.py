@@ -107,3 +107,65 @@ def hostile(scale: float = 1.0) -> dict[str, bytes]:
         "h_include_zero.cu": '#include "/dev/zero"\n' + body.format("  o[i] = a[i * 2];"),
     }
     return {k: v.encode() for k, v in out.items()}
+
+
+# C/C++ tokens for `token_mutate`: identifiers, numbers (with suffixes and exponents), string and character
+# literals, comments, the multi-character punctuators (longest first), then any other single character.
+CXX_TOKEN_RE = re.compile(
+    rb"[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/"
+    rb"|<<<|>>>|<<=|>>=|->\*|\.\.\.|::|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|##|\S", re.S)
+EXTREME_NUMBERS = [b"0", b"-1", b"1", b"2147483647", b"2147483648", b"4294967296", b"-9223372036854775808",
+                   b"99999999999999999999999999999999", b"1e308", b"0x7fffffff", b"0.5", b"1<<62"]
+
+
+def token_mutate(data: bytes, rng: random.Random, donors: list[bytes]) -> bytes:
+    """One to four token-level edits of `data`: a token replaced by another token of the same file (an
+    identifier by an identifier), a number by an extreme one, a span of tokens deleted, duplicated, moved,
+    or spliced in from a donor file (another source of the corpus). The spaces between tokens are kept,
+    so the mutant reads like code (unlike the byte flips of `mutate`)."""
+    toks = [(m.start(), m.end()) for m in CXX_TOKEN_RE.finditer(data)]
+    if len(toks) < 2:
+        return data
+    words = [data[a:b] for a, b in toks]
+    gaps = [data[:toks[0][0]]] + [data[toks[i][1]:toks[i + 1][0]] for i in range(len(toks) - 1)] \
+        + [data[toks[-1][1]:]]
+    # A mutant is the token list with, per token, the space before it (gaps[0] leads the file).
+    items = list(zip(gaps[:-1], words))
+    tail = gaps[-1]
+    idents = [w for w in words if re.fullmatch(rb"[A-Za-z_]\w*", w)]
+    for _ in range(rng.randint(1, 4)):
+        n = len(items)
+        if n < 2:
+            break
+        op = rng.randrange(7)
+        i = rng.randrange(n)
+        span = rng.randint(1, min(24, n - i))
+        if op == 0:  # a token replaced by another of the file, an identifier by an identifier
+            gap, w = items[i]
+            pool = idents if idents and re.fullmatch(rb"[A-Za-z_]\w*", w) else words
+            items[i] = (gap, rng.choice(pool))
+        elif op == 1:  # a number replaced by an extreme value (else a random token made one)
+            nums = [k for k, (_g, w) in enumerate(items) if w[:1].isdigit()]
+            k = rng.choice(nums) if nums else i
+            items[k] = (items[k][0], rng.choice(EXTREME_NUMBERS))
+        elif op == 2:  # a span deleted
+            del items[i:i + span]
+        elif op == 3:  # a span duplicated in place
+            items[i + span:i + span] = items[i:i + span]
+        elif op == 4:  # a span moved elsewhere
+            moved = items[i:i + span]
+            del items[i:i + span]
+            j = rng.randrange(len(items) + 1)
+            items[j:j] = moved
+        elif op == 5:  # a span spliced in from a donor file
+            donor = rng.choice(donors) if donors else data
+            dt = [(m.start(), m.end()) for m in CXX_TOKEN_RE.finditer(donor)]
+            if dt:
+                a = rng.randrange(len(dt))
+                b = min(len(dt), a + rng.randint(1, 40))
+                items[i:i] = [(b" ", donor[dt[k][0]:dt[k][1]]) for k in range(a, b)]
+        else:  # two neighbouring tokens swapped
+            if i + 1 < n:
+                (g1, w1), (g2, w2) = items[i], items[i + 1]
+                items[i], items[i + 1] = (g1, w2), (g2, w1)
+    return b"".join(g + w for g, w in items) + tail

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kernlint import demangle, resources
+from kernlint.cacheentry import seal, unseal
 from kernlint.resources import exact_resources
 
 SRC = "__global__ void k(float* p) { p[threadIdx.x] = 1; }\n"
@@ -63,17 +64,33 @@ def entry(files: dict[str, Path]) -> Path:
     return path
 
 
+def _key(path: Path) -> str:
+    return path.name[len("resources-"):-len(".json")]
+
+
+def read_entry_json(path: Path) -> object:
+    """An entry's JSON (entries are sealed with a checksum of their content and key: kernlint/cacheentry.py)."""
+    payload = unseal(_key(path), path.read_bytes())
+    assert payload is not None
+    return json.loads(payload)
+
+
+def write_entry_json(path: Path, data: object) -> None:
+    """Store `data` as a sound entry (its checksum right): what is tested is the check of its shape."""
+    path.write_bytes(seal(_key(path), json.dumps(data).encode()))
+
+
 @pytest.mark.parametrize("bad", ["many", None, -5, 1.5, True])
 def test_an_entry_with_a_bad_register_count_is_ignored_and_rewritten(tmp_path: Path, nvcc: dict, bad: object) -> None:
     kernels, note = lint(tmp_path)
     assert note is None and kernels["k"][0].registers == 12 and runs(nvcc) == 1
-    data = json.loads(entry(nvcc).read_text())
-    data["kernels"][0]["registers"] = bad
-    entry(nvcc).write_text(json.dumps(data))
+    data = read_entry_json(entry(nvcc))
+    data["kernels"][0]["registers"] = bad  # type: ignore[index]
+    write_entry_json(entry(nvcc), data)
     kernels, note = lint(tmp_path)
     assert note is None and kernels["k"][0].registers == 12
     assert runs(nvcc) == 2  # compiled again
-    assert json.loads(entry(nvcc).read_text())["kernels"][0]["registers"] == 12  # and rewritten
+    assert read_entry_json(entry(nvcc))["kernels"][0]["registers"] == 12  # type: ignore[index]  # and rewritten
     lint(tmp_path)
     assert runs(nvcc) == 2  # the rewritten entry is used
 
@@ -82,7 +99,7 @@ def test_an_entry_with_a_bad_register_count_is_ignored_and_rewritten(tmp_path: P
                                    {"format": resources.CACHE_FORMAT, "kernels": [], "note": 5}])
 def test_entries_of_the_wrong_shape_are_ignored(tmp_path: Path, nvcc: dict, shape: object) -> None:
     lint(tmp_path)
-    entry(nvcc).write_text(json.dumps(shape))
+    write_entry_json(entry(nvcc), shape)
     kernels, note = lint(tmp_path)
     assert note is None and kernels["k"][0].registers == 12 and runs(nvcc) == 2
 

@@ -207,7 +207,7 @@ def _counting_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     calls: list[int] = []
     real = scan_mod.scan_text
-    monkeypatch.setattr(scan_mod, "scan_text", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr(scan_mod, "scan_text", lambda text, *limit: calls.append(1) or real(text, *limit))
     return calls
 
 

@@ -2,9 +2,10 @@
 
 Location: `$KERNLINT_CACHE_DIR`, else `$XDG_CACHE_HOME/kernlint`, else `~/.cache/kernlint`;
 `KERNLINT_NO_CACHE=1` turns it off. One JSON file per project (entries keyed by path, each holding the
-content hash it was scanned from). Writes are atomic (temporary file + os.replace); an unreadable or
-corrupt cache is ignored and rewritten; a cache directory that cannot be written costs nothing but
-the speed-up.
+content hash it was scanned from, and a checksum of the entry: its path, hash, stamp and facts).
+Writes are atomic (temporary file + os.replace); an unreadable or corrupt cache is ignored and
+rewritten, and an entry whose checksum does not match is rescanned and stored again, never used
+(issue 30); a cache directory that cannot be written costs nothing but the speed-up.
 """
 from __future__ import annotations
 
@@ -38,6 +39,20 @@ def cache_dir() -> Path | None:
 
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def entry_sum(path: str, entry: dict[str, Any]) -> str:
+    """The checksum of one entry (its key, the path, and everything it holds), as stored in its "sum"."""
+    text = json.dumps([path, entry.get("hash"), entry.get("stamp"), entry.get("facts")], separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _sound(path: str, entry: Any) -> bool:
+    """Whether `entry` is a dict whose checksum matches what it holds."""
+    try:
+        return isinstance(entry, dict) and entry.get("sum") == entry_sum(path, entry)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def _tuples(x: Any) -> Any:
@@ -119,6 +134,8 @@ class FactsCache:
     def decode(self, path: str) -> FileFacts | None:
         """The facts of an entry `unchanged` kept undecoded; None if they do not decode (a damaged entry)."""
         digest, _none, stamp = self.entries[path]
+        if not _sound(path, self.raw[path]):
+            return None
         try:
             facts = facts_from_json(self.raw[path]["facts"])
         except (KeyError, TypeError, ValueError):
@@ -137,7 +154,7 @@ class FactsCache:
 
     def get(self, path: str, digest: str, stamp: tuple[int, int] = (0, 0)) -> FileFacts | None:
         hit = self.raw.get(path)
-        if not isinstance(hit, dict) or hit.get("hash") != digest:
+        if not isinstance(hit, dict) or hit.get("hash") != digest or not _sound(path, hit):
             return None
         try:
             facts = facts_from_json(hit["facts"])
@@ -155,9 +172,14 @@ class FactsCache:
     def save(self, root: Path) -> None:
         if self.file is None or not (self.dirty or set(self.raw) - set(self.entries)):
             return
-        files = {p: {"hash": h, "stamp": list(st),
-                     "facts": dataclasses.asdict(f) if f is not None else self.raw[p]["facts"]}
-                 for p, (h, f, st) in self.entries.items()}
+        files = {}
+        for p, (h, f, st) in self.entries.items():
+            if f is None:  # not decoded this run: kept as read, with its own checksum (right or not)
+                files[p] = {"hash": h, "stamp": list(st), "facts": self.raw[p]["facts"], "sum": self.raw[p].get("sum")}
+                continue
+            entry: dict[str, Any] = {"hash": h, "stamp": list(st), "facts": dataclasses.asdict(f)}
+            entry["sum"] = entry_sum(p, entry)
+            files[p] = entry
         payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
         atomic_write(self.file, payload.encode("utf-8"))
 

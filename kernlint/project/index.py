@@ -127,8 +127,8 @@ class ProjectIndex:
     _includes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _includers: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _kernel_files: dict[str, list[str]] = field(default_factory=dict, repr=False)
-    # (FactsCache, -I, the size cap) until ready()
-    _pending: tuple[FactsCache, tuple[str, ...], int] | None = field(default=None, repr=False)
+    # (FactsCache, -I, the size cap, the scan's CPU-time limit per file) until ready()
+    _pending: tuple[FactsCache, tuple[str, ...], int, float | None] | None = field(default=None, repr=False)
     flags: dict[str, FileFlags] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     scanned: int = 0  # files scanned this run (the rest came from the cache)
@@ -166,7 +166,7 @@ class ProjectIndex:
         """Decode the facts left undecoded and link the include graph (once; forked workers inherit it)."""
         if self._pending is None:
             return
-        cache, include_dirs, max_bytes = self._pending
+        cache, include_dirs, max_bytes, scan_limit = self._pending
         self._pending = None
         rescanned = False
         for p in [p for p, facts in self._facts.items() if facts is None]:
@@ -176,7 +176,8 @@ class ProjectIndex:
                 # again (the cache is saved below), so the next run decodes it.
                 rescanned = True
                 try:
-                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes, str(self.root))
+                    _digest, facts, scanned = _index_file(p, cache.stamp(p), cache, max_bytes, str(self.root),
+                                                          scan_limit_s=scan_limit)
                 except _Skipped:
                     # Left out, as build() leaves it out; with the entry gone, the next run's build()
                     # says why in its note (the notes of this run may already have been read).
@@ -193,7 +194,10 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
-              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES, shallow: bool = False) -> "ProjectIndex":
+              max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES, shallow: bool = False,
+              scan_limit_s: float | None = None) -> "ProjectIndex":
+        """The index of the project at `root`. `scan_limit_s`: the CPU seconds one file's scan may take (a
+        file's share of `--timeout`); a file whose scan runs past it is left out and named in a note."""
         idx = cls(root)
         db = find_compile_db(root, build_dir)
         if build_dir and db is None:
@@ -225,7 +229,8 @@ class ProjectIndex:
                 idx._facts[p] = None  # decoded by ready()
                 continue
             try:
-                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes, str(root), deferred)
+                digest, facts, scanned = _index_file(p, stamp, cache, max_bytes, str(root), deferred,
+                                                     scan_limit_s=scan_limit_s)
             except _Skipped as why:
                 skipped.append(f"{_rel(p, root)} ({why})")
                 continue
@@ -243,7 +248,7 @@ class ProjectIndex:
             idx.notes.append(f"project index: skipped {len(skipped)} file(s): " + ", ".join(skipped[:5])
                              + (" ..." if len(skipped) > 5 else ""))
         cache.save(root)
-        idx._pending = (cache, tuple(include_dirs), max_bytes)
+        idx._pending = (cache, tuple(include_dirs), max_bytes, scan_limit_s)
         idx.state = _state_digest(root, include_dirs, build_dir, shallow, idx.flags, idx.notes, digests)
         return idx
 
@@ -562,7 +567,8 @@ class _Skipped(Exception):
 
 
 def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes: int,
-                root: str = "", deferred: list | None = None) -> tuple[str, FileFacts, bool]:
+                root: str = "", deferred: list | None = None,
+                scan_limit_s: float | None = None) -> tuple[str, FileFacts, bool]:
     """(content digest, facts, whether it was scanned) of the regular file `path`, whose stamp is
     (mtime_ns, size): its facts come from `cache` when an entry holds this content and decodes, else the
     file is scanned and stored there. Raises _Skipped for a file the index leaves out. The one path of a
@@ -584,11 +590,11 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
         return digest, facts, False
     if b"\x00" in data[:8192]:
         raise _Skipped("binary")
-    try:
-        from kernlint.project.scan import scan_text
+    from kernlint.project.scan import ScanCutShort, scan_text
 
+    try:
         text = data.decode("utf-8", errors="replace")
-        facts = scan_text(text)
+        facts = scan_text(text, scan_limit_s)
         facts = _with_calls(facts, text)
         from kernlint.project import clang_scan
 
@@ -597,6 +603,9 @@ def _index_file(path: str, stamp: tuple[int, int], cache: FactsCache, max_bytes:
                 deferred.append((path, digest, stamp, text, facts))
                 return digest, facts, True
             facts = clang_scan.read_with_clang(facts, path, text, root)
+    except ScanCutShort:
+        # Not cached: on a less loaded machine, or with a larger --timeout, the scan may finish.
+        raise _Skipped(f"its scan was cut short at {scan_limit_s:g} s of CPU time, its share of --timeout") from None
     except Exception as exc:  # noqa: BLE001 - one odd file must never abort the run
         raise _Skipped(type(exc).__name__) from None
     cache.put(path, digest, facts, stamp)
@@ -788,11 +797,12 @@ _INDEXES: dict[tuple[str, tuple[str, ...], str | None], ProjectIndex] = {}
 
 
 def load_index(root: Path, include_dirs: tuple[str, ...] = (), build_dir: str | None = None,
-               shallow: bool = False) -> ProjectIndex:
-    """The index of `root`, built once per run (and per include dirs / build dir / depth)."""
+               shallow: bool = False, scan_limit_s: float | None = None) -> ProjectIndex:
+    """The index of `root`, built once per run (and per include dirs / build dir / depth); `scan_limit_s`:
+    as for `ProjectIndex.build` (the first build's limit holds for the run)."""
     key = (str(root), tuple(include_dirs), build_dir) + (("shallow",) if shallow else ())
     idx = _INDEXES.get(key)
     if idx is None:
-        idx = ProjectIndex.build(root, include_dirs, build_dir, shallow=shallow)
+        idx = ProjectIndex.build(root, include_dirs, build_dir, shallow=shallow, scan_limit_s=scan_limit_s)
         _INDEXES[key] = idx
     return idx

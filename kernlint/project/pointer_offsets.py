@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 _CAST = re.compile(r"^\(\s*(?:const\s+)?[A-Za-z_][\w:<>\s]*\*+\s*\)\s*")
 MAX_DEPTH = 4
@@ -85,22 +85,34 @@ def _first_value(rhs: str) -> str:
     return rhs
 
 
-def offset_of(arg: str, host_text: str, depth: int = 0, seen: frozenset[str] = frozenset()) -> str:
-    """The offset expression behind one launch argument ("" when none is visible)."""
+def offset_of(arg: str, host_text: str, depth: int = 0, seen: frozenset[str] = frozenset(),
+              values: Callable[[str], Iterable[str]] | None = None) -> str:
+    """The offset expression behind one launch argument ("" when none is visible). `values(name)`, when
+    given, stands for the right-hand sides `_assignments_of(name)` finds in `host_text` (an index of a
+    host function's assignments read once for all its launches: project/scan.py)."""
     t = _strip(arg)
     if not t or depth > MAX_DEPTH:
         return ""
     if _is_offset(t):
         return t
-    if not re.fullmatch(r"[A-Za-z_]\w*", t) or t in seen or not _assigned_somewhere(t, host_text):
+    if not re.fullmatch(r"[A-Za-z_]\w*", t) or t in seen:
+        return ""
+    if values is None and not _assigned_somewhere(t, host_text):
         return ""
     # Every assignment of the name before the launch: `T* name = rhs;`, `name = rhs;` (not `==`).
-    for m in _assignments_of(t).finditer(host_text):
-        rhs = _first_value(m.group(1))
-        found = offset_of(rhs, host_text, depth + 1, seen | {t})
+    for value in (values(t) if values is not None else (m.group(1) for m in _assignments_of(t).finditer(host_text))):
+        rhs = _first_value(value)
+        found = offset_of(rhs, host_text, depth + 1, seen | {t}, values)
         if found:
             return f"{t} = {_strip(rhs)}" if found == _strip(rhs) else found
     return ""
+
+
+def offset_candidate(value: str) -> bool:
+    """Whether `offset_of` can find anything behind an assignment of `value` (an offset itself, or a name
+    assigned in turn): the others can be left out of an index of a function's assignments."""
+    t = _strip(_first_value(value))
+    return bool(t) and (_is_offset(t) or re.fullmatch(r"[A-Za-z_]\w*", t) is not None)
 
 
 def _assigned_somewhere(name: str, text: str) -> bool:
@@ -122,7 +134,8 @@ def _assignments_of(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.>])\b{re.escape(name)}\s*=(?!=)\s*([^;{{}}]+);")
 
 
-def arg_offsets(args: Sequence[str], host_text: str) -> tuple[str, ...]:
+def arg_offsets(args: Sequence[str], host_text: str, values: Callable[[str], Iterable[str]] | None = None
+                ) -> tuple[str, ...]:
     """`offset_of` for every argument; () when none has an offset (the common case stays small)."""
-    out = tuple(offset_of(a, host_text) for a in args)
+    out = tuple(offset_of(a, host_text, values=values) for a in args)
     return out if any(out) else ()

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 from dataclasses import dataclass
 
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
+from kernlint.project.one_pass import angle_closes, class_member, parameter_name
 from kernlint.project.pointer_offsets import arg_offsets
+
+if TYPE_CHECKING:
+    from kernlint.project.host_body import HostBody
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 # Preprocessor lines: `#` first on its line but for spaces and tabs. The patterns start at the `#` (a literal
@@ -40,8 +44,6 @@ _INSTANTIATION = re.compile(r"template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<")
 _KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
                       "template typename class struct union namespace operator decltype alignof".split())
 _MAX_CALLS = 4000
-# `Engine<Real>::run` / `Engine<Real>::operator` at the end of a function header's name part.
-_CLASS_MEMBER = re.compile(r"([A-Za-z_]\w*)\s*<[^<>]*(?:<[^<>]*>[^<>]*)*>\s*::\s*~?[A-Za-z_]\w*\s*$")
 _CLASS_INSTANTIATION = re.compile(r"template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<")
 _DECL_KEYWORDS = _KEYWORDS | frozenset("return else case goto delete throw new typedef using default do".split())
 
@@ -56,7 +58,33 @@ def blank(text: str) -> str:
         if s.startswith('"') or s.startswith("'"):
             return s[0] + spaces(s[1:-1]) + s[-1] if len(s) >= 2 else s
         return spaces(s)
-    return _COMMENT_OR_STRING.sub(repl, text)
+    # `_COMMENT_OR_STRING.sub(repl, text)`, less its cost at each `/*` no `*/` follows (the regex scans to the
+    # end from every one: quadratic, issue 30): such a `/*` matches nothing, so it is stepped over.
+    if "/*" not in text:
+        return _COMMENT_OR_STRING.sub(repl, text)
+    last_close = text.rfind("*/")
+    parts = []
+    done = pos = 0
+    while True:
+        c = _LEXEME_START.search(text, pos)
+        if c is None:
+            break
+        at = c.start()
+        if text.startswith("/*", at) and at + 2 > last_close:
+            pos = at + 1  # no `*/` after it: no comment starts here (a `//` or quote may, later)
+            continue
+        m = _COMMENT_OR_STRING.match(text, at)
+        if m is None:
+            pos = at + 1
+            continue
+        parts.append(text[done:at])
+        parts.append(repl(m))
+        done = pos = m.end() if m.end() > at else at + 1
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+_LEXEME_START = re.compile(r"//|/\*|[\"']")  # where a match of _COMMENT_OR_STRING can start
 
 
 def _directives(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, re.Match[str]]]:
@@ -283,7 +311,7 @@ def _classify_header(head: str) -> _Block:
     if _SCOPE_HEAD.match(h) and h.find("(") > h.find(" "):
         return _Block("scope")
     open_at = h.find("(")
-    member = _CLASS_MEMBER.search(h[:open_at]) if tparams else None
+    member = class_member(h[:open_at]) if tparams else None
     if member is not None and h[:open_at].rstrip().endswith("operator"):
         # `R C<T>::operator()(...)`: the parameters follow the operator's own `()`.
         open_at = h.find("(", h.find(")", open_at) + 1)
@@ -293,17 +321,40 @@ def _classify_header(head: str) -> _Block:
             or "=" in pre:
         return _Block("other")
     inner = h[open_at + 1:h.rfind(")")] if ")" in h else ""
-    args = tuple(re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$", a)[0] for a in split_top(inner)
-                 if re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$", a))
+    args = tuple(name for name in map(parameter_name, split_top(inner)) if name)
     # A member of a class template defined outside its class (`template <class Real> void
     # Engine<Real>::run()`): the template parameters are the class's, bound where the class is
     # instantiated (`template class Engine<float>;`), so the host is named after the class.
-    name = member.group(1) if member is not None else names[-1]
+    name = member if member is not None else names[-1]
     return _Block("function", name, tparams, args, params_text=inner)
 
 
-def scan_text(text: str) -> FileFacts:
-    """Everything the index needs from one file's text."""
+class ScanCutShort(Exception):
+    """The scan of one file ran past its CPU-time limit (`scan_text`'s `cpu_limit_s`)."""
+
+
+class _Clock:
+    """The CPU-time limit of one scan, read every few hundred steps of its loops."""
+
+    def __init__(self, limit_s: float | None) -> None:
+        import time
+
+        self._now = time.process_time
+        self._deadline = self._now() + limit_s if limit_s else None
+        self._steps = 0
+
+    def tick(self) -> None:
+        if self._deadline is None:
+            return
+        self._steps += 1
+        if self._steps & 31 == 0 and self._now() > self._deadline:
+            raise ScanCutShort()
+
+
+def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
+    """Everything the index needs from one file's text. With `cpu_limit_s`, ScanCutShort once the scan has
+    used that much CPU time (the file's share of `--timeout`: issue 30)."""
+    clock = _Clock(cpu_limit_s)
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     clean = blank(text)
     # Names come from the original text (blanking empties quoted names); a `#` inside a comment is blank.
@@ -325,11 +376,12 @@ def scan_text(text: str) -> FileFacts:
     constants: list[tuple[str, str]] = []
     aliases: list[tuple[str, str]] = []
     boundary = 0
-    func_locals: dict[int, list[tuple[str, str]]] = {}
+    hosts: dict[int, HostBody] = {}  # body start -> what the launches in that host function read of it
     functions: list[tuple[int, int, str]] = []  # (body start, body end, parameter list) of each function
     inside = 0  # open blocks that are functions or other non-scope blocks
     pos = 0
     while True:
+        clock.tick()
         # Inside a function a `;` only moves `boundary`, which the next `{` inside reads not: skipped.
         m = (_INNER_STRUCTURE if inside else _STRUCTURE).search(code, pos)
         if m is None:
@@ -379,22 +431,24 @@ def scan_text(text: str) -> FileFacts:
             boundary = i + 1
         else:  # <<<
             fn = next((b for b in stack if b.kind == "function"), None)
-            ln = _launch_at(code, i, starts, fn, func_locals)
+            ln = _launch_at(code, i, starts, fn, hosts)
             if ln is not None:
                 launches.append(ln)
 
     # `template void k<...>(...)`: explicit instantiations of functions; `template class Engine<float>;`
     # binds the members of Engine defined outside the class (they go with the calls).
-    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT)
-    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT)
+    instantiations = _explicit_instantiations(code, starts, _INSTANTIATION, _PAREN_NEXT, clock)
+    calls = _explicit_instantiations(code, starts, _CLASS_INSTANTIATION, _SEMICOLON_NEXT, clock)
+    closes = angle_closes(code) if "<" in code else {}
     for name, at, lt in _named(code, "<"):
+        clock.tick()
         if len(calls) >= _MAX_CALLS:
             break
         if name in _KEYWORDS:
             continue
         if code.startswith("<<", lt):
             continue
-        close = _angle_forward(code, lt)
+        close = closes.get(lt, -1)
         if close < 0:
             continue
         after = code[close + 1:close + 8]
@@ -402,14 +456,16 @@ def scan_text(text: str) -> FileFacts:
             continue
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
-                     tuple(instantiations), tuple(calls), cuda, tuple(aliases), _typed_calls(code, starts, functions))
+                     tuple(instantiations), tuple(calls), cuda, tuple(aliases),
+                     _typed_calls(code, starts, functions, clock))
 
 
 _PAREN_NEXT = re.compile(r"\s*\(")
 _SEMICOLON_NEXT = re.compile(r"\s*;")
 
 
-def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: re.Pattern[str]
+def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: re.Pattern[str],
+                             clock: _Clock | None = None
                              ) -> list[tuple[str, tuple[str, ...], int]]:
     """(name, template arguments, line) of each `template ... name<...>` match of `pattern` (from its
     `template` to its `<`) after a line start, `;`, `}` or white space, whose closing `>` is followed by
@@ -419,6 +475,8 @@ def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[s
         return out
     pos = 0
     while True:
+        if clock is not None:
+            clock.tick()
         m = pattern.search(code, pos)
         if m is None:
             return out
@@ -436,7 +494,7 @@ def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[s
 _MAX_TYPED_CALLS = 2000
 
 
-def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, str]]
+def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, str]], clock: _Clock | None = None
                  ) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     """Calls `name(a, b, ...)` inside functions with at least one argument naming a variable whose
     declared pointer type the function shows (`adamw_update(param_ptr, ...)` with `floatX* param_ptr`):
@@ -454,6 +512,8 @@ def _typed_calls(code: str, starts: list[int], functions: list[tuple[int, int, s
         if not pointers:
             continue  # no argument can have a pointer type
         for name, at, paren in _named(body, "("):
+            if clock is not None:
+                clock.tick()
             if name in _DECL_KEYWORDS:
                 continue
             close = _match_forward(body, paren, "(", ")")
@@ -527,7 +587,7 @@ def _type_alias(stmt: str) -> tuple[str, str] | None:
 
 
 def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
-               func_locals: dict[int, list[tuple[str, str]]]) -> RawLaunch | None:
+               hosts: dict[int, "HostBody"]) -> RawLaunch | None:
     """The launch whose `<<<` is at `pos`."""
     j = pos - 1
     while j >= 0 and code[j].isspace():
@@ -547,7 +607,7 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
     name = code[j + 1:end].split("::")[-1]
     if not name or not (name[0].isalpha() or name[0] == "_"):
         return None
-    close = code.find(">>>", pos + 3)
+    close = code.find(">>>", pos + 3, pos + 2003)  # (bounded: unbounded, many `<<<` would be quadratic)
     if close < 0 or close - pos > 2000:
         return None
     config = tuple(split_top(code[pos + 3:close]))
@@ -562,56 +622,19 @@ def _launch_at(code: str, pos: int, starts: list[int], fn: _Block | None,
     locals_: tuple[tuple[str, str], ...] = ()
     offsets: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
+    host_types: tuple[str, ...] = ()
     if fn is not None:
-        body = code[fn.start:pos]
-        offsets = arg_offsets(args, body)
-        types = _declared_types(args, fn.params_text, body)
+        host = hosts.get(fn.start)
+        if host is None:
+            from kernlint.project.host_body import HostBody
+
+            host = hosts[fn.start] = HostBody(code, fn)
+        offsets = arg_offsets(args, "", lambda name_: host.values(name_, pos))
+        types = host.declared_types(args, pos)
         if not any(types):
             types = ()
-        found: dict[str, str] = {}
-        assigned = set()
-        for m in _LOCAL.finditer(body):
-            value = m.group(2) or (f"dim3({m.group(3)})" if m.group(3) is not None else None) \
-                or (f"dim3({m.group(4)})" if m.group(4) is not None else None)
-            if value is not None:
-                if m.group(1) in found:
-                    assigned.add(m.group(1))
-                found[m.group(1)] = " ".join(value.split())
-        # A dim3 declared plain (`dim3 threads;`) and set member by member (`threads.x = N;`): one
-        # value when each member is assigned at most once before the launch (CUDA: a plain dim3 is
-        # (1, 1, 1), runtime API dim3's default constructor) anywhere in the function: a launch in a
-        # loop sees the assignments after it too.
-        close_ = _match_forward(code, fn.start, "{", "}") if "dim3" in body else -1
-        whole = code[fn.start:close_] if close_ > pos else code[fn.start:]
-        for m in _PLAIN_DIM3.finditer(body):
-            name_ = m.group(1)
-            if name_ in found:
-                continue
-            n = re.escape(name_)
-            members = {}
-            for a in _named_pattern(rf"\b{n}\s*\.\s*([xyz])\s*=(?!=)\s*([^;{{}}]+);").finditer(whole):
-                members.setdefault(a.group(1), []).append(" ".join(a.group(2).split()))
-            if any(len(v) > 1 for v in members.values()) or _named_pattern(
-                    rf"\b{n}\s*(?:=(?!=)|\.\s*[xyz]\s*(?:[-+*/%&|^]|<<|>>)=|\.\s*[xyz]\s*(?:\+\+|--))").search(
-                    whole) or _named_pattern(rf"(?:\+\+|--)\s*{n}\s*\.").search(whole) or \
-                    _named_pattern(rf"&\s*{n}\b").search(whole) or any(
-                        a.start() > pos - fn.start for a in _named_pattern(rf"\b{n}\s*\.\s*[xyz]\s*=").finditer(whole)):
-                continue  # assigned as a whole, more than once, or through a pointer: no single value
-            if members:
-                found[name_] = "dim3(" + ", ".join(members.get(d, ["1"])[0] for d in "xyz") + ")"
-        # A name assigned again after its declaration has no single value. (A name written once in the
-        # body is only its declaration, which _strip_decls removes: nothing to search.)
-        for name_ in list(found):
-            if not _maybe_reassigned(body, name_):
-                continue
-            n = re.escape(name_)
-            if _named_pattern(rf"\b{n}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{n}\b|"
-                              rf"\b{n}\s*(?:\+\+|--)").search(_strip_decls(body, name_)):
-                assigned.add(name_)
-        locals_ = tuple((k_, v) for k_, v in found.items() if k_ not in assigned)
-    host_types: tuple[str, ...] = ()
-    if fn is not None and fn.tparams:
-        host_types = _declared_types(fn.args, fn.params_text, "")
+        locals_ = host.locals_before(pos)
+        host_types = host.host_types()
     return RawLaunch(name, targs, config, args, _line_of(starts, pos),
                      fn.name if fn else "", fn.tparams if fn else (), locals_, fn.args if fn else (), offsets,
                      types, host_types)
