@@ -161,7 +161,7 @@ def each_file(paths: list[str], include_dirs: list[str], quiet: bool) -> int:
 
     settings = load_settings(None, ALL_RULES)
     options = LintOptions(include_dirs=tuple(str(Path(d).resolve()) for d in include_dirs), resources=False)
-    setup = LintSetup(time_budget=settings.timeout / 2 if settings.timeout else None)
+    setup = LintSetup(scan_limit_s=settings.timeout / 2 if settings.timeout else None)
     overall = Tally()
     silent_total = 0
     for path in paths:

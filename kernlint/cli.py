@@ -436,7 +436,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
                       # Work, not time (kernlint/deadline.py): a file that needs more ends with its findings so
                       # far and a KL904, the same on any machine, long before the timeout would kill it.
                       work_budget=(deadline.steps_for(settings.timeout) if settings.work_budget is None
-                                   else settings.work_budget or None))
+                                   else settings.work_budget or None),
+                      # The project index's scan of one file: half of --timeout in CPU time (a guard).
+                      scan_limit_s=settings.timeout / 2 if settings.timeout else None)
     workers = 1 if confirm else (jobs if jobs is not None else (default_jobs() if _POOL_BY_DEFAULT else 1))
     # Files are linted in isolated worker processes (a crash or hang of libclang costs only its file),
     # except under --confirm (it needs the evaluations here) and for in-process callers without -j.

@@ -47,6 +47,7 @@ class LintSetup:
     arch: str | None = None  # the run's architecture, for the roofline rows
     roofline_peak: Any = None  # config roofline-peak, for the roofline rows
     work_budget: int | None = None  # evaluation steps per file before the rest is skipped (KL904; deadline.py)
+    scan_limit_s: float | None = None  # CPU seconds the project index may spend scanning one file (a guard)
     record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
 
 
@@ -154,7 +155,7 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
     notes: tuple[str, ...] = ()
     try:
         options, notes = project_options(job.options, job.path, setup.project_dir, job.build_dir, job.no_project,
-                                         recording, job.project_hint, setup.time_budget)
+                                         recording, job.project_hint, setup.scan_limit_s)
         if recording is not None:
             recording.include_dirs = options.include_dirs
         result = lint_source(text, name, options)
@@ -385,12 +386,15 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
     # loading them again, and the report's modules (the IR, coverage) are then already loaded too. Loading
     # them does not load libclang, so the workers are still forked (isolation._context).
     import kernlint.engine  # noqa: F401
+    from kernlint.project.clang_scan import isolated_reads
     from kernlint.resultcache import prepare_indexes
 
     # Each project index is built here, once, before the workers start (a forked worker inherits it): its
     # scans are then no file's time, and a slow one (bounded per file by the scan's own share of --timeout)
-    # can never cost another file its result.
-    prepare_indexes(jobs, setup)
+    # can never cost another file its result. Its clang reads run in isolated workers of their own, so
+    # this process never loads libclang and the lint workers still fork cheaply.
+    with isolated_reads():
+        prepare_indexes([j for j in jobs if j.path != "-"], setup)
     from kernlint.leftovers import remove_dead
 
     remove_dead()  # what earlier runs killed outright (SIGKILL) left in TMPDIR and the cache directory

@@ -469,12 +469,7 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
 
     done = 0
     if cache is None or setup.fix or setup.diff or setup.keep_results:
-        if limits is not None or workers > 1:
-            # Built once here (its clang reads in their own workers), not once per lint worker.
-            from kernlint.project.clang_scan import isolated_reads
-
-            with isolated_reads():
-                _prepare_indexes([j for j in jobs if j.path != "-"], setup)
+        # (with workers, parallel.lint_files builds each project index once, before the pool)
         for outcome in lint_files(jobs, setup, workers, limits):
             done += 1
             if progress is not None:
@@ -540,7 +535,7 @@ def _index_for(job: Any, setup: Any, roots: dict[str, Any] | None = None) -> tup
         return True, None
     try:
         return True, load_index(root, job.options.include_dirs, job.build_dir, shallow=shallow,
-                                scan_limit_s=getattr(setup, "time_budget", None))
+                                scan_limit_s=getattr(setup, "scan_limit_s", None))
     except Exception:  # noqa: BLE001 - the lint reports it; no hit
         return False, None
 

@@ -125,3 +125,14 @@ def test_blank_is_the_substitution_it_replaces() -> None:
 
     for t in _random_texts(list("/*\"'\\\nab "), 5_000, 4, 20):
         assert blank(t) == _COMMENT_OR_STRING.sub(repl, t), repr(t)
+
+
+def test_clang_reads_a_launch_file_of_ordinary_size_but_not_a_generated_one(tmp_path: Path) -> None:
+    """The project index's clang reader (project/clang_scan.py) costs ~0.7 ms of CPU per launch: a file
+    past MAX_CLANG_LAUNCHES keeps the text scan's values, so the cold index stays linear and fast."""
+    from kernlint.project import clang_scan
+
+    _unit, make = shapes()["launches"]
+    small, big = make(10), make(clang_scan.MAX_CLANG_LAUNCHES + 1)  # type: ignore[operator]
+    assert clang_scan.wanted(scan_text(small), small)
+    assert not clang_scan.wanted(scan_text(big), big)

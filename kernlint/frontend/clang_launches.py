@@ -1,6 +1,7 @@
 """Launches in host code, as clang sees them: each kernel launch's grid, block, template and pointer arguments, folded to values where the host code fixes them."""
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Callable
 
@@ -23,7 +24,7 @@ from kernlint.frontend.lowering import (
     _split_template_args,
     _template_args_from_tokens,
 )
-from kernlint.project.pointer_offsets import arg_offsets
+from kernlint.project.pointer_offsets import _assignments_of, arg_offsets
 
 
 def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
@@ -40,7 +41,13 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
     local_inits.update(_member_assignments(c, children))
 
     ancestors: list[ci.Cursor] = []  # enclosing for/if statements of the host code (host_samples.py)
-    tokens: list[tuple[int, str]] | None = None  # the host function's tokens (offset, text), read once
+    # The host function's tokens joined by spaces, read once: `whole`, each token's offset in the file and
+    # where its text ends in `whole`. The text before a launch is a prefix of `whole`, so an assignment
+    # found in `whole` is one a search of that prefix finds exactly when it ends inside it (its pattern
+    # ends at the first `;` after the `=`): each name's assignments are searched once per function, not
+    # once per launch in the text before it (quadratic in the launches of one function: issue 30).
+    tokens: tuple[str, list[int], list[int]] | None = None
+    assigns: dict[str, tuple[list[int], list[str]]] = {}
 
     def offsets(launch: ci.Cursor, arg_cursors: list[ci.Cursor]) -> tuple[str, ...]:
         """Pointer offsets the arguments pass (project/pointer_offsets.py), from the text before the launch."""
@@ -53,10 +60,24 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
         if source is not None and not _may_assign(texts, source):
             return arg_offsets(texts, "")  # no argument is assigned in the file: no text to search
         if tokens is None:
-            tokens = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
-        at = launch.extent.start.offset  # once, not per token (four ctypes calls)
-        before = " ".join(s for off, s in tokens if off < at)
-        return arg_offsets(texts, before)
+            spelled = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
+            ends, pos = [], -1
+            for _off, s in spelled:
+                pos += 1 + len(s)
+                ends.append(pos)
+            tokens = (" ".join(s for _o, s in spelled), [off for off, _s in spelled], ends)
+        whole, offs, ends = tokens
+        k = bisect.bisect_left(offs, launch.extent.start.offset)  # tokens before the launch
+        cut = ends[k - 1] if k else 0  # len(" ".join(those tokens))
+
+        def values(name: str) -> list[str]:
+            if name not in assigns:
+                found = [(m.end(), m.group(1)) for m in _assignments_of(name).finditer(whole)]
+                assigns[name] = ([e for e, _v in found], [v for _e, v in found])
+            found_ends, found_values = assigns[name]
+            return found_values[:bisect.bisect_right(found_ends, cut)]
+
+        return arg_offsets(texts, "", values=values)
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:

@@ -30,10 +30,17 @@ _PROBE = "__kernlint_probe_"
 _LITERAL_RE = re.compile(r"-?\d+[uUlL]*|true|false")
 
 
+MAX_CLANG_LAUNCHES = 1000  # the most launches one file may spell and still be read by clang (see wanted)
+
+
 def wanted(facts: FileFacts, text: str) -> bool:
     """The pre-filter: whether a file (its text and the text scan's facts) spells a launch or an explicit
     instantiation outside comments and strings: launches or instantiations the scan found, or a `<<<`
-    elsewhere (a macro's body)."""
+    elsewhere (a macro's body). A file with more launches than MAX_CLANG_LAUNCHES (a generated
+    file) keeps the text scan's values: clang's walk costs about 0.7 ms of CPU per launch, so 10,000
+    launches would cost 7 s of every cold index (issue 30 wants them indexed in a second or two)."""
+    if len(facts.launches) > MAX_CLANG_LAUNCHES:
+        return False
     if facts.launches or facts.instantiations:
         return True
     if "<<<" not in text:
@@ -45,6 +52,7 @@ def wanted(facts: FileFacts, text: str) -> bool:
 
 ISOLATE_FROM = 8  # files to read at least, for isolated workers (fewer: read in this process)
 _isolate_always = False  # see isolated_reads
+_in_process = False  # see read_in_process
 READ_TIMEOUT_S = 20.0  # CPU seconds for one file's read in a worker
 READ_MEMORY_MB = 1024
 
@@ -58,12 +66,21 @@ def read_all(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFac
     A few files, or a process that may not start workers (a daemonic lint worker), read them here."""
     import multiprocessing
 
-    if (len(items) >= ISOLATE_FROM or _isolate_always) and not multiprocessing.current_process().daemon:
+    if (len(items) >= ISOLATE_FROM or _isolate_always) and not _in_process \
+            and not multiprocessing.current_process().daemon:
         try:
             return _read_isolated(items, root)
         except Exception:  # noqa: BLE001 - no workers to be had: read here
             pass
     return [read_with_clang(facts, path, text, root) for path, text, facts in items]
+
+
+def read_in_process() -> None:
+    """From now on this process reads every file here, never in workers: for a long-lived process with
+    threads (`kernlint server`), which must not fork workers (a lock another thread holds at the fork
+    stays held in the child forever)."""
+    global _in_process
+    _in_process = True
 
 
 @contextlib.contextmanager
@@ -147,9 +164,13 @@ def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch,
     line and kernel; clang's launches the scan missed are added as their values."""
     out = []
     used: set[int] = set()
+    by_line: dict[int, list] = {}  # line -> clang's launches spanning it, in order (one pass, not one per launch)
+    for c in seen:
+        for line in range(c.span.line, max(c.span.end_line, c.span.line) + 1):
+            by_line.setdefault(line, []).append(c)
     for r in raw:
         # The scan's line is the `<<<`'s; clang's launch spans from the kernel's name (maybe a line above).
-        on_line = [c for c in seen if c.span.line <= r.line <= max(c.span.end_line, c.span.line)]
+        on_line = by_line.get(r.line, [])
         cands = [c for c in on_line if id(c) not in used]
         match = next((c for c in cands if c.kernel == r.kernel), None)
         if match is None and len(cands) == 1 and len(on_line) == 1:

@@ -775,8 +775,9 @@ def _add_included(root: Path, out: list[str], max_files: int) -> None:
     while queue and len(out) < max_files:
         p = queue.pop()
         try:
-            if os.path.getsize(p) > MAX_BYTES:
-                continue
+            st = os.stat(p)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+                continue  # a FIFO or a device would block or never end: only regular files are read
             with open(p, encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
         except OSError:

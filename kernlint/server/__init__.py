@@ -58,6 +58,9 @@ def main(argv: list[str]) -> int:
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
+    from kernlint.project.clang_scan import read_in_process
+
+    read_in_process()  # the server lints in a thread: its project index reads files here, not in forked workers
     server = build(cache_dir, use_cache)
     server.start_io(sys.stdin.buffer, protocol_out)
     return 0

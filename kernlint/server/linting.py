@@ -147,8 +147,12 @@ class BufferLinter:
                               arch=s.arch, occupancy_threshold=s.occupancy_threshold, resources=exact)
         job = FileJob(path, path, data=data, settings=s, options=options,
                       build_dir=str(s.compile_commands) if s.compile_commands else None, no_project=not s.project)
+        from kernlint import deadline
+
         setup = LintSetup(arch=s.arch, roofline_peak=s.roofline_peak,
-                          time_budget=s.timeout / 2 if s.timeout else None)
+                          work_budget=(deadline.steps_for(s.timeout) if s.work_budget is None
+                                       else s.work_budget or None),
+                          scan_limit_s=s.timeout / 2 if s.timeout else None)
         return job, setup
 
     def lint(self, path: str, text: str, keep_results: bool = False, exact: bool = True) -> BufferLint:
