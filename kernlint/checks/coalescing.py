@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from kernlint.checks import l1_reuse
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval import data_shape
@@ -43,6 +44,10 @@ class SiteCost:
     requests: int
     worst_sectors: int
     excess_by_sample: tuple[int, ...] = ()  # extra sectors of all its requests, per sample
+    ideal_by_sample: tuple[int, ...] = ()  # ideal sectors of all its requests, per sample
+    requests_by_sample: tuple[int, ...] = ()  # warp requests with an active lane, per sample
+    distinct_bytes: int = 0  # distinct bytes the typical request moves (lanes may share addresses)
+    events: tuple[MemoryAccess, ...] = ()  # the site's events, in evaluation order
 
 
 _COST_CACHE: list[tuple[KernelResult, str, list[SiteCost]]] = []
@@ -118,10 +123,16 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     full = all_lanes == all_lanes.max()
     order = np.argsort(all_sectors[full], kind="stable")
     pick = order[len(order) // 2]
+    typical = np.flatnonzero(full)[pick]
+    t_addr, t_mask = address[live][typical], mask[live][typical]
+    distinct = int(np.unique(t_addr[t_mask]).size) * width
+    keys = sorted(per_sample_sectors)
     return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio, pattern_ratio,
                     vs_coalesced, excess,
                     int(all_lanes[full][pick]), int(all_sectors.size), int(all_sectors.max()),
-                    tuple(per_sample_sectors[s] - per_sample_ideal[s] for s in sorted(per_sample_sectors)))
+                    tuple(per_sample_sectors[s] - per_sample_ideal[s] for s in keys),
+                    tuple(per_sample_ideal[s] for s in keys), tuple(int(live[:, s].sum()) for s in keys),
+                    distinct, tuple(evs))
 
 
 _TRAFFIC_CACHE: list[tuple[KernelResult, tuple[int, ...]]] = []
@@ -361,11 +372,16 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         e = cost.first
         rel, stride = _lane_offsets(e)
         sym = _symbolic_stride(e, result)
-        used = cost.active_lanes * e.width
+        # The ideal counts distinct bytes; lanes that share addresses request more than that. Both are
+        # named when they differ, so "N sectors for B bytes; M would suffice" adds up.
+        requested = cost.active_lanes * e.width
+        distinct = min(cost.distinct_bytes or requested, requested)
+        used = f"{requested}" if distinct == requested else f"{requested} requested ({distinct} distinct)"
         verb = "load" if kind == "load" else "store"
         severity = RULES_BY_CODE[code].severity
         flip = None if misaligned else _flipped_by(e, result)
         notes = []
+        l1_metrics: dict[str, object] = {}
         # The numbers of one request (the typical one: most active lanes, median cost) and, when it
         # differs, the ratio over every evaluated request (some may be aligned, or cheaper).
         req_ratio = cost.sectors / cost.ideal if cost.ideal else cost.ratio
@@ -408,6 +424,23 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         else:
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
+            l1 = l1_reuse.l1_cost(list(cost.events)) if kind == "load" else None
+            if l1 is not None and sum(l1.misses_by_sample) < sum(l1.sectors_by_sample):
+                live = [i for i, q in enumerate(cost.requests_by_sample) if q > 0 and cost.ideal_by_sample[i] > 0]
+                l1_ratio = min(l1.misses_by_sample[i] / cost.ideal_by_sample[i] for i in live)
+                l1_excess = min((l1.misses_by_sample[i] - cost.ideal_by_sample[i]) / cost.requests_by_sample[i]
+                                for i in live)
+                per_request = sum(l1.misses_by_sample) / max(1, sum(cost.requests_by_sample))
+                l1_fraction = sum(l1.misses_by_sample) / sum(l1.sectors_by_sample)
+                notes.append(f"L1 reuse: {per_request:.2f} sectors per request on average leave L1: the others are "
+                             f"sectors the same warp touched in the previous iterations of its loop (working set "
+                             f"{l1.working_set} sectors per warp, within the {l1_reuse.L1_WARP_SECTORS} kernlint "
+                             f"counts on L1 keeping)")
+                l1_metrics = {"l1_miss_sectors_per_request": round(per_request, 3),
+                              "l1_miss_fraction": round(l1_fraction, 4), "l1_miss_ratio": round(l1_ratio, 3),
+                              "l1_working_set_sectors": l1.working_set}
+            else:
+                l1 = None
             share = impact_share(cost, result)
             coverage = record_coverage(result, e, stride)
             recurrence = data_shape.recurrence_in_address(result.kernel.body, e.span) if result.kernel.body else ""
@@ -436,6 +469,12 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
                              f"each {stride}-byte record together, so L2 merges the partial sectors before they "
                              f"reach DRAM: the cost is L2 requests, not DRAM traffic (warning under "
                              f"{100 * RECORD_COVERAGE:.0f} %)")
+            elif l1 is not None and (l1_ratio < WARN_RATIO or l1_excess < MIN_EXCESS_SECTORS):
+                # Reuse across the iterations of its loop: what leaves L1 is near the ideal.
+                severity = Severity.INFO
+                notes.append(f"severity info: the bytes that leave L1 are {l1_ratio:.2f}x ideal (warning from "
+                             f"{WARN_RATIO:g}x and {MIN_EXCESS_SECTORS} extra sectors per request): the sectors per "
+                             f"request are L1 requests, not DRAM traffic")
             elif share < IMPACT_FRACTION:
                 # A halo column or a one-off diagonal read beside the kernel's main traffic: real, but
                 # what it wastes is a small part of what the kernel moves.
@@ -473,6 +512,9 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
+        if distinct != requested:
+            metrics["distinct_bytes"] = distinct
+        metrics.update(l1_metrics)
         pattern = _warp_pattern(e)
         if not misaligned and pattern:
             # One thread-to-address mapping: accesses of the kernel whose lanes sit at the same offsets
