@@ -127,6 +127,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
         self._mem_work = np.zeros((self.S, self.W), dtype=np.int64)
         self._mem_pending = 0  # memory requests issued under `_work_mask` and not added yet (count_work)
+        # Memory accesses executed (some lane active) whose address could not be evaluated: requests
+        # all the same, of unknown cost (KL305 counts them beside `mem_work`, and says so).
+        self.unmeasured_requests = 0
         # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
         self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
         # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that

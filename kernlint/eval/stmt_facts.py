@@ -414,3 +414,16 @@ def reference_use(fn: ir.Function, name: str) -> tuple[bool, bool]:
     reads = any(isinstance(n, ir.Ref) and n.name == name and n.kind == "param" and id(n) not in pure_lhs
                 for n in nodes)
     return reads, writes
+
+
+@by_identity(max_entries=256)
+def opaque_statements(body: ir.Stmt) -> tuple[int, int]:
+    """(statements the evaluator cannot run, statements it can) in `body`: an `OpaqueStmt` (inline
+    assembly, a construct the front end could not lower) is never evaluated; blocks count neither."""
+    opaque = understood = 0
+    for s in ir.iter_statements(body):
+        if isinstance(s, ir.OpaqueStmt):
+            opaque += 1
+        elif not isinstance(s, ir.Block):
+            understood += 1
+    return opaque, understood
