@@ -488,7 +488,7 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"consecutive lanes are {sym} bytes apart")
         elif stride is not None and stride != e.width:
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
-        if e.text.startswith("in ") and " at line " in e.text:
+        if e.text.startswith("in ") and " called from line " not in e.text:
             notes.append(f"the access is {e.text}, inlined here")
         if len(e.merged) > 1:
             fields = " and ".join("." + f for f in e.merged)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from kernlint.checks.base import Rule
+from kernlint.checks.base import Rule, helper_site
 from kernlint import ir
 from kernlint.checks.divergent_entry import group_in_region
 from kernlint.checks.search_hit import is_bracket_test
@@ -302,7 +302,7 @@ def check_data_branch(result: KernelResult) -> Iterator[Diagnostic]:
         # The condition's own loads come last in the source: name them first.
         loads = load_texts(result, tuple(sorted({ld for ev_ in evs for ld in ev_.loads}, reverse=True)))
         data = ", ".join(f"`{t}`" for t in loads)
-        what = _EXIT_WORDS.get(e.exit) or _KIND_WORDS.get(e.kind, "branch")
+        what = (_EXIT_WORDS.get(e.exit) or _KIND_WORDS.get(e.kind, "branch")) + helper_site(e.text)
         if e.exit == "break" and v.heavy:
             message = (f"data-dependent {what}: whether a lane leaves the loop depends on {data}, which the lanes of "
                        f"a warp load from different addresses, so lanes that leave early wait for the rest of their "

@@ -84,6 +84,7 @@ class Barrier:
     deps: frozenset[str] = frozenset()
     loop_iter: tuple[int, ...] = ()
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
+    text: str = ""  # where it is when a helper from another file was inlined ("in f() at h.cuh:3")
 
 
 @frozen
@@ -114,6 +115,7 @@ class DataBranch:
     unmeasured: int = 0  # memory accesses executed under it whose address was not evaluated (one pass)
     body_ran: bool = True  # a loop: its body issued work in the evaluated pass (False: the work is unknown)
     opaque: int = 0  # a loop: statements of its body the evaluator cannot run (inline assembly, ...)
+    text: str = ""  # where it is when a helper from another file was inlined ("in f() at h.cuh:3")
 
 
 @frozen

@@ -305,7 +305,7 @@ class CallsMixin:
         saved_loops = self.loop_stack
         self.frames.append(frame)
         same_file = key_file(callee.key) == key_file(self.fn.key)
-        self.call_sites.append((e.span, callee.name, callee.span, same_file))
+        self.call_sites.append((e.span, callee.name, callee.span, same_file, key_file(callee.key)))
         try:
             assert callee.body is not None
             self.exec_block(callee.body)
