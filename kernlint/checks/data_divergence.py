@@ -318,7 +318,7 @@ def check_data_branch(result: KernelResult) -> Iterator[Diagnostic]:
         else:
             body = "a loop, " if any(ev_.has_loop for ev_ in evs) else ""
             message = (f"data-dependent {what}: whether a lane takes it depends on {data}, which the lanes of a warp "
-                       f"load from different addresses, so a warp may run the code under it ({body}{_work(v, ' per warp')}) "
+                       f"load from different addresses, so a warp may run the code under it ({body}{_work(v, ' per warp', ', ')}) "
                        f"with only some of its lanes active")
         notes = [
             f"if one lane of each warp took it the kernel would average {v.avg_worst:.1f} of 32 active lanes per "
@@ -357,18 +357,21 @@ KL305 = Rule("KL305", "data-dependent-divergence",
 RULES = (KL305,)
 
 
-def _work(v: DataVerdict, per: str) -> str:
+def _work(v: DataVerdict, per: str, joiner: str = " and ") -> str:
     """The evaluated work under a condition, saying what was not evaluated: '9 operations and 3 memory
-    requests, 2 of them at addresses not evaluated', or 'work unknown: its body was not evaluated'."""
+    requests per warp; 2 of the requests at addresses kernlint could not evaluate', or 'work unknown:
+    the loop's body was not evaluated'."""
     if not v.body_ran:
         return "work unknown: the loop's body was not evaluated"
-    out = f"{_n(v.ops, 'operation')} and {_n(v.memory, 'memory request')}{per}"
+    out = f"{_n(v.ops, 'operation')}{joiner}{_n(v.memory, 'memory request')}{per}"
+    caveats = []
     if v.opaque:
-        out = "at least " + out + f" ({_n(v.opaque, 'statement')} of the body not evaluated)"
+        out = "at least " + out
+        caveats.append(f"{_n(v.opaque, 'statement')} of the body not evaluated")
     if v.unmeasured:
-        out += (f"; {'all' if v.unmeasured == v.memory else v.unmeasured} of the requests at addresses kernlint "
-                f"could not evaluate")
-    return out
+        caveats.append(f"{'all' if v.unmeasured == v.memory else v.unmeasured} of the requests at addresses kernlint "
+                       f"could not evaluate")
+    return out + ("; " + " and ".join(caveats) if caveats else "")
 
 
 def _n(k: int, word: str) -> str:
