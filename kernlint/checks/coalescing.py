@@ -321,6 +321,17 @@ def _irregular(e: MemoryAccess) -> bool:
     return len(set(np.diff(a).tolist())) > 4
 
 
+def _record_step(e: MemoryAccess) -> int | None:
+    """The step between most consecutive active lanes of the first request (at least half of them), for a
+    warp whose lanes span rows of a 2-D block (16 x 16: two rows of 16 records); None without one."""
+    a = _first_request(e)
+    if a is None or a.size < 4:
+        return None
+    steps, counts = np.unique(np.diff(a), return_counts=True)
+    k = int(np.argmax(counts))
+    return int(steps[k]) if steps[k] > 0 and 2 * counts[k] >= a.size - 1 else None
+
+
 def record_coverage(result: KernelResult, e: MemoryAccess, stride: int | None) -> float:
     """The share of each `stride`-byte record of `e`'s array that the kernel's accesses of `e`'s kind
     (loads or stores) with the same lane stride touch (the union of their byte offsets within a record),
@@ -353,7 +364,9 @@ def _record_coverage(result: KernelResult, e: MemoryAccess, stride: int) -> floa
         if both.sum() < 2:
             continue
         a = x.address[0, 0][both]
-        if not np.all(np.diff(a) == np.diff(e.address[0, 0][both])) or not np.all(np.diff(a) % stride == 0):
+        # Same lane pattern as `e` (one field of the same records); in a 2-D block the step from one
+        # row of lanes to the next is a row pitch, not a record, so most steps (not all) are records.
+        if not np.all(np.diff(a) == np.diff(e.address[0, 0][both])) or np.mean(np.diff(a) % stride == 0) < 0.5:
             continue
         off = int(a[0] - e.address[0, 0][both][0]) % stride
         for b in range(x.width):
@@ -442,7 +455,8 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             else:
                 l1 = None
             share = impact_share(cost, result)
-            coverage = record_coverage(result, e, stride)
+            record = stride if stride is not None else _record_step(e)
+            coverage = record_coverage(result, e, record)
             recurrence = data_shape.recurrence_in_address(result.kernel.body, e.span) if result.kernel.body else ""
             if recurrence:
                 severity = Severity.INFO
@@ -459,14 +473,14 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
                 # Array of structures read whole, field by field: L1 absorbs the later fields.
                 severity = Severity.INFO
                 notes.append(f"severity info: the kernel's loads with this lane stride read {100 * coverage:.0f} % of "
-                             f"each {stride}-byte record together, so the sectors the first field brings into L1 "
+                             f"each {record}-byte record together, so the sectors the first field brings into L1 "
                              f"serve the others: the cost is L1 requests, not DRAM traffic (warning under "
                              f"{100 * RECORD_COVERAGE:.0f} %)")
             elif coverage >= RECORD_COVERAGE:
                 # Written whole, field by field: L2 merges the partial sectors before they reach DRAM.
                 severity = Severity.INFO
                 notes.append(f"severity info: the kernel's stores with this lane stride write {100 * coverage:.0f} % of "
-                             f"each {stride}-byte record together, so L2 merges the partial sectors before they "
+                             f"each {record}-byte record together, so L2 merges the partial sectors before they "
                              f"reach DRAM: the cost is L2 requests, not DRAM traffic (warning under "
                              f"{100 * RECORD_COVERAGE:.0f} %)")
             elif l1 is not None and (l1_ratio < WARN_RATIO or l1_excess < MIN_EXCESS_SECTORS):
