@@ -32,6 +32,7 @@ from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
 from kernlint.frozen import frozen
+from kernlint.eval.stmt_facts import _assigned_names, _loop_var
 
 WARP = 32
 # Operations under a branch from which the compiler no longer predicates it (the same threshold as
@@ -189,6 +190,13 @@ def classify(events: list[DataBranch], result: KernelResult) -> DataVerdict | No
                   f"divergent entry (warp-aggregated atomics, per-key reductions, a warp partitioned by the same "
                   f"condition), so the divergence is by design and sorting the items is not the remedy")
         return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason, unmeasured, True, opaque)
+    single = _singled_out_iteration(result, first) if first.kind == "if" and not first.exit else ""
+    if single:
+        reason = (f"its condition `{single}` compares the loop's counter with a value the loop does not change, so "
+                  f"it singles out at most one iteration of each lane (skipping the element itself, say): a lane "
+                  f"leaves the common side at most once, whatever the data")
+        return DataVerdict(Severity.INFO, heavy, ops, mem, share, avg_now, avg_worst, warps, reason, unmeasured,
+                           True, opaque)
     if first.kind == "if" and not loop and _bracket(result, first):
         reason = ("it is the bracket test of a parallel search (`a[i] <= key && key < a[i + 1]` with one key for "
                   "the warp): the lanes' intervals do not overlap, so at most one lane takes it, the one that found "
@@ -250,6 +258,58 @@ def _bracket(result: KernelResult, e: DataBranch) -> bool:
         if isinstance(n, ir.If) and (n.span.line, n.span.column) == (e.span.line, e.span.column):
             return is_bracket_test(n.cond)
     return False
+
+
+def _singled_out_iteration(result: KernelResult, e: DataBranch) -> str:
+    """The condition's text when the `if` at `e` tests the innermost enclosing `for` loop's counter for
+    (in)equality with an expression the loop body never assigns (`if (j != index)`): true or false for at
+    most one iteration of a lane. '' otherwise (or when the `if` is not in the kernel's own body)."""
+    body = result.kernel.body
+    if body is None:
+        return ""
+    node, loop = None, None
+    for n in ir.walk(body):
+        if isinstance(n, ir.For) and _contains(n.span, e.span) and (loop is None or _contains(loop.span, n.span)):
+            loop = n
+        if isinstance(n, ir.If) and (n.span.line, n.span.column) == (e.span.line, e.span.column):
+            node = n
+    if node is None or loop is None or not _contains(loop.span, node.span):
+        return ""
+    var = _loop_var(loop)
+    cond = node.cond
+    while isinstance(cond, ir.Cast):
+        cond = cond.operand
+    if var is None or not isinstance(cond, ir.Binary) or cond.op not in ("==", "!="):
+        return ""
+    assigned = _assigned_names(loop.body)
+
+    def names(x: object) -> set[str]:
+        return {r.name for r in ir.walk(x) if isinstance(r, ir.Ref)}
+
+    def is_var(x: object) -> bool:
+        while isinstance(x, ir.Cast):
+            x = x.operand
+        return isinstance(x, ir.Ref) and x.name == var
+
+    for side, other in ((cond.lhs, cond.rhs), (cond.rhs, cond.lhs)):
+        if is_var(side) and not (names(other) & (assigned | {var})):
+            return f"{_text(cond.lhs)} {cond.op} {_text(cond.rhs)}"
+    return ""
+
+
+def _text(x: object) -> str:
+    """A short rendering of a simple expression (names, literals, members, arithmetic); '...' beyond."""
+    while isinstance(x, ir.Cast):
+        x = x.operand
+    if isinstance(x, ir.Ref):
+        return x.name
+    if isinstance(x, ir.Lit):
+        return str(x.value)
+    if isinstance(x, ir.Member):
+        return f"{_text(x.base)}{'->' if x.arrow else '.'}{x.field}"
+    if isinstance(x, ir.Binary) and x.op in ("+", "-", "*", "/"):
+        return f"{_text(x.lhs)} {x.op} {_text(x.rhs)}"
+    return "..."
 
 
 def _exited_loop(e: DataBranch, result: KernelResult) -> Loop | None:
