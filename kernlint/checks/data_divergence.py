@@ -265,6 +265,10 @@ def _singled_out_iteration(result: KernelResult, e: DataBranch) -> str:
     (in)equality with an expression the loop body never assigns (`if (j != index)`): true or false for at
     most one iteration of a lane. '' otherwise (or when the `if` is not in the kernel's own body)."""
     body = result.kernel.body
+    if (body is None or not _contains(result.kernel.span, e.span)) and result.unit is not None:
+        # In a helper of the same file, inlined (its events keep the helper's own lines).
+        body = next((f.body for f in result.unit.functions.in_file(lowered=True)
+                     if f.body is not None and _contains(f.span, e.span)), None)
     if body is None:
         return ""
     node, loop = None, None
