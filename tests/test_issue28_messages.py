@@ -82,3 +82,11 @@ def test_kl305_warning_never_contradicts_its_own_estimate(message_defects: dict)
 def test_sampled_values_are_listed_once_each() -> None:
     assert _shown((1024, 1024)) == "1024"
     assert _shown((4096, 6144)) == "4096 and 6144"
+
+
+def test_each_launch_finding_cites_its_own_launch() -> None:
+    found = _lint("KL404_each_launch.cu")
+    for line, threads in ((8, 48), (9, 80), (10, 100)):
+        d = found[(line, "KL404")]
+        assert f"block size {threads} (launch at line {line})" in d.assumptions, d.assumptions
+        assert d.metrics["block_size"] == threads
