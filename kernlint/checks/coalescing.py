@@ -446,9 +446,9 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
                 per_request = sum(l1.misses_by_sample) / max(1, sum(cost.requests_by_sample))
                 l1_fraction = sum(l1.misses_by_sample) / sum(l1.sectors_by_sample)
                 notes.append(f"L1 reuse: {per_request:.2f} sectors per request on average leave L1: the others are "
-                             f"sectors the same warp touched in the previous iterations of its loop (working set "
-                             f"{l1.working_set} sectors per warp, within the {l1_reuse.L1_WARP_SECTORS} kernlint "
-                             f"counts on L1 keeping)")
+                             f"sectors the same warp touched in the previous iterations of its loop, L1 hits (its "
+                             f"working set is {l1.working_set} sectors per warp; kernlint credits reuse up to "
+                             f"{l1_reuse.L1_WARP_SECTORS} sectors, {l1_reuse.L1_WARP_SECTORS * 32} bytes, per warp)")
                 l1_metrics = {"l1_miss_sectors_per_request": round(per_request, 3),
                               "l1_miss_fraction": round(l1_fraction, 4), "l1_miss_ratio": round(l1_ratio, 3),
                               "l1_working_set_sectors": l1.working_set}
