@@ -13,9 +13,9 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from kernlint import deadline, ir
-from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, grouping, parse_problems
+from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, grouping, parse_problems
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic
+from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval import coverage as evcov
 from kernlint.eval import asserted_shape, resample
 from kernlint.eval import samples
@@ -314,6 +314,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
 
     if not per_shape:
         return []
+    results, per_shape = _agree_on_runtime_blocks(results, per_shape, final)
     if len(per_shape) > 1 and all(r.shape.guess for r in results):
         keys = [{_site_key(d) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
@@ -341,6 +342,95 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
         merged.append(best)
     return (merged + samples.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
             + _resampled_findings(resampled, rules, {k[:3] for k in found}))  # type: ignore[misc]
+
+
+def _agree_on_runtime_blocks(results: list[KernelResult], per_shape: list[list[Diagnostic]],
+                             final: Callable[[Diagnostic], Diagnostic],
+                             ) -> tuple[list[KernelResult], list[list[Diagnostic]]]:
+    """Merge the shapes one launch with a runtime block was evaluated under (launch.runtime_blocks):
+    a finding every shape gives stays as it is and lists the shapes; one that only some give depends on
+    the runtime values and becomes an info that names the shapes with and without it. The group is
+    then one result (its first), so the real launches beside it merge as before."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(results):
+        if r.shape.guess.startswith("runtime:"):
+            groups.setdefault(r.shape.guess, []).append(i)
+    if not any(len(g) > 1 for g in groups.values()):
+        return results, per_shape
+    drop: set[int] = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        by_key: dict[tuple[object, ...], list[tuple[int, Diagnostic]]] = {}
+        for i in members:
+            for d in per_shape[i]:
+                by_key.setdefault(_site_key(d), []).append((i, d))
+        labels = {i: _runtime_label(results[i]) for i in members}
+        site = results[members[0]].shape.source.split(" with ")[0]
+        merged: list[Diagnostic] = []
+        for lst in by_key.values():
+            have = {i for i, _d in lst}
+            if len(have) == len(members):
+                # Every shape gives it: at the severity every shape agrees on (the mildest), so a warning
+                # never rests on one tried value (a share of traffic that only a small block makes large).
+                mild_i, mild = min(lst, key=lambda x: _severity_score(x[1]))
+                mild = final(mild)
+                tried = "; ".join(labels[i] for i in members)
+                extra = ()
+                worse = [labels[i] for i, d in lst if d.severity > mild.severity]
+                if worse:
+                    extra = (f"a {max(d.severity for _i, d in lst).label} with {'; '.join(worse)} only: the "
+                             f"severity is the one every tried shape agrees on",)
+                merged.append(dataclasses.replace(mild, notes=tuple(mild.notes) + extra,
+                                                  assumptions=mild.assumptions + (
+                    f"the block of the {site} depends on runtime values; the finding holds under every shape "
+                    f"tried: {tried}",)))
+                continue
+            best_i, best = max(lst, key=lambda x: _severity_score(x[1]))
+            best = final(best)
+            without = "; ".join(labels[i] for i in members if i not in have)
+            with_ = "; ".join(labels[i] for i in members if i in have)
+            cond = _runtime_condition([results[i] for i in members if i in have],
+                                      [results[i] for i in members if i not in have])
+            note = (f"severity {best.severity.label if best.severity is Severity.INFO else 'info'}: the block of "
+                    f"the {site} depends on runtime values, and the finding holds only with some of the shapes "
+                    f"tried: with {with_}; not with {without}")
+            merged.append(dataclasses.replace(
+                best, severity=Severity.INFO,
+                message=(f"{best.message} (with the runtime block of the {site}: unless {cond})" if cond else
+                         f"{best.message} (with some runtime block shapes of the {site} only: not with {without})"),
+                notes=(note,) + tuple(best.notes)))
+        per_shape[members[0]] = merged
+        drop |= set(members[1:])
+    keep = [i for i in range(len(results)) if i not in drop]
+    return [results[i] for i in keep], [per_shape[i] for i in keep]
+
+
+def _runtime_values(r: KernelResult) -> dict[str, str]:
+    """The runtime block values one shape took ({'ne13': '1', 'ne12': '32'}), from its source text."""
+    if " with " not in r.shape.source:
+        return {}
+    text = r.shape.source.split(" with ", 1)[1].split(" (", 1)[0]
+    return dict(part.split(" = ", 1) for part in text.split(", ") if " = " in part)
+
+
+def _runtime_condition(have: list[KernelResult], without: list[KernelResult]) -> str:
+    """'ne13 == 1' when one runtime value is the same in every shape without the finding and in none
+    with it; '' otherwise."""
+    if not have or not without:
+        return ""
+    for name, value in _runtime_values(without[0]).items():
+        if all(_runtime_values(r).get(name) == value for r in without) and \
+                all(_runtime_values(r).get(name) != value for r in have):
+            return f"{name} == {value}"
+    return ""
+
+
+def _runtime_label(r: KernelResult) -> str:
+    """'blockDim = (1, 32, 1) (ne13 = 1, ne12 = 32)': one shape of a runtime-block launch."""
+    b = r.shape.block
+    values = r.shape.source.split(" with ", 1)[1].split(" (", 1)[0] if " with " in r.shape.source else ""
+    return f"blockDim = ({b[0]}, {b[1]}, {b[2]})" + (f" ({values})" if values else "")
 
 
 def _reached_by_some(results: list[KernelResult], per_shape: list[list[Diagnostic]],
@@ -475,7 +565,8 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
         skipped: set[str] = set()
         try:
             results = analyse_kernel(tu, fn, options, lines, unit)
-            diags.extend(device_runtime.weigh(grouping.group(combine(results, rules, skipped)), results))
+            diags.extend(device_runtime.weigh(grouping.group(fallback.demote(combine(results, rules, skipped), fn, tu)),
+                                              results))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug must not hide the others' findings
             diags.append(parse_problems.internal_error(tu.path, fn, exc))
             records.append(evcov.failed(fn, tu.path, f"{type(exc).__name__}: {exc}"))

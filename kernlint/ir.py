@@ -330,6 +330,20 @@ def walk(node: object) -> "Iterator[object]":
         extend(get(n))
 
 
+def children(node: object) -> "Iterator[object]":
+    """The IR nodes directly under `node` (tuples of nodes flattened; types and spans are leaves)."""
+    get = _CHILDREN.get(type(node)) or _children_of(type(node))
+    stack = list(get(node))
+    while stack:
+        n = stack.pop(0)
+        if n is None or isinstance(n, (str, int, float, bool, CType, Span)):
+            continue
+        if isinstance(n, (tuple, list)):
+            stack[:0] = list(n)
+            continue
+        yield n
+
+
 def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
     """Every statement in a statement tree, outermost first (expressions are not entered)."""
     stack: list[object] = [node]
@@ -407,6 +421,10 @@ class Launch:
     # Per argument, a pointer offset it passes (`buf + padding`, or a local assigned from one); "" none
     # (project/pointer_offsets.py). KL103 cannot know the alignment of such a pointer.
     arg_offsets: tuple[str, ...] = ()
+    # A block that does not fold, per component: a decimal value, or the runtime expression as written
+    # (`dim3 block(ne13, ne12)` -> ("ne13", "ne12", "1")); () when the block folds or nothing is known.
+    # launch.py evaluates such a launch over plausible values of the runtime components.
+    block_dims: tuple[str, ...] = ()
 
 
 @frozen

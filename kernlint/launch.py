@@ -227,7 +227,21 @@ def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[
         return with_bindings(config_block, "[tool.kernlint] block"), defines
     shapes: list[LaunchShape] = []
     seen = set()
+    bound = _bound(fn, tu, bindings_list, {**defines, **(cli_defines or {})})
     for ln in launches:
+        if ln.block is None and ln.block_dims:
+            # A block of runtime values (`dim3 block(ne13, ne12)`): evaluated over plausible values of
+            # each, and combine() keeps only what every one of them shows (RUNTIME_VALUES).
+            binding, bsource = _launch_binding(fn, ln)
+            argv = tuple((p.name, v) for p, v in zip(fn.params, ln.args) if v is not None)
+            for block, text in runtime_blocks(ln.block_dims, bound):
+                key = (block, binding, ln.args, ln.arg_samples)
+                if key in seen:
+                    continue
+                seen.add(key)
+                shapes.append(LaunchShape(block, f"launch at {where(ln)} with {text}", ln.grid or grid_ann, binding,
+                                          bsource, ln.shared_bytes, argv, guess=f"runtime:{where(ln)}"))
+            continue
         if not valid_block(ln.block):
             continue  # unknown, or a shape the launch itself would reject (KL404/launch error territory)
         assert ln.block is not None
@@ -273,6 +287,51 @@ def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[
             out.extend(with_bindings(s, f"default 2-D shape ({why})", guess="default"))
         return out, defines
     return with_bindings(DEFAULT_1D, f"default ({why})", guess="default"), defines
+
+
+# Values tried for a runtime component of a launch's block (issue 28, item 3): one thread (a serial
+# dimension, `dim3 block(ne13, ne12)` with ne13 == 1), one warp, and a common block size; the kernel's
+# __launch_bounds__ is added when it folds. A warning must hold under every combination that is a
+# valid block (engine.combine), so a finding that needs one of them to be large is not a warning.
+RUNTIME_VALUES = (1, 32, 256)
+MAX_RUNTIME_SHAPES = 6  # combinations evaluated per launch (the first in order of the values)
+
+
+def runtime_blocks(dims: tuple[str, ...], bound: int | None) -> list[tuple[tuple[int, int, int], str]]:
+    """The block shapes to evaluate a launch whose block components `dims` are partly runtime
+    expressions under, each with the text that says which values it took ("ne13 = 1, ne12 = 32")."""
+    import itertools
+
+    values = list(RUNTIME_VALUES)
+    if bound is not None and bound not in values:
+        values.append(bound)
+    limit = min(MAX_THREADS, bound) if bound else MAX_THREADS
+    names = list(dict.fromkeys(d for d in dims if not d.isdigit()))  # one value per distinct expression
+    out: list[tuple[tuple[int, int, int], str]] = []
+    for combo in itertools.product(values, repeat=len(names)):
+        env = dict(zip(names, combo))
+        b = tuple(int(d) if d.isdigit() else env[d] for d in dims[:3])
+        block = (b[0], b[1], b[2]) if len(b) == 3 else None
+        if block is None or not valid_block(block) or block[0] * block[1] * block[2] > limit:
+            continue
+        if block == (1, 1, 1) and names:
+            continue  # one thread: its lanes share no request and take no branch apart, so it says nothing
+        text = ", ".join(f"{n} = {v}" for n, v in env.items())
+        out.append((block, f"{text} (the block's runtime values, each tried as {', '.join(map(str, values))})"))
+        if len(out) >= MAX_RUNTIME_SHAPES:
+            break
+    return out
+
+
+def _bound(fn: ir.Function, tu: ir.TranslationUnit, bindings_list: list, defines: dict[str, int]) -> int | None:
+    """The kernel's `__launch_bounds__` thread count when it folds (the first binding's)."""
+    if not fn.launch_bounds:
+        return None
+    for bindings, _source in bindings_list:
+        n = fold_bound(fn.launch_bounds[0], dict(bindings), {**tu.macros, **defines})
+        if n and 0 < n <= MAX_THREADS:
+            return n
+    return None
 
 
 def _split_2d(n: int) -> list[tuple[int, int, int]]:

@@ -93,7 +93,9 @@ def test_stdin_with_filename() -> None:
 
 def test_block_and_define_change_the_verdict(tmp_path: Path) -> None:
     p = tmp_path / "ld.cu"
-    p.write_text("__global__ void k(const float* a, float* o, int ld) { o[threadIdx.x] = a[threadIdx.x * ld]; }\n")
+    # `ld` multiplies the row `threadIdx.x` beside the column `blockIdx.y`: a row pitch, sampled large (a
+    # warning). Alone (`a[threadIdx.x * ld]`) it would be a stride, and 1 plausible: an info.
+    p.write_text("__global__ void k(const float* a, float* o, int ld) { o[threadIdx.x] = a[threadIdx.x * ld + blockIdx.y]; }\n")
     assert run([str(p)])[0] == 1
     assert run([str(p), "--define", "ld=1"])[0] == 0
     code, out, _ = run([str(p), "--define", "ld=1", "--block", "64", "--format", "json"])

@@ -16,11 +16,11 @@ def lint(name: str):  # type: ignore[no-untyped-def]
 
 def test_byte_stride_is_a_conditional_info_and_a_row_pitch_a_warning() -> None:
     diags = {d.line: d for d in lint("KL101_byte_stride.cu") if d.code == "KL101"}
-    byte_stride = diags[12]
+    byte_stride = diags[14]
     assert byte_stride.severity is Severity.INFO
     assert byte_stride.message.startswith("uncoalesced global load unless nb0 == 4")
     assert byte_stride.metrics["coalesced_if"] == {"nb0": 4}
-    pitch = diags[19]
+    pitch = diags[21]
     assert pitch.severity is Severity.WARNING and "unless" not in pitch.message
 
 
@@ -437,3 +437,67 @@ def test_a_heavy_data_branch_in_a_kernel_already_below_24_lanes_must_cost_a_lane
     assert low.metrics["avg_active_lanes"] - low.metrics["avg_active_lanes_worst"] < 1.0
     assert any("the low average comes from elsewhere" in n for n in low.notes)
     assert diags["filter_only"].severity is Severity.WARNING
+
+
+def test_roles_come_from_use_not_names() -> None:
+    from kernlint.eval import roles
+    from kernlint.frontend import parse_source
+
+    src = """
+__global__ void k(const float* a, float* b, long w, int n, int s, int ld) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y;
+    if (x < n) b[x] = a[x * w] + a[y * ld + x] + a[(x % s) * 2];
+}
+"""
+    (fn,) = parse_source(src, "r.cu").kernels
+    got = {k: (r.role, r.line) for k, r in roles.roles(fn).items()}
+    # `w` only scales x in an address; `n` bounds x; `ld` multiplies the row y beside the column x;
+    # `s` divides an index (x % s) and is a size, whatever it is called.
+    assert got == {"w": (roles.STRIDE, 5), "n": (roles.EXTENT, 5), "ld": (roles.PITCH, 5), "s": (roles.EXTENT, 5)}
+
+
+def test_element_stride_is_conditional_on_one_and_says_its_role() -> None:
+    diags = {d.line: d for d in lint("KL101_parameter_roles.cu") if d.code in ("KL101", "KL102")}
+    stride = diags[13]
+    assert stride.severity is Severity.INFO and stride.metrics["coalesced_if"] == {"s00": 1}
+    assert any("`s00` is a stride: only scales the thread index `i`" in a for a in stride.assumptions)
+    held = diags[23]  # src[2 * i * s]: 2x even at s == 1
+    assert held.severity is Severity.WARNING
+    assert any("uncoalesced with s = 1 as well" in a for a in held.assumptions)
+    assert any("`n` is an extent: bounds `i` at line 32" in a for a in diags[32].assumptions)
+    assert any("`width` is a row pitch" in a for a in diags[46].assumptions)
+    # `w` only scales `y` in the kernel, but the helper it is passed to bounds a loop with it.
+    helper = diags[68]
+    assert helper.severity is Severity.WARNING and "coalesced_if" not in helper.metrics
+    assert any("`w` is an extent: is passed to `row_sum` as `w`" in a for a in helper.assumptions)
+
+
+def test_fallback_side_names_the_fast_path() -> None:
+    diags = {d.line: d for d in lint("KL101_fallback_branch.cu") if d.code == "KL101"}
+    d = diags[16]
+    assert d.severity is Severity.INFO
+    assert d.metrics["fallback_of"] == {"fast_line": 14, "condition": "stride == 1"}
+    assert "the fast path at line 14 handles `stride == 1`" in d.message
+    assert diags[52].metrics["fallback_of"]["condition"] == "contiguous"
+    assert diags[60].severity is Severity.WARNING and diags[62].severity is Severity.WARNING
+
+
+def test_runtime_block_values_tried() -> None:
+    from kernlint.launch import runtime_blocks
+
+    shapes = [b for b, _text in runtime_blocks(("ne13", "ne12", "1"), None)]
+    # 1, 32, 256 each; (1, 1) is one thread (skipped); (32, 256), (256, 32), (256, 256) exceed 1024 threads.
+    assert shapes == [(1, 32, 1), (1, 256, 1), (32, 1, 1), (32, 32, 1), (256, 1, 1)]
+    # __launch_bounds__(64) is tried and caps the block; the same expression twice takes one value.
+    assert [b for b, _t in runtime_blocks(("n", "1", "1"), 64)] == [(32, 1, 1), (64, 1, 1)]
+    assert [b for b, _t in runtime_blocks(("n", "n", "1"), None)] == [(32, 32, 1)]
+    (_b, text), *_ = runtime_blocks(("128", "rows", "1"), None)
+    assert text.startswith("rows = 1 ")
+
+
+def test_runtime_block_finding_names_the_condition() -> None:
+    diags = {d.line: d for d in lint("KL102_runtime_block.cu") if d.code == "KL102"}
+    assert diags[12].severity is Severity.INFO and "unless ne13 == 1" in diags[12].message
+    assert diags[18].severity is Severity.WARNING
+    assert any("holds under every shape tried" in a and "(1, 256, 1)" in a for a in diags[18].assumptions)

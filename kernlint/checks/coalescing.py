@@ -14,7 +14,7 @@ import numpy as np
 from kernlint.checks import l1_reuse
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.eval import data_shape
+from kernlint.eval import data_shape, roles
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.uniform_data import is_load_symbol, label as load_label
@@ -214,48 +214,87 @@ _FLIP_CACHE: list[tuple[KernelResult, str, int, list[MemoryAccess]]] = []
 
 
 def _flipped_by(e: MemoryAccess, result: KernelResult) -> tuple[str, int] | None:
-    """A plausible value of a runtime parameter under which this access is not uncoalesced.
+    """A plausible value of a runtime parameter under which this access is not uncoalesced
+    (`_at_smallest` says how the parameter's smallest plausible value was found)."""
+    verdict = _at_smallest(e, result)
+    if verdict is None or verdict[0] != "coalesced":
+        return None
+    return verdict[1], verdict[2]
 
-    A lane stride equal to a sampled parameter (`(const char*)src + i * nb0`, cast to `float*`) is a
-    byte stride: sampled as a size it looks like a 4 KB jump, but `nb0 == sizeof(float)` — one
-    element — is the common contiguous case. The kernel is evaluated again with the parameter
-    equal to the access width; if the site is then no warning, the verdict depends on the value
-    and is reported as a conditional info. A typed array's row pitch (`in[x * width]`, a stride of
-    4*width bytes) stays uncoalesced at that value and keeps its warning.
+
+def _at_smallest(e: MemoryAccess, result: KernelResult) -> tuple[str, str, int] | None:
+    """(verdict, parameter, value): the access re-evaluated at the smallest plausible value of the
+    parameter its lane stride scales with; verdict "coalesced", "uncoalesced" or "unreached" (no lane
+    runs it at that value: a branch on the parameter excludes it). None when no such value applies.
+
+    A lane stride that scales with a sampled parameter is re-evaluated at the parameter's smallest
+    plausible value when its role (eval/roles.py) allows one: a *stride* (`src[i * s00]`, `(const
+    char*)src + i * nb0`: it only scales a thread index in addresses) is one element in contiguous
+    tensor code, so s00 == 1 or nb0 == sizeof(float) is as plausible as the sampled sizes. A value
+    loaded from memory has no role either way and gets the same treatment. An *extent* (compared with
+    an index, a loop bound) or a *row pitch* (`in[x * height + y]`, `odata[x * width + y]`: at least
+    as long as the rows it separates) is a size, and a warning under the sampled sizes holds. If the
+    site is no warning at the smallest value, the verdict depends on the value and is a conditional
+    info. A parameter without a role in the kernel body (used only in a helper) keeps the byte-stride
+    rule: lanes exactly the parameter apart flip at one element.
     """
     parts = _stride_parameter(e, result)
     if parts is None or result.unit is None:
         return None
-    name, value = parts[1], e.width
-    if parts[0] != 1:
-        # A value loaded from memory (eval/uniform_data.py) has no size to be: whatever makes the lanes
-        # one element apart is as plausible as the sampled sizes (`src[tid * ld]` with ld == 1).
-        if not is_load_symbol(name) or e.width % parts[0]:
+    k, name = parts
+    value = max(1, e.width // k)  # the lanes one element apart (or as close as the scale allows)
+    if is_load_symbol(name):
+        if k != 1 and e.width % k:
             return None
-        value = e.width // parts[0]
-    if any(k == name for k, _v in result.defines):
+    else:
+        role = roles.role_of(result.kernel, name, result.unit)
+        if role is not None and role.role != roles.STRIDE:
+            return None  # an extent or a row pitch: sizes, sampled large
+        if role is None and k != 1:
+            return None
+    if any(x == name for x, _v in result.defines):
         return None
-    events = None
-    for r, n, v, evs in _FLIP_CACHE:
-        if r is result and n == name and v == value:
-            events = evs
-    if events is None:
-        from kernlint.eval.interp import Interpreter  # the rule re-evaluates, as KL201's padding search does
-
-        defines = dict(result.defines)
-        defines[name] = value
-        run = Interpreter(result.unit, result.kernel, result.shape, defines).run()
-        events = [x for x in run.events if isinstance(x, MemoryAccess) and x.space == "global"]
-        _FLIP_CACHE.append((result, name, value, events))
-        del _FLIP_CACHE[:-8]
+    events = _events_with(result, name, value)
     same = [x for x in events if (x.span.line, x.span.column, x.root, x.kind) ==
             (e.span.line, e.span.column, e.root, e.kind)]
-    if not same:
-        return None
-    cost = _measure(same)
-    if cost is None or cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO or cost.excess < MIN_EXCESS_SECTORS:
-        return name, value
-    return None
+    cost = _measure(same) if same else None
+    if cost is None:
+        return "unreached", name, value
+    if cost.ratio < WARN_RATIO or cost.pattern_ratio < WARN_RATIO or cost.excess < MIN_EXCESS_SECTORS:
+        return "coalesced", name, value
+    return "uncoalesced", name, value
+
+
+def _events_with(result: KernelResult, name: str, value: int) -> list[MemoryAccess]:
+    """The global accesses of `result`'s kernel evaluated again with `name` defined as `value`."""
+    for r, n, v, evs in _FLIP_CACHE:
+        if r is result and n == name and v == value:
+            return evs
+    from kernlint.eval.interp import Interpreter  # the rule re-evaluates, as KL201's padding search does
+
+    defines = dict(result.defines)
+    defines[name] = value
+    run = Interpreter(result.unit, result.kernel, result.shape, defines).run()  # type: ignore[arg-type]
+    events = [x for x in run.events if isinstance(x, MemoryAccess) and x.space == "global"]
+    _FLIP_CACHE.append((result, name, value, events))
+    del _FLIP_CACHE[:-8]
+    return events
+
+
+def held_at_smallest(e: MemoryAccess, result: KernelResult) -> str:
+    """For a warning whose lane stride scales with a stride-role parameter: the assumption that says the
+    verdict was checked at the parameter's smallest plausible value too ("" when it does not apply)."""
+    verdict = _at_smallest(e, result)
+    if verdict is None or is_load_symbol(verdict[1]):
+        return ""
+    how, name, value = verdict
+    if how == "uncoalesced":
+        return (f"the request is uncoalesced with {name} = {value} as well (a stride's smallest plausible "
+                f"value, evaluated again)")
+    if how == "unreached":
+        return (f"with {name} = {value} (a stride's smallest plausible value) no lane runs this access: the "
+                f"verdict is for the values that reach it")
+    return ""
 
 
 _USES_Y: list = []  # [the source lines last asked about, whether they spell threadIdx.y]
@@ -431,9 +470,13 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             message = (f"uncoalesced global {verb} unless {pname} == {pvalue}: with {pname} sampled as a size a "
                        f"typical warp request touches {cost.sectors} 32-byte sectors for {used} bytes "
                        f"({req_ratio:.1f}x ideal{overall})")
-            notes.append(f"consecutive lanes are {pname} bytes apart: {pname} is a byte stride, and with "
-                         f"{pname} == {pvalue} (one {pvalue}-byte element) the request is coalesced; set "
-                         f"--define {pname}=VALUE to decide")
+            role = roles.role_of(result.kernel, pname, result.unit)
+            unit = "a byte stride" if sym == pname else "a stride"
+            why = f" ({role.why} at line {role.line})" if role is not None else ""
+            notes.append(f"consecutive lanes are {sym} bytes apart: {pname} is {unit}{why}, never compared with an "
+                         f"index or used as a loop bound, and with {pname} == {pvalue} the lanes are one "
+                         f"{e.width}-byte element apart and the request is coalesced; set --define "
+                         f"{pname}=VALUE to decide")
         else:
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
@@ -500,7 +543,7 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"addresses relative to lane 0: {lanes_txt}")
         if sym and flip is None:
             notes.append(f"consecutive lanes are {sym} bytes apart")
-        elif stride is not None and stride != e.width:
+        elif stride is not None and stride != e.width and not sym:  # a sampled stride is not a fact
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
         if e.text.startswith("in ") and " called from line " not in e.text:
             notes.append(f"the access is {e.text}, inlined here")
@@ -540,10 +583,14 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             metrics["launch_offset"] = {e.root: launch_offset}
         if e.via:
             metrics["called_from"] = list(e.via)
+        assumptions = result.assumptions(e.deps)
+        held = "" if misaligned or flip is not None else held_at_smallest(e, result)
+        if held:
+            assumptions += (held,)
         yield Diagnostic(
             path=result.path, line=e.span.line, column=e.span.column, code=code, name=name,
             severity=severity, message=message, kernel=result.kernel.name,
-            notes=tuple(notes), assumptions=result.assumptions(e.deps), metrics=metrics,
+            notes=tuple(notes), assumptions=assumptions, metrics=metrics,
             end_line=e.span.end_line, end_column=e.span.end_column,
         )
 

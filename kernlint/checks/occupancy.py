@@ -147,7 +147,8 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
         block_size = None
         block_source = "unknown"
         dynamic = 0
-        if first is not None and first.shape.guess != "default":
+        # Not a guess, nor one of the values tried for a block of runtime values (launch.runtime_blocks).
+        if first is not None and first.shape.guess != "default" and not first.shape.guess.startswith("runtime:"):
             block_size = first.shape.threads
             block_source = first.shape.source
             dynamic = first.shape.dynamic_shared or 0

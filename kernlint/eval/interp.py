@@ -24,7 +24,7 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.load_reuse import RecentLoads
-from kernlint.eval.samples import ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
+from kernlint.eval.samples import FLAG_SAMPLES, ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.eval import dependent_types, uniform_data
 from kernlint.eval import local_arrays
@@ -218,6 +218,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             k = self.sampled_params
             self.sampled_params += 1
             samples = tuple(max(1024, v - SIZE_STEP * k) for v in SIZE_SAMPLES)
+            if t.kind == "bool":
+                samples = FLAG_SAMPLES[:self.S]  # true in one sample, false in the other (eval/samples.py)
             if name in self.iteration_params:
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
             if name in self.shift_params:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from kernlint import ir
-from kernlint.eval import uniform_data
+from kernlint.eval import roles, uniform_data
 from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
 from kernlint.frozen import frozen
@@ -54,7 +54,8 @@ class KernelResult:
             elif name.startswith("blockIdx") or name.startswith("gridDim"):
                 out.append(f"{name} sampled as {_shown(values)}")
             else:
-                out.append(f"{name} = {_shown(values)} (sampled; set with --define {name}=VALUE)")
+                out.append(f"{name} = {_shown(values)} ({roles.sampled_as(self.kernel, name, self.unit)}; "
+                           f"set with --define {name}=VALUE)")
         if deps is not None:
             for d in sorted(x for x in deps if x.startswith(uniform_data.PTR_PREFIX)):
                 out.append(uniform_data.describe_pointer(d, self.source_lines))

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 ODD_OFFSET = 1
 # Samples of an iteration-count parameter (one per sample of the block).
 ITERATION_SAMPLES = (3, 5)
+# Samples of a `bool` parameter (a flag such as `contiguous`): true in the first sample, false in the
+# second, so both sides of `if (flag)` are evaluated. Sampled as a size it was true in both, and the
+# other side was never evaluated (checks/fallback.py needs both sides to tell the fast one).
+FLAG_SAMPLES = (1, 0)
 # Samples of a shift-amount parameter (`1 << log2N`): sizes of 1024 and 2048 elements. Sampled as a
 # size (thousands) the shift would be undefined (C++ [expr.shift]/1) and every value it builds unknown.
 SHIFT_SAMPLES = (10, 11)

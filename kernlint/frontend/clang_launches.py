@@ -101,7 +101,9 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                     key = _function_key(decl.get_definition() or decl) if decl is not None else ""
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
                                  for a in kids[2:])
+                    dims = partial_dim3(cargs[1], local_inits) if block is None and len(cargs) > 1 else None
                     out.append(ir.Launch(name, deduced or targs, grid, block, shmem, _span(ch), block_text, args, key,
+                                         block_dims=dims or (),
                                          arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits),
                                          deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, kids[2:])))
             scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
@@ -324,6 +326,52 @@ def _fold_dim3_var(name: str, inits: dict[str, ci.Cursor | None], depth: int) ->
     if any(d is None for d in dims):
         return None
     return (int(dims[0]), int(dims[1]), int(dims[2]))  # type: ignore[arg-type]
+
+
+def _text_of(c: ci.Cursor) -> str:
+    return " ".join(t.spelling for t in c.get_tokens())
+
+
+def partial_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> tuple[str, str, str] | None:
+    """A launch-configuration argument that does not fold, component by component: each a decimal
+    value where the host fixes it, else the expression as written (`dim3 block(ne13, ne12)` ->
+    ("ne13", "ne12", "1")); None when not even its components are known (a dim3 from elsewhere)."""
+    if depth > 8:
+        return None
+    kids = [k for k in c.get_children() if k.kind.is_expression()]
+    if "dim3" not in c.type.get_canonical().spelling:
+        v = _fold_int(c, inits, depth + 1)
+        text = _text_of(c)
+        return (str(v) if v is not None else text, "1", "1") if text or v is not None else None
+    if c.kind == K.DECL_REF_EXPR:
+        init = inits.get(c.spelling)
+        if init is None or f"{c.spelling}=0" in inits:
+            return None
+        dims = partial_dim3(init, inits, depth + 1)
+        if dims is None:
+            return None
+        out = list(dims)
+        for i, m in enumerate("xyz"):
+            key = f"{c.spelling}.{m}"
+            if key in inits:
+                value = inits[key]
+                v = _fold_int(value, inits, depth + 1) if value is not None else None
+                out[i] = str(v) if v is not None else (_text_of(value) if value is not None else "")
+        return (out[0], out[1], out[2]) if all(out) else None
+    if c.kind in (K.CALL_EXPR, K.INIT_LIST_EXPR) and 1 <= len(kids) <= 3 and not (
+            len(kids) == 1 and "dim3" in kids[0].type.get_canonical().spelling):
+        parts = []
+        for k in kids:
+            v = _fold_int(k, inits, depth + 1)
+            text = _text_of(k)
+            if v is None and not text:
+                return None  # a default argument clang did not evaluate
+            parts.append(str(v) if v is not None else text)
+        parts += ["1"] * (3 - len(parts))
+        return (parts[0], parts[1], parts[2])
+    if c.kind in (K.CALL_EXPR, K.UNEXPOSED_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR) and len(kids) == 1:
+        return partial_dim3(kids[0], inits, depth + 1)
+    return None
 
 
 def _fold_dim3(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) -> tuple[int, int, int] | None:

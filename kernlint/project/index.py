@@ -92,6 +92,7 @@ class ProjectLaunch:
     # per argument naming a host variable, its declared type with the host's binding and the file's
     # type aliases applied (`__nv_bfloat16 *`; "" unknown): template type arguments are deduced from it
     arg_types: tuple[str, ...] = ()
+    block_dims: tuple[str, ...] = ()  # an unfolded block per component (ir.Launch.block_dims)
 
     def site(self, root: Path | None = None) -> str:
         return f"{_rel(self.path, root)}:{self.line}"
@@ -522,9 +523,10 @@ class ProjectIndex:
             shared = _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
             args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
             types = tuple(self._arg_type(t, binding, unbound, path, e) for t in ln.arg_types)
+            dims = _partial_dim3(ln.config[1], e, unbound) if block is None and len(ln.config) > 1 else None
             out.append(ProjectLaunch(ln.kernel, targs, grid, block, shared, args, path, ln.line, via,
                                      ln.config[1] if len(ln.config) > 1 else "", bool(host_names), ln.arg_offsets,
-                                     types))
+                                     types, dims or ()))
         self._launch_memo[key] = out
         return out
 
@@ -660,6 +662,31 @@ def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: i
         return (dims[0], dims[1], dims[2])
     v = _fold_int(t, env, unbound)
     return (v, 1, 1) if v is not None else None
+
+
+def _partial_dim3(text: str, env: dict[str, str | int], unbound: set[str],
+                  depth: int = 0) -> tuple[str, str, str] | None:
+    """An unfolded block per component: decimal where it folds, else the expression as written
+    (`dim3(ne13, ne12)` -> ("ne13", "ne12", "1")); None when its components are not known."""
+    t = text.strip()
+    if depth > 4 or not t:
+        return None
+    if t in env and isinstance(env[t], str) and str(env[t]).startswith("dim3"):
+        return _partial_dim3(str(env[t]), env, unbound, depth + 1)
+    from kernlint.project.scan import split_top
+
+    m = re.fullmatch(r"(?:dim3\s*)?[({](.*)[)}]", t, re.S)
+    if m and (t.startswith("dim3") or t.startswith("{")):
+        parts = [p.strip() for p in split_top(m.group(1)) if p.strip()]
+        if not 1 <= len(parts) <= 3:
+            return None
+        vals = [_fold_int(p, env, unbound) for p in parts]
+        dims = [str(v) if v is not None else p for v, p in zip(vals, parts)] + ["1", "1"]
+        return (dims[0], dims[1], dims[2])
+    if re.fullmatch(r"[A-Za-z_]\w*", t):
+        return None  # a dim3 variable the scan did not see declared: its components are unknown
+    v = _fold_int(t, env, unbound)
+    return (str(v) if v is not None else t, "1", "1")
 
 
 def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
