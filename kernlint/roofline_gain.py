@@ -25,21 +25,26 @@ def _gain(d: Diagnostic, row: Roofline) -> dict[str, object] | None:
             if line == d.line and col == d.column and (kind is None or k == kind)]
     if not mine or row.bytes <= 0:
         return None
-    saved = sum(real - ideal for real, ideal in mine)
-    if saved <= 0:
+    # A load whose sectors L1 partly serves (reuse across its loop, checks/l1_reuse.py): what the fix
+    # saves is what leaves L1 beyond the ideal, and the kernel's bytes count that site's misses only.
+    fraction = float(d.metrics.get("l1_miss_fraction", 1.0))  # type: ignore[arg-type]
+    served = sum(real * (1.0 - fraction) for real, _ideal in mine)
+    before = row.bytes - served
+    saved = sum(real * fraction - ideal for real, ideal in mine)
+    if saved <= 0 or before <= 0:
         return None
-    after = max(row.bytes - saved, 1e-9)
+    after = max(before - saved, 1e-9)
     ridge = row.ridge()
-    i0 = row.flops / row.bytes
+    i0 = row.flops / before
     i1 = row.flops / after
     f0 = min(1.0, i0 / ridge)
     f1 = min(1.0, i1 / ridge)
-    speedup = f1 / f0 if f0 > 0 else row.bytes / after
+    speedup = f1 / f0 if f0 > 0 else before / after
     if speedup < MIN_SPEEDUP:
         return None
     return {
         "launch": row.launch, "arch": row.arch, "gpu": row.gpu,
-        "bytes_per_thread": round(row.bytes, 4), "bytes_per_thread_after_fix": round(after, 4),
+        "bytes_per_thread": round(before, 4), "bytes_per_thread_after_fix": round(after, 4),
         "intensity": round(i0, 4), "intensity_after_fix": round(i1, 4),
         "bound": "compute" if i0 >= ridge else "memory", "bound_after_fix": "compute" if i1 >= ridge else "memory",
         "attainable_fraction": round(f0, 4), "attainable_fraction_after_fix": round(f1, 4),
@@ -47,6 +52,7 @@ def _gain(d: Diagnostic, row: Roofline) -> dict[str, object] | None:
         "attainable_percent": percent_of_peak(f0), "attainable_percent_after_fix": percent_of_peak(f1),
         "speedup_bound": round(speedup, 3), "trip_counts_known": row.trips_known,
         "unknown_trip_loops": tuple(line for line, trips in row.loops if trips is None),
+        "l1_served_bytes_per_thread": round(served, 4),
     }
 
 
@@ -64,9 +70,11 @@ def _note(g: dict[str, object]) -> str:
     # the absolute figures do not (the roofline table says the same with its `*`).
     over = (f" over the evaluated iterations (the trip count of the loop at line{'s' if len(loops) > 1 else ''} "
             f"{', '.join(map(str, loops))} is unknown)" if loops else "")
+    caches = ("this access's L1 hits across its loop are not counted, other caches not modelled"
+              if float(g.get("l1_served_bytes_per_thread") or 0) > 0 else "caches not modelled")  # type: ignore[arg-type]
     return (f"what fixing it buys: the kernel's global bytes per thread{over} fall from {g['bytes_per_thread']:g} to "
             f"{g['bytes_per_thread_after_fix']:g} ({where}); up to {g['speedup_bound']:.3g}x faster if bandwidth "
-            f"limits it (roofline, caches not modelled: rules/roofline.md)")
+            f"limits it (roofline, {caches}: rules/roofline.md)")
 
 
 def with_gains(diagnostics: Sequence[Diagnostic], rows: Iterable[Roofline]) -> list[Diagnostic]:

@@ -18,6 +18,14 @@ def call_chain_notes(via: tuple[int, ...]) -> list[str]:
             + " -> ".join(str(v) for v in via) + "; each call site is reported on its own"]
 
 
+def helper_site(text: str) -> str:
+    """' in pick() at helper.cuh:3, inlined by the call on this line' for an event of a helper from another
+    file (reported at the call in the linted file, eval/interp.py `attribute`), else ''."""
+    if text.startswith("in ") and "() at " in text and " called from line " not in text:
+        return f" {text}, inlined by the call on this line"
+    return ""
+
+
 @frozen
 class Rule:
     """One rule: `code` for machines (KL101), `name` for people (uncoalesced-global-load)."""

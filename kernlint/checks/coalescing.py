@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from kernlint.checks import l1_reuse
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval import data_shape, roles
@@ -43,6 +44,10 @@ class SiteCost:
     requests: int
     worst_sectors: int
     excess_by_sample: tuple[int, ...] = ()  # extra sectors of all its requests, per sample
+    ideal_by_sample: tuple[int, ...] = ()  # ideal sectors of all its requests, per sample
+    requests_by_sample: tuple[int, ...] = ()  # warp requests with an active lane, per sample
+    distinct_bytes: int = 0  # distinct bytes the typical request moves (lanes may share addresses)
+    events: tuple[MemoryAccess, ...] = ()  # the site's events, in evaluation order
 
 
 _COST_CACHE: list[tuple[KernelResult, str, list[SiteCost]]] = []
@@ -118,10 +123,16 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     full = all_lanes == all_lanes.max()
     order = np.argsort(all_sectors[full], kind="stable")
     pick = order[len(order) // 2]
+    typical = np.flatnonzero(full)[pick]
+    t_addr, t_mask = address[live][typical], mask[live][typical]
+    distinct = int(np.unique(t_addr[t_mask]).size) * width
+    keys = sorted(per_sample_sectors)
     return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio, pattern_ratio,
                     vs_coalesced, excess,
                     int(all_lanes[full][pick]), int(all_sectors.size), int(all_sectors.max()),
-                    tuple(per_sample_sectors[s] - per_sample_ideal[s] for s in sorted(per_sample_sectors)))
+                    tuple(per_sample_sectors[s] - per_sample_ideal[s] for s in keys),
+                    tuple(per_sample_ideal[s] for s in keys), tuple(int(live[:, s].sum()) for s in keys),
+                    distinct, tuple(evs))
 
 
 _TRAFFIC_CACHE: list[tuple[KernelResult, tuple[int, ...]]] = []
@@ -349,6 +360,17 @@ def _irregular(e: MemoryAccess) -> bool:
     return len(set(np.diff(a).tolist())) > 4
 
 
+def _record_step(e: MemoryAccess) -> int | None:
+    """The step between most consecutive active lanes of the first request (at least half of them), for a
+    warp whose lanes span rows of a 2-D block (16 x 16: two rows of 16 records); None without one."""
+    a = _first_request(e)
+    if a is None or a.size < 4:
+        return None
+    steps, counts = np.unique(np.diff(a), return_counts=True)
+    k = int(np.argmax(counts))
+    return int(steps[k]) if steps[k] > 0 and 2 * counts[k] >= a.size - 1 else None
+
+
 def record_coverage(result: KernelResult, e: MemoryAccess, stride: int | None) -> float:
     """The share of each `stride`-byte record of `e`'s array that the kernel's accesses of `e`'s kind
     (loads or stores) with the same lane stride touch (the union of their byte offsets within a record),
@@ -381,7 +403,9 @@ def _record_coverage(result: KernelResult, e: MemoryAccess, stride: int) -> floa
         if both.sum() < 2:
             continue
         a = x.address[0, 0][both]
-        if not np.all(np.diff(a) == np.diff(e.address[0, 0][both])) or not np.all(np.diff(a) % stride == 0):
+        # Same lane pattern as `e` (one field of the same records); in a 2-D block the step from one
+        # row of lanes to the next is a row pitch, not a record, so most steps (not all) are records.
+        if not np.all(np.diff(a) == np.diff(e.address[0, 0][both])) or np.mean(np.diff(a) % stride == 0) < 0.5:
             continue
         off = int(a[0] - e.address[0, 0][both][0]) % stride
         for b in range(x.width):
@@ -400,11 +424,16 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         e = cost.first
         rel, stride = _lane_offsets(e)
         sym = _symbolic_stride(e, result)
-        used = cost.active_lanes * e.width
+        # The ideal counts distinct bytes; lanes that share addresses request more than that. Both are
+        # named when they differ, so "N sectors for B bytes; M would suffice" adds up.
+        requested = cost.active_lanes * e.width
+        distinct = min(cost.distinct_bytes or requested, requested)
+        used = f"{requested}" if distinct == requested else f"{requested} requested ({distinct} distinct)"
         verb = "load" if kind == "load" else "store"
         severity = RULES_BY_CODE[code].severity
         flip = None if misaligned else _flipped_by(e, result)
         notes = []
+        l1_metrics: dict[str, object] = {}
         # The numbers of one request (the typical one: most active lanes, median cost) and, when it
         # differs, the ratio over every evaluated request (some may be aligned, or cheaper).
         req_ratio = cost.sectors / cost.ideal if cost.ideal else cost.ratio
@@ -451,8 +480,26 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         else:
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")
+            l1 = l1_reuse.l1_cost(list(cost.events)) if kind == "load" else None
+            if l1 is not None and sum(l1.misses_by_sample) < sum(l1.sectors_by_sample):
+                live = [i for i, q in enumerate(cost.requests_by_sample) if q > 0 and cost.ideal_by_sample[i] > 0]
+                l1_ratio = min(l1.misses_by_sample[i] / cost.ideal_by_sample[i] for i in live)
+                l1_excess = min((l1.misses_by_sample[i] - cost.ideal_by_sample[i]) / cost.requests_by_sample[i]
+                                for i in live)
+                per_request = sum(l1.misses_by_sample) / max(1, sum(cost.requests_by_sample))
+                l1_fraction = sum(l1.misses_by_sample) / sum(l1.sectors_by_sample)
+                notes.append(f"L1 reuse: {per_request:.2f} sectors per request on average leave L1: the others are "
+                             f"sectors the same warp touched in the previous iterations of its loop, L1 hits (its "
+                             f"working set is {l1.working_set} sectors per warp; kernlint credits reuse up to "
+                             f"{l1_reuse.L1_WARP_SECTORS} sectors, {l1_reuse.L1_WARP_SECTORS * 32} bytes, per warp)")
+                l1_metrics = {"l1_miss_sectors_per_request": round(per_request, 3),
+                              "l1_miss_fraction": round(l1_fraction, 4), "l1_miss_ratio": round(l1_ratio, 3),
+                              "l1_working_set_sectors": l1.working_set}
+            else:
+                l1 = None
             share = impact_share(cost, result)
-            coverage = record_coverage(result, e, stride)
+            record = stride if stride is not None else _record_step(e)
+            coverage = record_coverage(result, e, record)
             recurrence = data_shape.recurrence_in_address(result.kernel.body, e.span) if result.kernel.body else ""
             if recurrence:
                 severity = Severity.INFO
@@ -469,16 +516,22 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
                 # Array of structures read whole, field by field: L1 absorbs the later fields.
                 severity = Severity.INFO
                 notes.append(f"severity info: the kernel's loads with this lane stride read {100 * coverage:.0f} % of "
-                             f"each {stride}-byte record together, so the sectors the first field brings into L1 "
+                             f"each {record}-byte record together, so the sectors the first field brings into L1 "
                              f"serve the others: the cost is L1 requests, not DRAM traffic (warning under "
                              f"{100 * RECORD_COVERAGE:.0f} %)")
             elif coverage >= RECORD_COVERAGE:
                 # Written whole, field by field: L2 merges the partial sectors before they reach DRAM.
                 severity = Severity.INFO
                 notes.append(f"severity info: the kernel's stores with this lane stride write {100 * coverage:.0f} % of "
-                             f"each {stride}-byte record together, so L2 merges the partial sectors before they "
+                             f"each {record}-byte record together, so L2 merges the partial sectors before they "
                              f"reach DRAM: the cost is L2 requests, not DRAM traffic (warning under "
                              f"{100 * RECORD_COVERAGE:.0f} %)")
+            elif l1 is not None and (l1_ratio < WARN_RATIO or l1_excess < MIN_EXCESS_SECTORS):
+                # Reuse across the iterations of its loop: what leaves L1 is near the ideal.
+                severity = Severity.INFO
+                notes.append(f"severity info: the bytes that leave L1 are {l1_ratio:.2f}x ideal (warning from "
+                             f"{WARN_RATIO:g}x and {MIN_EXCESS_SECTORS} extra sectors per request): the sectors per "
+                             f"request are L1 requests, not DRAM traffic")
             elif share < IMPACT_FRACTION:
                 # A halo column or a one-off diagonal read beside the kernel's main traffic: real, but
                 # what it wastes is a small part of what the kernel moves.
@@ -492,7 +545,7 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"consecutive lanes are {sym} bytes apart")
         elif stride is not None and stride != e.width and not sym:  # a sampled stride is not a fact
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
-        if e.text.startswith("in ") and " at line " in e.text:
+        if e.text.startswith("in ") and " called from line " not in e.text:
             notes.append(f"the access is {e.text}, inlined here")
         if len(e.merged) > 1:
             fields = " and ".join("." + f for f in e.merged)
@@ -516,6 +569,9 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
         }
         if stride is not None:
             metrics["lane_stride_bytes"] = stride
+        if distinct != requested:
+            metrics["distinct_bytes"] = distinct
+        metrics.update(l1_metrics)
         pattern = _warp_pattern(e)
         if not misaligned and pattern:
             # One thread-to-address mapping: accesses of the kernel whose lanes sit at the same offsets

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernlint import ir
-from kernlint.checks.base import Rule, call_chain_notes
+from kernlint.checks.base import Rule, call_chain_notes, helper_site
 from kernlint.checks.data_divergence import NCU_ACTIVE_LANES, average_active_lanes
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
@@ -477,7 +477,7 @@ def check_branch(result: KernelResult) -> Iterator[Diagnostic]:
         for r in site.returns:
             warps.update(np.nonzero(warp_split(r.cond, r.mask).split.any(axis=0))[0].tolist())
         which = f" (warp{'s' if len(warps) > 1 else ''} {lane_ranges(warps)})" if warps else ""
-        message = (f"divergent {what}: it splits {v.warps_split} of {v.warps_evaluated} warps{which}; in the worst "
+        message = (f"divergent {what}{helper_site(e.text)}: it splits {v.warps_split} of {v.warps_evaluated} warps{which}; in the worst "
                    f"warp{at} {sides}; {serial}, idle lanes cost {_pct(v.fraction)} of the "
                    f"block's lane-slots")
         notes = []
@@ -594,7 +594,7 @@ def check_loop(result: KernelResult) -> Iterator[Diagnostic]:
         if remainder:
             severity = Severity.INFO
         hi_txt = f"{hi} or more" if truncated and hi >= _max_trips(evs) else str(hi)
-        message = (f"divergent loop: lanes of {counts[s_show]} of {len(reached[s_show])} warps run different "
+        message = (f"divergent loop{helper_site(evs[0].text)}: lanes of {counts[s_show]} of {len(reached[s_show])} warps run different "
                    f"numbers of iterations; in the worst warp from {lo} to {hi_txt}, and lanes that finish early "
                    f"wait for the slowest: idle lanes cost {_pct(fraction)} of the block's lane-slots")
         warps = set().union(*split_warps)
@@ -678,7 +678,7 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
             n_live, n_got = int(live.sum()), int(got.sum())
             lin_missing = np.nonzero(miss[s].reshape(-1))[0]
             lin_got = np.nonzero(got.reshape(-1))[0]
-            message = (f"{_call_name(e)} in divergent code: {n_got} of {n_live} live threads of the block reach it and "
+            message = (f"{_call_name(e)}{helper_site(e.text)} in divergent code: {n_got} of {n_live} live threads of the block reach it and "
                        f"{n_live - n_got} do not; a block barrier must be reached by all threads or none "
                        f"(undefined behaviour: deadlock or stale shared data)")
             notes.append(f"threads that reach it: {lane_ranges(lin_got)}; threads that skip it: "
@@ -691,7 +691,7 @@ def check_barrier(result: KernelResult) -> Iterator[Diagnostic]:
             warps = np.nonzero(miss[s].any(axis=-1))[0]
             w = int(warps[0])
             mask_txt = " (its tile's threads)" if _is_tile(e) else f" with mask {_hex(e.member_mask)}"
-            message = (f"{_call_name(e)}{mask_txt} in divergent code: in {len(warps)} warp(s) "
+            message = (f"{_call_name(e)}{mask_txt}{helper_site(e.text)} in divergent code: in {len(warps)} warp(s) "
                        f"only {int(got[w].sum())} of {int((live[w] & _bits(e.member_mask)).sum())} named live "
                        f"lanes reach it (undefined behaviour)")
             notes.append(f"warps: {lane_ranges(warps)}; in warp {w} lanes {lane_ranges(np.nonzero(miss[s, w])[0])} "
@@ -726,7 +726,7 @@ def check_intrinsic(result: KernelResult) -> Iterator[Diagnostic]:
         w = int(warps[0])
         named = int((live[w] & _bits(e.member_mask)).sum())
         call_txt = f"{e.name}() (its tile's threads)" if _is_tile(e) else f"{e.name}(mask {_hex(e.member_mask)})"
-        message = (f"{call_txt} in divergent code: in {len(warps)} of "
+        message = (f"{call_txt}{helper_site(e.text)} in divergent code: in {len(warps)} of "
                    f"{int(got.any(axis=-1).sum())} warps that execute it, lanes named in the mask do not "
                    f"(warp {w}: {int(got[w].sum())} of {named} lanes); the result is undefined and the call may hang")
         notes = [(f"warp {w}: lanes {lane_ranges(np.nonzero(got[w])[0])} execute it; lanes "

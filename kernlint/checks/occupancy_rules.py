@@ -321,11 +321,15 @@ def occupancy_diagnostics(
                             arch=limits.name)
 
     def make(rule: Rule, message: str, notes: list[str], at: tuple[int, int] = (line, column),
-             extra: dict[str, Any] | None = None, severity: Severity | None = None) -> Diagnostic:
+             extra: dict[str, Any] | None = None, severity: Severity | None = None,
+             block: str = "") -> Diagnostic:
+        # A finding about one launch names that launch's block, not the kernel's first one.
+        assumed = assumption_tuple if not block else tuple(
+            block if a.startswith("block size ") else a for a in assumption_tuple)
         return Diagnostic(
             path=path, line=at[0], column=at[1], code=rule.code, name=rule.name,
             severity=severity or rule.severity, message=message, kernel=kernel, notes=tuple(notes),
-            assumptions=assumption_tuple, metrics={**base_metrics, **(extra or {})},
+            assumptions=assumed, metrics={**base_metrics, **(extra or {})},
         )
 
     out: list[Diagnostic] = []
@@ -385,6 +389,8 @@ def occupancy_diagnostics(
              "warps are scheduled, and registers allocated, for all 32 lanes"],
             at=(site_line, site_col),
             extra={"block_size": threads, "idle_lanes": idle, "warps_per_block": warps},
+            block=(f"block size {threads} (launch at line {site_line})" if what == "block"
+                   else f"block size {threads} (__launch_bounds__)"),
         ))
 
     # KL402: spills, only from ptxas (an estimate cannot see them).

@@ -791,7 +791,7 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
                  f"evaluated, {site.conflicting} with conflicts (worst {site.ways}-way, typical "
                  f"{site.typical_ways}-way); {site.total_wavefronts} wavefronts in all where "
                  f"{site.total_ideal} would do")
-    if e.text.startswith("in ") and " at line " in e.text:
+    if e.text.startswith("in ") and " called from line " not in e.text:
         notes.append(f"the access is {e.text}, inlined here")
     notes.extend(call_chain_notes(e.via))
     if e.text.startswith("atomic"):

@@ -84,6 +84,7 @@ class Barrier:
     deps: frozenset[str] = frozenset()
     loop_iter: tuple[int, ...] = ()
     via: tuple[int, ...] = ()  # lines of the calls that inlined the helper it is in, outermost first
+    text: str = ""  # where it is when a helper from another file was inlined ("in f() at h.cuh:3")
 
 
 @frozen
@@ -111,6 +112,10 @@ class DataBranch:
     common_work: np.ndarray | None = None  # an index-validity test: operations of its common (indexing) side (S, W)
     exceptional: int = 0  # line of the index-validity test on whose exceptional side this condition lies
     role: str = ""  # the guarded code reports an error ('diagnostic') or appends via an atomic slot ('compaction')
+    unmeasured: int = 0  # memory accesses executed under it whose address was not evaluated (one pass)
+    body_ran: bool = True  # a loop: its body issued work in the evaluated pass (False: the work is unknown)
+    opaque: int = 0  # a loop: statements of its body the evaluator cannot run (inline assembly, ...)
+    text: str = ""  # where it is when a helper from another file was inlined ("in f() at h.cuh:3")
 
 
 @frozen

@@ -12,6 +12,8 @@ become unknown). A step budget bounds the work per kernel.
 """
 from __future__ import annotations
 
+import os
+
 import re
 import dataclasses
 
@@ -98,7 +100,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
         # (call span, helper, helper span, helper in the kernel's file)
-        self.call_sites: list[tuple[ir.Span, str, ir.Span, bool]] = []
+        # (call span, callee name, callee span, whether the callee is in the kernel's file, the callee's file)
+        self.call_sites: list[tuple[ir.Span, str, ir.Span, bool, str]] = []
         self.loop_stack: list[dict[str, object]] = []
         self.exceptional_sides: list[int] = []  # index-validity tests whose exceptional side is running (KL305)
         self.site_counts: dict[tuple[int, int, str], int] = {}
@@ -128,6 +131,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
         self._mem_work = np.zeros((self.S, self.W), dtype=np.int64)
         self._mem_pending = 0  # memory requests issued under `_work_mask` and not added yet (count_work)
+        # Memory accesses executed (some lane active) whose address could not be evaluated: requests
+        # all the same, of unknown cost (KL305 counts them beside `mem_work`, and says so).
+        self.unmeasured_requests = 0
         # FP32 and FP64 operations summed over the lanes that ran them (eval/flops.py, the roofline).
         self.flop_lanes = np.zeros((2, self.S, self.W), dtype=np.int64)
         # Data-dependent conditions being evaluated as if every lane took them (pseudo-deps that
@@ -429,10 +435,15 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         calls = self.call_sites[:k]
         changes: dict[str, object] = {"via": tuple(c[0].line for c in calls)}
         if k < len(self.call_sites):
-            site, helper, inner, _same = self.call_sites[k]
+            site, helper, _inner, _same, where = self.call_sites[k]
             changes["span"] = site
             if getattr(event, "text", None) == "":
-                changes["text"] = f"in {helper}() at line {inner.line}"
+                # The event's own line in the helper's file: the finding's line (the call) has no
+                # branch or access on it, so the message names where the code is.
+                inner_name, where = self.call_sites[-1][1], self.call_sites[-1][4]
+                at = f"{os.path.basename(where)}:{event.span.line}" if where else f"line {event.span.line}"
+                changes["text"] = (f"in {inner_name}() at {at}" if inner_name == helper
+                                   else f"in {inner_name}() at {at}, reached through {helper}()")
         elif getattr(event, "text", None) == "":
             changes["text"] = f"in {self.call_sites[-1][1]}() called from line {self.call_sites[-1][0].line}"
         if not hasattr(event, "via"):

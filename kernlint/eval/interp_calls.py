@@ -14,7 +14,7 @@ from kernlint.eval import dependent_types
 from kernlint.eval.values import UNKNOWN, Frame, Val, unknown
 from kernlint.function_table import key_file
 from kernlint.eval.limits import MAX_INLINE_DEPTH
-from kernlint.eval.stmt_facts import _PURE_CALL, _MAKE_VECTOR, _BARRIERS, _local_lvalue
+from kernlint.eval.stmt_facts import _PURE_CALL, _MAKE_VECTOR, _BARRIERS, _local_lvalue, reference_use
 
 
 class CallsMixin:
@@ -222,10 +222,35 @@ class CallsMixin:
             return inner
         return None
 
+    def _memory_reference(self, p: ir.Param, arg: ir.Expr) -> bool:
+        """Whether `arg` is a scalar element of global or shared memory (`out[i]`, `*p`, `s->x`)
+        bound to `p`, a non-const reference parameter."""
+        t = self.resolve(p.ctype)
+        if t.kind != "reference" or t.pointee is None:
+            return False
+        pointee = self.resolve(t.pointee)
+        if pointee.const or t.name.startswith("const ") or pointee.kind not in ("int", "bool", "float"):
+            return False
+        inner = arg
+        while isinstance(inner, ir.Cast) and not inner.explicit:
+            inner = inner.operand
+        if not (isinstance(inner, ir.Index) or isinstance(inner, ir.Unary) and inner.op == "*"
+                or isinstance(inner, ir.Member) and inner.arrow):
+            return False
+        if _local_lvalue(arg) is not None or self.ref_target(arg) is not None:
+            return False
+        return True
+
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
         method = "::" in callee.name
         this = self.eval(e.receiver) if e.receiver is not None else Val(None)
-        args = [self.eval(a) for a in e.args]
+        # A memory element bound to a non-const reference parameter (`op(out[i], x)` with
+        # `operator()(float& dst, float src)`): a load when the callee reads it, a store (after the
+        # call) when it writes it, both when both.
+        element_refs = {i: reference_use(callee, p.name) for i, p in enumerate(callee.params)
+                        if i < len(e.args) and self._memory_reference(p, e.args[i])}
+        args = [Val(None, why=("unmodelled", f"written through reference parameter `{callee.params[i].name}`"))
+                if i in element_refs and not element_refs[i][0] else self.eval(a) for i, a in enumerate(e.args)]
         frame = Frame()
         if method:
             # The object a method runs on: its known fields are `this`'s (written back afterwards).
@@ -251,6 +276,13 @@ class CallsMixin:
                     # return, out (the same as a reference: nothing else can name a local).
                     write_back.append((p.name, e.args[i]))
                     self.note_shared_ref(frame, p.name, e.args[i])
+                elif i in element_refs:
+                    # An element of global or shared memory: the callee's reads see the loaded value
+                    # (unknown when it never reads it), its writes are stored back after the call.
+                    if element_refs[i][1]:
+                        write_back.append((p.name, e.args[i]))
+                    if t.pointee is not None and self.resolve(t.pointee).kind in ("int", "bool", "float"):
+                        v = self.convert(v, self.resolve(t.pointee))
                 elif i < len(e.args) and self.ref_target(e.args[i]) is not None:
                     # A `__shared__` scalar passed by reference: copied in and written back the same way.
                     target = self.ref_target(e.args[i])
@@ -285,7 +317,7 @@ class CallsMixin:
         saved_loops = self.loop_stack
         self.frames.append(frame)
         same_file = key_file(callee.key) == key_file(self.fn.key)
-        self.call_sites.append((e.span, callee.name, callee.span, same_file))
+        self.call_sites.append((e.span, callee.name, callee.span, same_file, key_file(callee.key)))
         try:
             assert callee.body is not None
             self.exec_block(callee.body)

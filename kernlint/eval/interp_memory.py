@@ -194,6 +194,7 @@ class MemoryMixin:
             return
         if not addr.space:
             self.cov.drop(key, addr.why)  # the pointer itself is unknown
+            self.unmeasured_requests += self.any_active()
             return
         width = t.size
         if t.kind == "struct":
@@ -203,6 +204,7 @@ class MemoryMixin:
             if width not in (1, 2, 4, 8, 16) or (t.align and t.align < width):
                 if addr.data is None:
                     self.cov.drop(key, addr.why)
+                    self.unmeasured_requests += self.any_active()
                     return
                 for offset, ft in _vector_chunks(t) or _scalar_fields(t):
                     shifted = Val(addr.data + offset, addr.deps, addr.space, addr.root)
@@ -210,9 +212,11 @@ class MemoryMixin:
                 return
         if addr.data is None:
             self.cov.drop(key, addr.why)
+            self.unmeasured_requests += self.any_active()
             return
         if width <= 0:
             self.cov.drop(key, self.type_why(t, e.ctype))
+            self.unmeasured_requests += self.any_active()
             return
         self.cov.hit(key)
         iters, lvars = self.loop_context()
@@ -385,22 +389,22 @@ class MemoryMixin:
             return None
         self.data_guards.append(f"?data:{s.span.line}")
         w0 = before[0] if before is not None else self.warp_work.copy()
-        return (w0, self.lane_work.copy(), self.mem_work.copy(), self.loop_context())
+        return (w0, self.lane_work.copy(), self.mem_work.copy(), self.loop_context(), self.unmeasured_requests)
 
     def data_region_end(self, start: tuple[object, ...] | None, s: ir.Stmt, kind: str, c: Val,
                         reached: np.ndarray, has_loop: bool, exit_kind: str, search: bool = False,
-                        common_work: np.ndarray | None = None, role: str = "") -> None:
+                        common_work: np.ndarray | None = None, role: str = "", body_ran: bool = True, opaque: int = 0) -> None:
         if start is None:
             return
         self.data_guards.pop()
-        w0, _l0, m0, (iters, lvars) = start
+        w0, _l0, m0, (iters, lvars), u0 = start
         self.emit(ev.DataBranch(
             s.span, kind, reached.copy(), tuple(sorted(c.loads)), c.deps, iters, lvars,  # type: ignore[arg-type]
             work=self.warp_work - w0, memory=self.mem_work - m0, has_loop=has_loop,  # type: ignore[operator]
             exit=exit_kind, work_before=self.warp_work.copy() if exit_kind else None,
             memory_before=self.mem_work.copy() if exit_kind else None, search=search,
             common_work=common_work, exceptional=self.exceptional_sides[-1] if self.exceptional_sides else 0,
-            role=role))
+            role=role, unmeasured=self.unmeasured_requests - u0, body_ran=body_ran, opaque=opaque))  # type: ignore[operator]
 
     def merge(self, old: Val, new: Val, mask: np.ndarray) -> Val:
         if old is new:

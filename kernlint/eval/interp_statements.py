@@ -15,7 +15,7 @@ from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays, liveness
 from kernlint.eval.values import UNINIT, Val, any_set, spread, unknown, why_of
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
-from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches
+from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches, opaque_statements
 
 
 class StatementsMixin:
@@ -500,6 +500,7 @@ class StatementsMixin:
         region: tuple[object, ...] | None = None
         data_cond: Val | None = None
         tracker = fast_forward.Tracker(cond, body, written, do_while)  # eval/fast_forward.py
+        body_work = 0  # most operations a warp's body evaluated while a data-dependent trip count is evaluated
         try:
             k = 0
             loop_start_cost = self.cost
@@ -535,7 +536,14 @@ class StatementsMixin:
                 ls["iter"] = k
                 ls["continue"] = no_lanes  # (replaced, never written in place: one array serves every iteration)
                 self.mask = active
-                self.exec(body)
+                if region is not None:
+                    b0, u0 = self.warp_work.copy(), self.unmeasured_requests
+                    self.exec(body)
+                    # Operations of accesses whose address was not evaluated are not evaluated work.
+                    body_work = max(body_work, int((self.warp_work - b0).max())
+                                    - (self.unmeasured_requests - u0))
+                else:
+                    self.exec(body)
                 ret = self.frame.ret_mask
                 brk = ls["break"]
                 if any_set(brk):  # type: ignore[arg-type]
@@ -551,7 +559,10 @@ class StatementsMixin:
             if region is not None and data_cond is not None:
                 self.mask = entry
                 self.data_region_end(region, s, "loop", data_cond, entry, True, "",
-                                     search=data_shape.is_search(s, cond))
+                                     search=data_shape.is_search(s, cond),
+                                     body_ran=(body_work > 0 or _stmt_cost(body) == 0)
+                                     and (opaque_statements(body)[1] > 0 or not opaque_statements(body)[0]),
+                                     opaque=opaque_statements(body)[0])
         if cond is not None:
             key = self.site_key(s.span, cov.BRANCH)
             if data_dependent and not cond_uniform:

@@ -52,11 +52,10 @@ class KernelResult:
             if uniform_data.is_load_symbol(name):
                 out.append(uniform_data.describe(name, values, self.source_lines))
             elif name.startswith("blockIdx") or name.startswith("gridDim"):
-                shown = " and ".join(str(v) for v in values)
-                out.append(f"{name} sampled as {shown}")
+                out.append(f"{name} sampled as {_shown(values)}")
             else:
-                shown = " and ".join(str(v) for v in values)
-                out.append(f"{name} = {shown} ({roles.sampled_as(self.kernel, name, self.unit)}; set with --define {name}=VALUE)")
+                out.append(f"{name} = {_shown(values)} ({roles.sampled_as(self.kernel, name, self.unit)}; "
+                           f"set with --define {name}=VALUE)")
         if deps is not None:
             for d in sorted(x for x in deps if x.startswith(uniform_data.PTR_PREFIX)):
                 out.append(uniform_data.describe_pointer(d, self.source_lines))
@@ -81,3 +80,8 @@ class KernelResult:
         if 1 <= line <= len(self.source_lines):
             return self.source_lines[line - 1].strip()
         return ""
+
+
+def _shown(values: tuple[int, ...]) -> str:
+    """The distinct sampled values in order ("1024 and 4096"; one value once, never "1024 and 1024")."""
+    return " and ".join(str(v) for v in dict.fromkeys(values))

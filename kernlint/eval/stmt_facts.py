@@ -376,3 +376,54 @@ def _counter_branches(s: object) -> tuple[object, ...]:
             if any(isinstance(r, ir.Ref) and r.name in counters and id(r) not in inside for r in ir.walk(n.cond)):
                 out.append(n)
     return tuple(out)
+
+
+_ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
+
+
+@by_identity(max_entries=256)
+def reference_use(fn: ir.Function, name: str) -> tuple[bool, bool]:
+    """(reads, writes) of the reference parameter `name` in `fn`'s body.
+
+    Writes: `name = v`, `name op= v`, `++name`, `name--`. Reads: every other mention, the left side
+    of a compound assignment or increment included; a mention the callee passes on (to another call,
+    by address) counts as a read only, so what cannot be seen is never called a store.
+    """
+    if fn.body is None:
+        return True, False
+    pure_lhs: set[int] = set()
+    writes = False
+
+    def target(e: ir.Expr) -> ir.Expr:
+        while isinstance(e, ir.Cast) and not e.explicit:
+            e = e.operand
+        return e
+
+    nodes = list(ir.walk(fn.body))
+    for n in nodes:
+        if isinstance(n, ir.Binary) and n.op in _ASSIGN_OPS:
+            t = target(n.lhs)
+            if isinstance(t, ir.Ref) and t.name == name and t.kind == "param":
+                writes = True
+                if n.op == "=":
+                    pure_lhs.add(id(t))
+        elif isinstance(n, ir.Unary) and n.op in ("pre++", "pre--", "post++", "post--"):
+            t = target(n.operand)
+            if isinstance(t, ir.Ref) and t.name == name and t.kind == "param":
+                writes = True
+    reads = any(isinstance(n, ir.Ref) and n.name == name and n.kind == "param" and id(n) not in pure_lhs
+                for n in nodes)
+    return reads, writes
+
+
+@by_identity(max_entries=256)
+def opaque_statements(body: ir.Stmt) -> tuple[int, int]:
+    """(statements the evaluator cannot run, statements it can) in `body`: an `OpaqueStmt` (inline
+    assembly, a construct the front end could not lower) is never evaluated; blocks count neither."""
+    opaque = understood = 0
+    for s in ir.iter_statements(body):
+        if isinstance(s, ir.OpaqueStmt):
+            opaque += 1
+        elif not isinstance(s, ir.Block):
+            understood += 1
+    return opaque, understood
