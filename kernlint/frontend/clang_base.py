@@ -178,6 +178,17 @@ def _evaluate(cursor: ci.Cursor) -> int | float | None:
         lib.clang_EvalResult_dispose(res)  # type: ignore[attr-defined]
 
 
+def template_int_value(decl: ci.Cursor, i: int) -> int:
+    """The integral template argument `i` of specialization `decl`. libclang's signed reading extends the
+    sign of the argument's own width, so a `bool` argument `true` (one bit) reads -1: a value that reads
+    negative signed but 1 unsigned is such a one-bit `true` (any wider negative value reads far above 1
+    unsigned)."""
+    value = decl.get_template_argument_value(i)
+    if value < 0 and decl.get_template_argument_unsigned_value(i) == 1:
+        return 1
+    return value
+
+
 def shim_path() -> str:
     return str(resources.files("kernlint.frontend").joinpath("kernlint_cuda_shim.h"))
 

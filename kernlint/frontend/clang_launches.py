@@ -15,6 +15,7 @@ from kernlint.frontend.clang_base import (
     _lib,
     _span,
     ci,
+    template_int_value,
 )
 from kernlint.frontend.lowering import (
     _function_key,
@@ -222,7 +223,7 @@ def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[
     out = list(written)
     for i in range(len(written)):
         if decl.get_template_argument_kind(i) == ci.TemplateArgumentKind.INTEGRAL:
-            out[i] = str(decl.get_template_argument_value(i))
+            out[i] = str(template_int_value(decl, i))
     return tuple(out)
 
 
@@ -245,7 +246,7 @@ def _deduced_template_args(decl: ci.Cursor, explicit: tuple[str, ...]) -> tuple[
             spelling = decl.get_template_argument_type(i).get_canonical().spelling
             out.append(spelling.replace("struct ", "").replace("class ", ""))
         elif kind == ci.TemplateArgumentKind.INTEGRAL:
-            out.append(str(decl.get_template_argument_value(i)))
+            out.append(str(template_int_value(decl, i)))
         else:
             return ()
     return tuple(out)

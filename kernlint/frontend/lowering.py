@@ -21,6 +21,7 @@ from kernlint.frontend.clang_base import (
     _TypeConverter,
     ci,
     shim_path,
+    template_int_value,
 )
 
 
@@ -737,7 +738,7 @@ def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[
             if spelling and "type-parameter" not in spelling:
                 out[i] = spelling.replace("struct ", "").replace("class ", "")
         elif kind == ci.TemplateArgumentKind.INTEGRAL:
-            out[i] = str(decl.get_template_argument_value(i))
+            out[i] = str(template_int_value(decl, i))
     return tuple(out)
 
 
