@@ -775,8 +775,13 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
     small = severity is not Severity.INFO and (share < IMPACT_FRACTION
                                                or (work_share is not None and work_share < ISSUE_FRACTION))
     if small:
-        # A one-off access beside the kernel's main shared traffic (a final merge by one warp).
+        # A one-off access beside the kernel's main shared traffic (a final merge by one warp), or
+        # conflicts that are a small part of the kernel's work: the message states the figure.
         severity = Severity.INFO
+        if share < IMPACT_FRACTION:
+            message += f" ({100 * share:.1f} % of the kernel's shared-memory wavefronts: info)"
+        else:
+            message += f" ({100 * (work_share or 0.0):.1f} % of the kernel's warp instructions: info)"
     headline = fix.headline
     after = dict(fix.site_ways).get((e.span.line, e.span.column))
     if headline.endswith(" to reduce it") and after is not None and after >= site.ways:
