@@ -102,7 +102,12 @@ def test_kl301_weighs_operations_not_statements() -> None:
     ring = next(i for i, ln in enumerate(lines, 1) if "tx > 0 && tx < 15" in ln)
     even = next(i for i, ln in enumerate(lines, 1) if "if (ty % 2 == 0) {" in ln)
     assign = next(i for i, ln in enumerate(lines, 1) if "if (ty % 2 == 0) v = 0.0f;" in ln)
-    assert by_line[ring].severity is Severity.WARNING
+    # The ring's one statement weighs as its eight loads and seven additions: 18 % of the block's
+    # lane-slots idle (as one statement it would weigh a few %), still under the 20 % from which a
+    # branch is a warning (rules/KL301), so an info that states the figure.
+    assert 0.15 < by_line[ring].metrics["idle_fraction"] < 0.20
+    assert by_line[ring].severity is Severity.INFO
+    assert any("18 % of the block's lane-slots" in n for n in by_line[ring].notes)
     assert by_line[even].severity is Severity.WARNING
     assert by_line[assign].severity is Severity.INFO
     # The kernel-wide prediction ncu's rule checks: every finding carries it, below 32 when lanes idle.

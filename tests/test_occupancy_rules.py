@@ -258,6 +258,18 @@ def test_kl404_quiet_for_launches_of_at_most_one_warp() -> None:
     assert sorted(d.line for d in diags if d.code == "KL404") == [23, 24, 25]
 
 
+def test_kl404_severity_follows_the_share_of_idle_lanes() -> None:
+    # 176 threads: 6 warps, 16 of 192 lanes idle (8.33 %), under the tenth: info with the figure.
+    # 80 threads: 3 warps, 16 of 96 idle (16.67 %): warning. 1000 threads: 24 of 1024 (2.34 %): info.
+    diags = lint(launch_sites=((20, 5, 176), (21, 5, 80), (22, 5, 1000)))
+    by_line = {d.line: d for d in diags if d.code == "KL404"}
+    assert by_line[20].severity is Severity.INFO
+    assert any("8.33% of the block's lane-slots (warning from 10%)" in n for n in by_line[20].notes)
+    assert by_line[21].severity is Severity.WARNING
+    assert not any(n.startswith("severity info") for n in by_line[21].notes)
+    assert by_line[22].severity is Severity.INFO
+
+
 def test_kl404_launch_bounds() -> None:
     diag = only(lint(launch_bounds=200), "KL404")
     assert diag.message.startswith("__launch_bounds__(200) is not a multiple of the warp size")

@@ -156,7 +156,7 @@ __global__ void k(const float* in, float* out) {
 
 def test_a_split_idling_under_a_tenth_of_the_lane_slots_is_an_info() -> None:
     """A quarter of each row loads a float4 tile (the samples' "LargeChunk" copies): 8 % of the
-    block's lane-slots idle, under the 10 % from which KL301 warns."""
+    block's lane-slots idle, under the 20 % from which KL301 warns."""
     src = """// kernlint: block=(16,16,1)
 __global__ void k(const float4* A, float4* As, const float* B, float* out, int n) {
     int tx = threadIdx.x, ty = threadIdx.y;
@@ -175,7 +175,7 @@ __global__ void k(const float4* A, float4* As, const float* B, float* out, int n
     (d,) = [d for d in lint_source(src, "chunk.cu").diagnostics if d.code == "KL301"]
     assert 0.05 < d.metrics["idle_fraction"] < 0.10
     assert d.severity is Severity.INFO
-    assert any("(warning from 10 %)" in n for n in d.notes)
+    assert any("(warning from 20 %" in n for n in d.notes)
 
 
 def test_an_array_of_structures_read_whole_is_an_info_and_one_field_a_warning() -> None:
