@@ -68,3 +68,37 @@ def test_the_fast_version_line_is_clicks() -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert fast.returncode == slow.returncode == 0
     assert fast.stdout == slow.stdout and fast.stdout.startswith("kernlint, version ")
+
+
+
+# Modules a plain lint of a small file has no use for: each was imported at every start-up until avoided
+# (numpy.ma by np.unique's default path, with the inspect.signature calls it makes; importlib.resources and
+# zipfile by the shim header's path). The lint runs in this process (no -j: no worker pool), so
+# sys.modules shows what the analysis itself imported.
+_NOT_FOR_A_PLAIN_LINT = ("numpy.ma", "importlib.resources", "zipfile")
+
+_LINT_PROBE = """
+import os, sys
+from kernlint.cli import main
+try:
+    main.main(sys.argv[1:], prog_name="kernlint")
+except SystemExit as exc:
+    pass
+names = os.environ["PROBE_MODULES"].split(",")
+print("LOADED:", ",".join(sorted(m for m in names if m in sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("fixture, code", [("KL103_misaligned.cu", "KL103"), ("KL104_read_only.cu", "KL104"),
+                                           ("KL305_data_dependent.cu", "KL305")])
+def test_a_plain_lint_imports_nothing_it_does_not_use(fixture: str, code: str, tmp_path: Path) -> None:
+    import json
+    import os
+
+    env = dict(os.environ, PROBE_MODULES=",".join(_NOT_FOR_A_PLAIN_LINT))
+    proc = subprocess.run([sys.executable, "-c", _LINT_PROBE, "--no-ptxas", "--cache-dir", str(tmp_path), "--no-cache",
+                           "--format", "json", str(ROOT / "fixtures" / fixture)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    found = {d["code"] for d in json.loads(proc.stdout)["diagnostics"]}
+    assert code in found, (found, proc.stderr)  # the analysis that used to import them did run
+    assert "LOADED: \n" in proc.stderr + "\n", proc.stderr

@@ -125,7 +125,7 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     pick = order[len(order) // 2]
     typical = np.flatnonzero(full)[pick]
     t_addr, t_mask = address[live][typical], mask[live][typical]
-    distinct = int(np.unique(t_addr[t_mask]).size) * width
+    distinct = int(np.unique(t_addr[t_mask], return_index=True)[0].size) * width
     keys = sorted(per_sample_sectors)
     return SiteCost(evs[0], int(all_sectors[full][pick]), int(all_ideal[full][pick]), ratio, pattern_ratio,
                     vs_coalesced, excess,

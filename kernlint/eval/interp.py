@@ -592,7 +592,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         m, c = self.eval(e.rhs), self.eval(other)
         if m.data is None or c.data is None or m.deps or c.deps or m.is_float or c.is_float:
             return None
-        ms, cs = np.unique(np.asarray(m.data)), np.unique(np.asarray(c.data))
+        ms = np.unique(np.asarray(m.data), return_index=True)[0]
+        cs = np.unique(np.asarray(c.data), return_index=True)[0]
         if ms.size != 1 or cs.size != 1 or not 0 <= int(cs[0]) < int(ms[0]):
             return None
         return name, int(cs[0]) or int(ms[0])
@@ -613,13 +614,14 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             return None
         p = next(iter(sampled))
         ps = self.result.assumed[p]
-        ovals = np.unique(np.asarray(o.data))
+        ovals = np.unique(np.asarray(o.data), return_index=True)[0]
         if len(ps) != self.S or self.S < 2 or ps[0] == ps[1] or ovals.size != 1:
             return None
         data = np.broadcast_to(np.asarray(v.data, dtype=np.int64), self.mask.shape)
         per_sample = []
         for k in range(self.S):
-            vals = np.unique(data[k][self.entry_mask[k]]) if any_set(self.entry_mask[k]) else np.unique(data[k])
+            lanes = data[k][self.entry_mask[k]] if any_set(self.entry_mask[k]) else data[k]
+            vals = np.unique(lanes, return_index=True)[0]
             if vals.size != 1:
                 return None
             per_sample.append(int(vals[0]))

@@ -122,7 +122,7 @@ class LocalArrays:
         at = spread(d, mask.shape)
         # One index for every sample and lane (a loop counter, a constant): that element, without
         # np.unique's sort of the active lanes' copies of it.
-        ks = [int(d.flat[0])] if d.size == 1 else [int(k) for k in np.unique(at[mask])]
+        ks = [int(d.flat[0])] if d.size == 1 else [int(k) for k in np.unique(at[mask], return_index=True)[0]]
         if ks[0] < 0 or ks[-1] >= self.length[name]:
             return None
         return at, ks

@@ -4,7 +4,7 @@ source spans and the type converter (clang Type -> ir.CType).
 from __future__ import annotations
 
 import ctypes
-from importlib import resources
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kernlint import ir
@@ -190,7 +190,9 @@ def template_int_value(decl: ci.Cursor, i: int) -> int:
 
 
 def shim_path() -> str:
-    return str(resources.files("kernlint.frontend").joinpath("kernlint_cuda_shim.h"))
+    # The file beside this module (what importlib.resources.files gives for a package on disk, without
+    # importing importlib.resources and zipfile at every start-up).
+    return str(Path(__file__).parent / "kernlint_cuda_shim.h")
 
 
 @frozen
