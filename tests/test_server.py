@@ -327,15 +327,37 @@ def _fixture_files() -> list[str]:
     return out
 
 
+def _run_dir(name: str) -> Path:
+    """Where the CLI is run for fixture `name`: the CLI takes run-level keys (`timeout`, `work-budget`)
+    from the working directory's config, the server from the file's nearest one; a fixture project with
+    its own config is therefore linted from its directory, so that both read the same budget."""
+    d = (FIXTURES / name).parent
+    while d != FIXTURES and FIXTURES in d.parents:
+        if (d / "kernlint.toml").exists() or (d / "pyproject.toml").exists():
+            return d
+        d = d.parent
+    return ROOT
+
+
 def _cli_sites(names: list[str]) -> dict[str, list[tuple[int, int, int, int, str, str]]]:
+    out: dict[str, list] = {}
+    groups: dict[Path, list[str]] = {}
+    for n in names:
+        groups.setdefault(_run_dir(n), []).append(n)
+    for cwd, group in groups.items():
+        out.update(_cli_sites_from(group, cwd))
+    return out
+
+
+def _cli_sites_from(names: list[str], cwd: Path) -> dict[str, list[tuple[int, int, int, int, str, str]]]:
     paths = [str(FIXTURES / n) for n in names]
     proc = subprocess.run([sys.executable, "-m", "kernlint", "--format", "json", "--cache-dir", CACHE, *paths],
-                          capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=900)
+                          capture_output=True, text=True, cwd=cwd, env=ENV, timeout=900)
     assert proc.returncode in (0, 1, 2), proc.stderr
     out: dict[str, list] = {n: [] for n in names}
     by_abs = {os.path.abspath(p): n for p, n in zip(paths, names)}
     for d in json.loads(proc.stdout)["diagnostics"]:
-        name = by_abs.get(os.path.abspath(os.path.join(ROOT, d["path"])))
+        name = by_abs.get(os.path.abspath(os.path.join(cwd, d["path"])))
         if name is not None:
             out[name].append((d["line"], d["column"], d["end_line"], d["end_column"], d["code"], d["severity"]))
     return out
