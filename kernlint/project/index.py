@@ -699,51 +699,61 @@ def _fold_int(text: str, env: dict[str, str | int], unbound: set[str]) -> int | 
     return fold(text, {k: v for k, v in env.items() if k not in unbound})
 
 
-def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str], depth: int = 0) -> tuple[int, int, int] | None:
+def _dim3_components(text: str, env: dict[str, str | int],
+                     depth: int = 0) -> tuple[list[str], bool] | None:
+    """The component expressions of a launch's grid or block as written, after following the dim3
+    variables of `env`: (the parts of `dim3(a, b)` or `{a, b}` as split_top gives them, True), or
+    ([text], False) for a scalar; None past four variables or for empty text."""
     t = text.strip()
     if depth > 4 or not t:
         return None
     if t in env and isinstance(env[t], str) and str(env[t]).startswith("dim3"):
-        return _fold_dim3(str(env[t]), env, unbound, depth + 1)
+        return _dim3_components(str(env[t]), env, depth + 1)
     from kernlint.project.scan import split_top
 
     m = re.fullmatch(r"(?:dim3\s*)?[({](.*)[)}]", t, re.S)
     if m and (t.startswith("dim3") or t.startswith("{")):
-        parts = [p for p in split_top(m.group(1)) if p]
-        if not 1 <= len(parts) <= 3:
-            return None
-        vals = [_fold_int(p, env, unbound) for p in parts]
-        if any(v is None for v in vals):
-            return None
-        dims = [int(v) for v in vals if v is not None] + [1, 1]
-        return (dims[0], dims[1], dims[2])
-    v = _fold_int(t, env, unbound)
-    return (v, 1, 1) if v is not None else None
+        return split_top(m.group(1)), True
+    return [t], False
 
 
-def _partial_dim3(text: str, env: dict[str, str | int], unbound: set[str],
-                  depth: int = 0) -> tuple[str, str, str] | None:
+def _fold_dim3(text: str, env: dict[str, str | int], unbound: set[str]) -> tuple[int, int, int] | None:
+    got = _dim3_components(text, env)
+    if got is None:
+        return None
+    parts, listed = got
+    if not listed:
+        v = _fold_int(parts[0], env, unbound)
+        return (v, 1, 1) if v is not None else None
+    parts = [p for p in parts if p]
+    if not 1 <= len(parts) <= 3:
+        return None
+    vals = [_fold_int(p, env, unbound) for p in parts]
+    if any(v is None for v in vals):
+        return None
+    dims = [int(v) for v in vals if v is not None] + [1, 1]
+    return (dims[0], dims[1], dims[2])
+
+
+def _partial_dim3(text: str, env: dict[str, str | int], unbound: set[str]) -> tuple[str, str, str] | None:
     """An unfolded block per component: decimal where it folds, else the expression as written
     (`dim3(ne13, ne12)` -> ("ne13", "ne12", "1")); None when its components are not known."""
-    t = text.strip()
-    if depth > 4 or not t:
+    got = _dim3_components(text, env)
+    if got is None:
         return None
-    if t in env and isinstance(env[t], str) and str(env[t]).startswith("dim3"):
-        return _partial_dim3(str(env[t]), env, unbound, depth + 1)
-    from kernlint.project.scan import split_top
-
-    m = re.fullmatch(r"(?:dim3\s*)?[({](.*)[)}]", t, re.S)
-    if m and (t.startswith("dim3") or t.startswith("{")):
-        parts = [p.strip() for p in split_top(m.group(1)) if p.strip()]
-        if not 1 <= len(parts) <= 3:
-            return None
-        vals = [_fold_int(p, env, unbound) for p in parts]
-        dims = [str(v) if v is not None else p for v, p in zip(vals, parts)] + ["1", "1"]
-        return (dims[0], dims[1], dims[2])
-    if re.fullmatch(r"[A-Za-z_]\w*", t):
-        return None  # a dim3 variable the scan did not see declared: its components are unknown
-    v = _fold_int(t, env, unbound)
-    return (str(v) if v is not None else t, "1", "1")
+    parts, listed = got
+    if not listed:
+        t = parts[0]
+        if re.fullmatch(r"[A-Za-z_]\w*", t):
+            return None  # a dim3 variable the scan did not see declared: its components are unknown
+        v = _fold_int(t, env, unbound)
+        return (str(v) if v is not None else t, "1", "1")
+    parts = [p.strip() for p in parts if p.strip()]
+    if not 1 <= len(parts) <= 3:
+        return None
+    vals = [_fold_int(p, env, unbound) for p in parts]
+    dims = [str(v) if v is not None else p for v, p in zip(vals, parts)] + ["1", "1"]
+    return (dims[0], dims[1], dims[2])
 
 
 def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
