@@ -189,25 +189,33 @@ def _symbolic_stride(e: MemoryAccess, result: KernelResult) -> str | None:
 
 
 def _stride_parameter(e: MemoryAccess, result: KernelResult) -> tuple[int, str] | None:
-    """(k, name) when the lane stride is k times a sampled runtime parameter in every sample."""
-    strides = []
+    """(k, name) when the lane stride is k times a sampled runtime parameter in every sample in which
+    two lanes or more run the access. A sample under which no lanes run it (a guard `tid < num` that the
+    other blockIdx sample leaves) says nothing of the stride; with one such sample left, the parameter
+    must be the only one of the access's dependencies whose sample gives that stride."""
+    active: list[tuple[int, int]] = []  # (sample, lane stride in bytes)
     for s in range(e.mask.shape[0]):
         m = e.mask[s, 0]
         if m.sum() < 2:
-            return None
+            continue
         a = e.address[s, 0][m]
         d = np.diff(a)
         if not np.all(d == d[0]):
             return None
-        strides.append(int(d[0]))
-    if len(set(strides)) <= 1:
+        active.append((s, int(d[0])))
+    if not active or (len(active) > 1 and len({st for _s, st in active}) <= 1):
         return None
+    if len(active) == 1 and active[0][1] == 0:
+        return None
+    matches = []
     for name, values in result.assumed:
-        if name in e.deps and len(values) == len(strides) and all(v for v in values):
-            k = strides[0] / values[0]
-            if k == int(k) and all(st == int(k) * v for st, v in zip(strides, values)):
-                return int(k), name
-    return None
+        if name in e.deps and len(values) == e.mask.shape[0] and all(v for v in values):
+            k = active[0][1] / values[active[0][0]]
+            if k == int(k) and all(st == int(k) * values[s] for s, st in active):
+                matches.append((int(k), name))
+    if len(active) > 1:
+        return matches[0] if matches else None
+    return matches[0] if len(matches) == 1 else None
 
 
 _FLIP_CACHE: list[tuple[KernelResult, str, int, list[MemoryAccess]]] = []
