@@ -79,9 +79,9 @@ def test_shared_table_read_at_nibbles_is_evaluated_within_the_table() -> None:
     assert 7 not in unevaluated_lines(r)
 
 
-def test_value_read_from_the_table_is_per_lane_data() -> None:
-    # The stand-in addresses are not what the lanes read: the value stays unknown (never sampled as
-    # a warp-uniform load), so the access through it stays unevaluated.
+def test_value_read_from_the_table_is_never_sampled() -> None:
+    # The stand-in address is not the element the lanes read: the value stays unknown (warp-uniform
+    # here, but never sampled as a runtime value), so the access through it stays unevaluated.
     r = evaluate("""
     __global__ void k(const unsigned char* q, const float* src, float* out) {
         __shared__ int table[8];
@@ -133,3 +133,29 @@ def test_windows_whose_verdict_depends_on_the_data_stay_unevaluated() -> None:
     # data); 11: 256 bytes of shared memory, two words per bank; 12: 8-byte elements; 13: an int
     # index, unbounded; 14: a write (which element it changes matters to later reads).
     assert {10, 11, 12, 13, 14} <= unevaluated_lines(r)
+
+
+def test_uniform_index_reads_one_element_and_its_value_stays_warp_uniform() -> None:
+    # `mode[blockIdx.x] & 3` is the same in every lane of a warp: every lane reads one element of
+    # lim (a broadcast), and a branch on the value read cannot split a warp (evaluated, no KL305);
+    # `q[tid] & 3` differs per lane: the value is per-lane data and the branch on it stays unknown.
+    src = """
+    __global__ void k(const unsigned char* mode, const unsigned char* q, const float* src, float* out) {
+        __shared__ int lim[4];
+        if (threadIdx.x < 4) lim[threadIdx.x] = threadIdx.x * 16;
+        __syncthreads();
+        int n = lim[mode[blockIdx.x] & 3];
+        int m = lim[q[blockIdx.x * blockDim.x + threadIdx.x] & 3];
+        float v = 0.f;
+        if (n > 3) v = src[threadIdx.x];
+        if (m > 3) v += src[threadIdx.x + 64];
+        out[threadIdx.x] = v;
+    }"""
+    r = evaluate(src)
+    (uni,) = [e for e in sites(r, "lim") if e.span.line == 6]
+    a = uni.address[uni.mask]
+    assert (a == a[0]).all()  # one element for the whole warp
+    (per,) = [e for e in sites(r, "lim") if e.span.line == 7]
+    assert len(set(per.address[per.mask].tolist())) > 1
+    branches = {s.key[0]: s.evaluated for s in r.coverage if s.key[-1] == "branch"}
+    assert branches[9] and not branches[10]

@@ -26,8 +26,10 @@ for every value the lanes may hold:
   evaluated global access of the model alike (`metrics.py` counts sectors of the model's addresses).
 
 Such a read is evaluated with a stand-in address per lane inside its window (lane l reads element
-lo + l mod n): any placement in the window gives the verdict above. The value it returns stays
-unknown, tagged as per-lane data (KL305 follows it; it is never sampled as a warp-uniform value).
+lo + l mod n; every lane the same element when the index is warp-uniform): any placement in the
+window gives the verdict above. The value it returns stays unknown: per-lane data tagged with its
+loads (KL305 follows it), or a warp-uniform unknown after a uniform index; never a sampled runtime
+value (the element read is not the stand-in's).
 Writes and atomics at a bounded index are not evaluated this way: which element a lane changes
 matters to what later reads see, so they stay unknown as before. Larger windows stay unevaluated
 (a gather: which banks or sectors the lanes hit depends on the data).
@@ -134,9 +136,10 @@ def arith(op: str, a: Val, b: Val) -> Bound | None:
     return None
 
 
-def window_address(base: Val, idx: Val, size: int, mask: np.ndarray) -> np.ndarray | None:
+def window_address(base: Val, idx: Val, size: int, mask: np.ndarray) -> tuple[np.ndarray, bool] | None:
     """Stand-in addresses (samples, warps, 32) for `base[idx]`, idx unknown in `idx.bound`, when every
-    value gives the same verdict (see the module docstring); None otherwise."""
+    value gives the same verdict (see the module docstring), and whether every lane of a warp reads
+    the same element (a warp-uniform index on one base: a broadcast); None otherwise."""
     if idx.bound is None or base.data is None or size <= 0 or base.space not in ("shared", "global"):
         return None
     if base.space == "shared" and size > MAX_ELEMENT:
@@ -158,5 +161,16 @@ def window_address(base: Val, idx: Val, size: int, mask: np.ndarray) -> np.ndarr
         ok = first // SECTOR == (last - 1) // SECTOR
     if not np.all(ok | ~active):
         return None
+    same = idx.uniform and bool(np.all(np.where(mask, b, first[..., None]) == first[..., None]))
+    if same:
+        return start, True  # every lane reads the one element the warp's index picks
     lanes = np.arange(mask.shape[-1], dtype=np.int64) % n
-    return start + lanes * size
+    return start + lanes * size, False
+
+
+def read_value(addr: Val) -> Val:
+    """The value a read at stand-in address `addr` returns: unknown; warp-uniform when every lane read
+    the same element (`addr.uniform`), else per-lane data tagged with its loads (KL305 follows them).
+    Never a sampled runtime value: the element read is not the stand-in's."""
+    return Val(None, addr.deps, loads=frozenset() if addr.uniform else addr.loads, why=("loaded", ""),
+               uniform=addr.uniform)

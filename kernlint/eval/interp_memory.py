@@ -55,10 +55,12 @@ class MemoryMixin:
             if read and idx.bound is not None and idx.data is None and t.kind in _SCALAR_KINDS and not idx.is_float:
                 stand_in = bounded_index.window_address(base, idx, t.size, self.mask)
                 if stand_in is not None:
+                    address, same = stand_in
                     sp = e.span
-                    site = frozenset([(sp.line, sp.column, sp.end_line, sp.end_column, base.root)])
-                    return (Val(stand_in, base.deps | idx.deps, base.space, base.root,
-                                loads=base.loads | idx.loads | site, bound=idx.bound), t)
+                    site = frozenset() if same else frozenset([(sp.line, sp.column, sp.end_line, sp.end_column,
+                                                                 base.root)])
+                    return (Val(address, base.deps | idx.deps, base.space, base.root,
+                                loads=base.loads | idx.loads | site, uniform=same, bound=idx.bound), t)
             if idx.data is None or t.size <= 0:
                 why = why_of(idx) if idx.data is None else self.type_why(t, e.ctype)
                 return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads,
@@ -156,6 +158,8 @@ class MemoryMixin:
                 v = self.local_arrays.load(tracked[0], self.eval(tracked[1]), self.mask)
             else:
                 v = Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
+        elif addr.bound is not None:
+            v = bounded_index.read_value(addr)  # a read at stand-in addresses (eval/bounded_index.py)
         else:
             v = self.loaded(e, addr, t)
         if v.data is None and t.kind in ("int", "bool") and 0 < t.size <= 2:
