@@ -209,6 +209,19 @@ _LOC_FILE, _LOC_LINE, _LOC_COL = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint
 _LOC_OUT = (ctypes.byref(_LOC_FILE), ctypes.byref(_LOC_LINE), ctypes.byref(_LOC_COL), None)
 
 
+def spelled_line(cursor: ci.Cursor, span: ir.Span) -> int:
+    """The line of the file `cursor` is written at, when that differs from `span` (its expansion) and lies
+    in the same file (a macro's argument); 0 otherwise."""
+    lib = ci.conf.lib
+    lib.clang_getInstantiationLocation(cursor.location, *_LOC_OUT)
+    at = ctypes.cast(_LOC_FILE, ctypes.c_void_p).value
+    lib.clang_getFileLocation(cursor.location, *_LOC_OUT)
+    line = _LOC_LINE.value
+    if not at or ctypes.cast(_LOC_FILE, ctypes.c_void_p).value != at or line in (0, span.line):
+        return 0
+    return line
+
+
 def _span(cursor: ci.Cursor) -> ir.Span:
     ext = cursor.extent
     lib = ci.conf.lib

@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.frozen import frozen
 
 
-SCAN_VERSION = 10  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 11  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen

@@ -522,7 +522,7 @@ class ProjectIndex:
         return (self.dealias(base, path, env) + (" " + stars if stars else "")).strip()
 
     def _resolve(self, path: str, ln: RawLaunch) -> list[ProjectLaunch]:
-        key = f"{path}:{ln.line}:{ln.kernel}"
+        key = f"{path}:{ln.line}:{ln.kernel}:{ln.template_args}"  # a macro's copies share a line
         hit = self._launch_memo.get(key)
         if hit is not None:
             return hit
