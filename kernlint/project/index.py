@@ -25,7 +25,7 @@ SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".h
 # (.c: benchmark suites keep the macros their kernels and launches use in C files they `#include`.)
 MAX_FILES = 5000
 MAX_BYTES = 2_000_000
-MAX_HOST_BINDINGS = 4
+MAX_HOST_BINDINGS = 32  # per host template; the engine evaluates at most launch.MAX_BINDINGS of them
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "build", "builds", "dist", "site-packages", "venv",
                         "CMakeFiles", "_build", "out"})
 

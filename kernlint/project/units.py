@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from kernlint import ir
 from kernlint.frontend import FrontendError, parse_source
-from kernlint.frontend.instantiate import instantiate_text
+from kernlint.frontend.instantiate import dependent_lines, instantiate_text
 from kernlint.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
@@ -67,12 +67,30 @@ class Unit:
                 # An instance whose body no longer parses cleanly (an argument that means nothing in
                 # this file) is not used: the template is evaluated as before.
                 if inst is not None and inst.body is not None and len(inst.parse_errors) <= len(fn.parse_errors) \
-                        and len(inst.unresolved) <= len(fn.unresolved):
+                        and _loses_nothing(self.text, new_text, fn, inst, tu):
                     out = (tu, inst)
         if len(_INSTANCES) > _MAX_INSTANCES:
             _INSTANCES.clear()
         _INSTANCES[key] = out
         return out
+
+
+def _loses_nothing(text: str, new_text: str, fn: ir.Function, inst: ir.Function, tu: ir.TranslationUnit) -> bool:
+    """Whether the instance `inst` of the template `fn` keeps every line the template could evaluate: each
+    name clang cannot resolve in it is one the template could not resolve either, or sits on a line
+    that depends on the binding (`typename Ktraits::BlockLoadT::TempStorage` of a traits class whose
+    member comes from a missing header: the template had only the dependent name there)."""
+    # The binding's own declarations (`using Ktraits = Traits<32, float, complex_t>;`, on the template
+    # header's line): an argument that means nothing here makes every line "dependent": not used.
+    decl_line = new_text.count("\n", 0, max(0, new_text.find("namespace __kl_inst_"))) + 1
+    if any(p.line == decl_line for p in tu.problems if not p.message.startswith("/")):
+        return False
+    extra = {ln for ln, _c, _m in inst.unresolved} - {ln for ln, _c, _m in fn.unresolved}
+    if not extra:
+        return True
+    end = fn.span.end_line or max(extra)
+    params = tuple(p.name for p in fn.template_params)
+    return extra <= dependent_lines(text, fn.span.line, end, params)
 
 
 def _problems_in(tu: ir.TranslationUnit) -> int:
