@@ -261,6 +261,24 @@ class _TypeConverter:
         # parse, during which the translation unit, and so every pointer in a key, stays alive.
         self.by_identity: dict[tuple[int, int, int], ir.CType] = {}
 
+    def _base_fields(self, record: ci.Type, depth: int) -> list[ir.Field]:
+        """The fields a struct inherits from its first base class (`struct Bwd : Base { ... }`, `p.n` a
+        member of Base), which libclang's field list leaves out. libclang gives no base offsets; the
+        first non-virtual base of a class without virtual functions starts the object (Itanium C++ ABI
+        2.4: it is the primary base or, with no vptr, laid out first at offset 0). Other bases: none."""
+        decl = record.get_declaration()
+        bases = [k for k in decl.get_children() if k.kind == K.CXX_BASE_SPECIFIER]
+        if not bases or depth > 4:
+            return []
+        first = bases[0]
+        base_decl = first.type.get_declaration()
+        if ci.conf.lib.clang_isVirtualBase(first) or any(
+                m.kind == K.CXX_METHOD and m.is_virtual_method()
+                for d in (decl, base_decl) for m in d.get_children()):
+            return []
+        base = self.convert(first.type, depth + 1)
+        return [f for f in base.fields if f.offset >= 0]
+
     def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
         ident = t.data[0]
         if ident:
@@ -324,6 +342,7 @@ class _TypeConverter:
             align = c.get_align()
             fields = []
             try:
+                fields.extend(self._base_fields(c, depth))
                 for f in c.get_fields():
                     off = c.get_offset(f.spelling)
                     fields.append(ir.Field(f.spelling, off // 8 if off >= 0 else -1, self.convert(f.type, depth + 1)))

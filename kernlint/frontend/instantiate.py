@@ -120,6 +120,8 @@ _USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=")
 _DECLARED = re.compile(r"^\s*(?:[\w:<>,]+\s+|[\w:<>,]+\s*[*&]+\s*)+([A-Za-z_]\w*)\s*(?:\[[^;]*?\])*\s*(?:=|\{|\(|;)")
 _KEYWORDS = frozenset(("if", "for", "while", "return", "switch", "constexpr", "else", "do", "case"))
 _CONTROL = _KEYWORDS - {"constexpr"}
+_BRACKETED = re.compile(r"\[[^\[\]]*\]|\([^()]*\)|\{[^{}]*\}|<[^<>;]*>")
+_MORE_DECLARATORS = re.compile(r",\s*[*&]*\s*([A-Za-z_]\w*)\s*(?=[=;,{(]|$)")
 
 
 def dependent_lines(text: str, first: int, last: int, params: tuple[str, ...]) -> set[int]:
@@ -150,9 +152,13 @@ def dependent_lines(text: str, first: int, last: int, params: tuple[str, ...]) -
                 continue
             head = s.strip().lstrip("{}").split("=")[0]
             m = _USING.search(s) or _DECLARED.search(head + ("=" if "=" in s else ";"))
-            if m and m.group(1) not in names and m.group(1) not in _KEYWORDS and head.split()[0] not in _CONTROL:
-                names.add(m.group(1))
-                grown = True
+            if m and m.group(1) not in _KEYWORDS and head.split()[0] not in _CONTROL:
+                # Every declarator of it: `weight_t dB_vals[kN], dC_vals[kN];`
+                flat = _BRACKETED.sub("", s) if _USING.search(s) is None else ""
+                for n in (m.group(1), *_MORE_DECLARATORS.findall(flat)):
+                    if n not in names:
+                        names.add(n)
+                        grown = True
         if not grown:
             break
     return {i for i, ln in enumerate(lines, first) if names & set(_WORD.findall(ln))}
