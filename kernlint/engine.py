@@ -8,6 +8,7 @@ parse (frontend) -> per kernel: launch shapes (launch) -> warp evaluation (eval.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -132,7 +133,8 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
             if len(instances) >= MAX_BINDINGS:
                 break
             shape = next(s for s in shapes if s.bindings == b)
-            if _instantiable(shape) and not deadline.expired():
+            named = {w for _p, v in b for w in re.findall(r"[A-Za-z_]\w*", v)}
+            if _instantiable(shape) and not deadline.expired() and not named & unit.unknown_names:
                 inst = unit.instance(fn, b)
                 if inst is not None:
                     instances[b] = inst
