@@ -357,14 +357,15 @@ def _split_2d(n: int) -> list[tuple[int, int, int]]:
 
 
 def _by_chain(launches: tuple[ir.Launch, ...]) -> list[ir.Launch]:
-    """The project's launches of one kernel in the order their bindings are tried: one launch of each
-    host chain (`via`) in turn, so that many copies of one launch (a switch macro's lambda per flag
-    combination) do not crowd out the other chains (`run<float>` and `run<half>`); chain j starts at its
+    """The project's launches of one kernel in the order their bindings are tried: one copy of each
+    launch (its site and host chain `via`) in turn, so that many copies of one launch (a switch macro's
+    lambda per flag combination) do not crowd out the other chains (`run<float>` and `run<half>`); the
+    index's order where each launch has one copy. Chain j starts at its
     copy j, so that the first round already varies the copies' flags too. The same order whichever
     file is linted."""
-    groups: dict[str, list[ir.Launch]] = {}
+    groups: dict[tuple[str, int, str], list[ir.Launch]] = {}
     for ln in launches:
-        groups.setdefault(ln.via, []).append(ln)
+        groups.setdefault((ln.site, ln.span.line, ln.via), []).append(ln)
     chains = list(groups.values())
     out: list[ir.Launch] = []
     for i in range(max((len(g) for g in chains), default=0)):

@@ -396,8 +396,8 @@ namespace std {
 // that kernel traits classes compute their members with (`std::conditional_t<!kIsComplex, float2,
 // float4>`, `std::is_same_v<weight_t, float>`, `std::min(8, kNItems)` in a constant) are declared
 // here as C++17 [meta.rel], [meta.trans.other], [alg.min.max] and [support.initlist] specify them.
-template <class T> constexpr __host__ __device__ const T& min(const T& a, const T& b) { return b < a ? b : a; }
-template <class T> constexpr __host__ __device__ const T& max(const T& a, const T& b) { return a < b ? b : a; }
+template <class T> __host__ __device__ T min(T a, T b);
+template <class T> __host__ __device__ T max(T a, T b);
 template <class E> class initializer_list {
   const E* b_; size_t n_;
   constexpr initializer_list(const E* b, size_t n) : b_(b), n_(n) {}
