@@ -677,8 +677,9 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
                 # Regions re-evaluated with other samples: only their findings count, so only their sites.
                 inside = tuple(st for st in r.coverage
                                if any(first <= st.key[0] <= last for _l, _c, first, last in r.regions))
-                covered = {ln for _l, _c, first, last in r.regions if first == last and first > 0 for ln in (first,)}
-                runs[-1] = evcov.union(runs[-1], inside, covered if r.resampled.startswith("the step budget") else ())
+                # (Line ranges, not guards: a complete re-evaluation of those lines; see _frugal.)
+                covered = {ln for g, c, first, last in r.regions if g == c == 0 for ln in range(first, last + 1)}
+                runs[-1] = evcov.union(runs[-1], inside, covered)
             elif not r.regions and r.odd_offset is None:
                 runs.append(r.coverage)
         unread = library_calls.unread_calls(fn, lines)  # statements clang dropped (eval/library_calls.py)
