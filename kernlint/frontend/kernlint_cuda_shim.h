@@ -411,10 +411,23 @@ template <class T> constexpr __host__ __device__ T min(initializer_list<T> l) {
   const T* r = l.begin(); for (const T* p = l.begin(); p != l.end(); ++p) if (*p < *r) r = p; return *r; }
 template <class T> constexpr __host__ __device__ T max(initializer_list<T> l) {
   const T* r = l.begin(); for (const T* p = l.begin(); p != l.end(); ++p) if (*r < *p) r = p; return *r; }
-template <class T, T v> struct integral_constant { static constexpr T value = v; using value_type = T;
-  using type = integral_constant; constexpr operator T() const { return v; } };
-using true_type = integral_constant<bool, true>;
-using false_type = integral_constant<bool, false>;
+// <type_traits> (C++17 [meta]): device code picks types and values with it (`std::conditional_t<
+// std::is_same_v<T, half>, half2, float2>`, tag arguments `std::integral_constant<int, 4>{}`); each
+// definition is the standard's one-line partial specialisation. Declared in every translation unit,
+// whether it includes the header or reaches it through a missing one (a missing #include is read as
+// an empty file): without them every type built from them, and every access through it, was unknown.
+#ifndef KERNLINT_KNOWN_TYPE_TRAITS
+#define KERNLINT_KNOWN_TYPE_TRAITS
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  using value_type = T;
+  using type = integral_constant;
+  constexpr operator value_type() const noexcept { return value; }
+  constexpr value_type operator()() const noexcept { return value; }
+};
+template <bool B> using bool_constant = integral_constant<bool, B>;
+using true_type = bool_constant<true>;
+using false_type = bool_constant<false>;
 template <class T, class U> struct is_same : false_type {};
 template <class T> struct is_same<T, T> : true_type {};
 template <class T, class U> inline constexpr bool is_same_v = is_same<T, U>::value;
@@ -424,5 +437,29 @@ template <bool B, class T, class F> using conditional_t = typename conditional<B
 template <bool B, class T = void> struct enable_if {};
 template <class T> struct enable_if<true, T> { using type = T; };
 template <bool B, class T = void> using enable_if_t = typename enable_if<B, T>::type;
+template <class T> struct remove_const { using type = T; };
+template <class T> struct remove_const<const T> { using type = T; };
+template <class T> using remove_const_t = typename remove_const<T>::type;
+template <class T> struct remove_volatile { using type = T; };
+template <class T> struct remove_volatile<volatile T> { using type = T; };
+template <class T> using remove_volatile_t = typename remove_volatile<T>::type;
+template <class T> struct remove_cv { using type = typename remove_volatile<typename remove_const<T>::type>::type; };
+template <class T> using remove_cv_t = typename remove_cv<T>::type;
+template <class T> struct remove_reference { using type = T; };
+template <class T> struct remove_reference<T&> { using type = T; };
+template <class T> struct remove_reference<T&&> { using type = T; };
+template <class T> using remove_reference_t = typename remove_reference<T>::type;
+template <class T> struct remove_pointer { using type = T; };
+template <class T> struct remove_pointer<T*> { using type = T; };
+template <class T> struct remove_pointer<T* const> { using type = T; };
+template <class T> using remove_pointer_t = typename remove_pointer<T>::type;
+template <class T> struct is_pointer : false_type {};
+template <class T> struct is_pointer<T*> : true_type {};
+template <class T> struct is_pointer<T* const> : true_type {};
+template <class T> inline constexpr bool is_pointer_v = is_pointer<T>::value;
+template <class T> struct is_const : false_type {};
+template <class T> struct is_const<const T> : true_type {};
+template <class T> inline constexpr bool is_const_v = is_const<T>::value;
+#endif
 }
 #endif
