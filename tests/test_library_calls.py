@@ -58,3 +58,19 @@ def test_a_call_dropped_for_an_undeclared_namespace_is_counted_not_lost() -> Non
     # A resolved call with the same shape is not counted from text: it has IR.
     assert "unread_call" not in {g.kind for r in lint_source(FIXTURE.read_text(), str(FIXTURE),
                                                                LintOptions(resources=False)).coverage for g in r.gaps}
+
+
+def test_an_undeclared_call_given_a_pointer_is_an_access_seen_and_not_evaluated() -> None:
+    # Every #include found (none here), so only the call itself can say the kernel was not fully seen.
+    def coverage(call: str) -> tuple[int, int]:
+        src = ("// kernlint: block=(64,1,1)\n__global__ void k(float* out, const float* in) {\n"
+               "    int i = blockIdx.x * 64 + threadIdx.x;\n    float r = 0.f;\n"
+               f"    {call};\n    out[i] = in[i] + r;\n}}\n")
+        res = lint_source(src, "k.cu", LintOptions(resources=False))
+        [rec] = res.coverage
+        return rec.accesses_seen, rec.accesses_evaluated
+
+    assert coverage("r = fetch_undeclared(in, i)") == (3, 2)  # a base pointer and an index
+    assert coverage("stash_undeclared(&out[i], 1.f)") == (3, 2)  # an element's address
+    assert coverage("read_into_undeclared(&r, i)") == (2, 2)  # the thread's own variable: an output
+    assert coverage("r = scale_undeclared(i, 2)") == (2, 2)  # values only: no memory of the kernel's

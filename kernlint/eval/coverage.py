@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint import ir
-from kernlint.eval.library_calls import is_library_transfer
+from kernlint.eval.library_calls import is_library_transfer, unresolved_call
 from kernlint.frozen import frozen
 from kernlint.memo import by_identities, by_identity
 
@@ -74,6 +74,10 @@ REASONS: dict[str, tuple[str, str, str]] = {
                     "calls `{d}`, whose namespace kernlint could not resolve (a missing header): the statement was "
                     "not read",
                     "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
+    "unresolved_call": ("calls `{d}`, which kernlint could not resolve (undeclared: a header not found?), passing it "
+                        "a pointer: what it reads or writes there was not evaluated",
+                        "calls `{d}`, which kernlint could not resolve (undeclared: a header not found?)",
+                        "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
     "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
                 "evaluate (its accesses are inside the library)",
                 "calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
@@ -368,6 +372,8 @@ class _Walker:
             for x in e.items:
                 self.expr(x, outer, depth)
         elif isinstance(e, ir.Opaque):
+            if unresolved_call(e):
+                self.site(e.span, outer, ACCESS)  # a call of an undeclared name, given a pointer (eval/library_calls.py)
             for x in e.children:
                 self.expr(x, outer, depth)
 

@@ -7,7 +7,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval import bounded_index
+from kernlint.eval import bounded_index, library_calls
 from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
@@ -60,6 +60,11 @@ class ExpressionsMixin:
                 self.eval(item)
             return Val(None, why=("unmodelled", "an initializer list"))
         if isinstance(e, ir.Opaque):
+            if library_calls.unresolved_call(e):  # an access seen, not evaluated (eval/library_calls.py)
+                at = [m.split("'")[1] for ln, col, m in self.fn.unresolved
+                      if (ln, col) == (e.span.line, e.span.column) and m.count("'") >= 2]
+                name = at[0] if at else self.unresolved_names.get(e.span.line, "?")
+                self.cov.drop(self.site_key(e.span, cov.ACCESS), ("unresolved_call", name))
             for ch in e.children:
                 self.eval(ch)
             return Val(None, why=("unmodelled", f"an expression ({e.reason})"))

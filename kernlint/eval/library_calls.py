@@ -45,6 +45,32 @@ def is_library_transfer(e: ir.Call) -> bool:
     return objects >= 1 and objects + sum(1 for k in kinds if k == "pointer") >= 2
 
 
+def unresolved_call(e: ir.Opaque) -> bool:
+    """Whether `e` calls a name clang could not resolve (undeclared: its header was not found) and passes
+    it a pointer or an array. clang keeps such a call as an unexposed expression whose first child is the
+    unresolved name (of overloaded-function type); the address of a variable of the thread's own
+    (`cudaMalloc(&p, n)`: an output) does not count. What the callee does through the pointer is unknown
+    (a device helper of a missing header, such as an atomic wrapper `gpuAtomicAdd(&dA[i], v)`, reads or
+    writes there), so the call is an access seen and not evaluated: KL904 says so, and the kernel is not
+    called fully analysed."""
+    if not e.children:
+        return False
+    head = e.children[0]
+    if not (isinstance(head, ir.Ref) and head.kind == "unknown" and head.ctype.name == "<overloaded function type>"):
+        return False
+    return any(_kind(a) in ("pointer", "array") and not _variable_address(a) for a in e.children[1:])
+
+
+def _variable_address(e: ir.Expr) -> bool:
+    """`&p` of a variable of the thread's own (a local or a parameter): where a call returns a value
+    (`cudaMalloc(&p, n)`), not memory of the kernel's arrays."""
+    e = ir.strip_casts(e)
+    if not (isinstance(e, ir.Unary) and e.op == "&"):
+        return False
+    inner = ir.strip_casts(e.operand)
+    return isinstance(inner, ir.Ref) and inner.kind in ("local", "param")
+
+
 def qualified(e: ir.Call) -> str:
     """`tl::copy`: the call's name with the namespace it was declared in."""
     return f"{e.scope}::{e.name}" if e.scope else e.name

@@ -119,6 +119,8 @@ class _Lowering:
             v = _evaluate(c)
             if v is not None:
                 return ir.Lit(v, self.ctype(c), span)
+            if kids and kids[0].kind in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF) and not kids[0].spelling:
+                span = _span(c)  # a call of a name clang could not resolve: a site (eval/library_calls.py)
             return ir.Opaque("unexposed expression", self.ctype(c), span, tuple(self.expr(k) for k in kids))
         if kind == K.CALL_EXPR:
             return self.call(c, span)
