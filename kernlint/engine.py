@@ -8,6 +8,7 @@ parse (frontend) -> per kernel: launch shapes (launch) -> warp evaluation (eval.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -67,17 +68,16 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                                         cli_defines=dict(options.defines))
     out = []
     asserted_done: set[tuple[int, int, int]] = set()
+    shapes, instances = _usable_bindings(fn, shapes, unit)
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.
         defines = dict(shape.arg_values)
         defines.update(ann_defines)
         defines.update(dict(options.defines))
         run_tu, run_fn = tu, fn
-        if unit is not None and fn.template_params and shape.bindings and "assumed" not in shape.binding_source \
-                and "unknown" not in shape.binding_source:
-            inst = unit.instance(fn, shape.bindings)
-            if inst is not None:
-                run_tu, run_fn = inst
+        inst = instances.get(shape.bindings)
+        if inst is not None:
+            run_tu, run_fn = inst
         res = Interpreter(run_tu, run_fn, shape, defines).run()
         if res.contradiction and shape.guess:
             # The kernel's asserts say which block it wants: evaluate that one instead (once).
@@ -108,6 +108,43 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, res, source_lines))
     main = [r for r in out if not r.regions and r.events]
     return out + samples.odd_offset_results(main)
+
+
+def _instantiable(shape: "LaunchShape") -> bool:
+    return bool(shape.bindings) and "assumed" not in shape.binding_source and "unknown" not in shape.binding_source
+
+
+def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit | None"
+                     ) -> tuple[list["LaunchShape"], dict[tuple[tuple[str, str], ...], tuple[ir.TranslationUnit, ir.Function]]]:
+    """The shapes to evaluate a template kernel under, and the instance of each binding that has one.
+
+    The launches offer up to MAX_BINDING_TRIES bindings in order; the first MAX_BINDINGS whose instance
+    parses (`Unit.instance`) are evaluated: a binding that names a type of a header kernlint does not
+    have (`Traits<32, at::BFloat16>` without c10) is passed over for the next one (`Traits<32, float>`).
+    When none parses, the first MAX_BINDINGS are evaluated as the template. Identical bindings are
+    evaluated once whatever the number of launches that give them (the launch shapes are distinct).
+    Every shape says how many of the bindings were evaluated when that is not all of them."""
+    from kernlint.launch import MAX_BINDINGS
+
+    order = list(dict.fromkeys(s.bindings for s in shapes))
+    instances: dict[tuple[tuple[str, str], ...], tuple[ir.TranslationUnit, ir.Function]] = {}
+    if unit is not None and fn.template_params:
+        for b in order:
+            if len(instances) >= MAX_BINDINGS:
+                break
+            shape = next(s for s in shapes if s.bindings == b)
+            named = {w for _p, v in b for w in re.findall(r"[A-Za-z_]\w*", v)}
+            if _instantiable(shape) and not deadline.expired() and not named & unit.unknown_names:
+                inst = unit.instance(fn, b)
+                if inst is not None:
+                    instances[b] = inst
+    keep = [b for b in order if b in instances] or order[:MAX_BINDINGS]
+    total = max([len(order)] + [s.distinct_bindings for s in shapes])
+    out = [s for s in shapes if s.bindings in keep]
+    if fn.template_params and total > len(keep):
+        out = [dataclasses.replace(s, binding_source=f"{s.binding_source}; {len(keep)} of the {total} bindings "
+                                   f"the launches give evaluated") for s in out]
+    return out, instances
 
 
 def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchShape", defines: dict[str, int],
@@ -640,7 +677,9 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
                 # Regions re-evaluated with other samples: only their findings count, so only their sites.
                 inside = tuple(st for st in r.coverage
                                if any(first <= st.key[0] <= last for _l, _c, first, last in r.regions))
-                runs[-1] = evcov.union(runs[-1], inside)
+                # (Line ranges, not guards: a complete re-evaluation of those lines; see _frugal.)
+                covered = {ln for g, c, first, last in r.regions if g == c == 0 for ln in range(first, last + 1)}
+                runs[-1] = evcov.union(runs[-1], inside, covered)
             elif not r.regions and r.odd_offset is None:
                 runs.append(r.coverage)
         unread = library_calls.unread_calls(fn, lines)  # statements clang dropped (eval/library_calls.py)

@@ -435,6 +435,9 @@ class Launch:
     # (`dim3 block(ne13, ne12)` -> ("ne13", "ne12", "1")); () when the block folds or nothing is known.
     # launch.py evaluates such a launch over plausible values of the runtime components.
     block_dims: tuple[str, ...] = ()
+    # The line the launch is written at, where that is not span.line: a launch written in a macro's
+    # argument (`BOOL_SWITCH(c, kB, [&] { k<<<g, b>>>(); })`) spans the macro's use; 0 otherwise.
+    spelled_line: int = 0
 
 
 @frozen

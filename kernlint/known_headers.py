@@ -1,4 +1,4 @@
-"""Declarations of well-known library types for headers kernlint stubs when they are missing.
+"""Declarations of well-known library types (and standard type traits) for headers kernlint stubs when they are missing.
 
 A missing `#include` is read as an empty file. For a few library headers whose types have a
 documented, fixed layout that device code indexes (`cufftComplex *a; a[i].x`, a `Vertex` struct of
@@ -58,6 +58,61 @@ struct XMUINT4 { unsigned int x, y, z, w; };
 #endif
 """
 
+# <type_traits> (ISO C++17 [meta]): the compile-time templates device code selects types and values
+# with (`using T2 = std::conditional_t<std::is_same_v<T, half>, half2, float2>;`, tag arguments
+# `std::integral_constant<int, 4>{}`). Their definitions are fixed by the standard (each is the
+# one-line partial specialisation written here, as in [meta.help], [meta.rel], [meta.trans]); with
+# the header missing every type built from them was unknown, and so were the accesses through them.
+_TYPE_TRAITS = """\
+#ifndef KERNLINT_KNOWN_TYPE_TRAITS
+#define KERNLINT_KNOWN_TYPE_TRAITS
+namespace std {
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  using value_type = T;
+  using type = integral_constant;
+  constexpr operator value_type() const noexcept { return value; }
+  constexpr value_type operator()() const noexcept { return value; }
+};
+template <bool B> using bool_constant = integral_constant<bool, B>;
+using true_type = bool_constant<true>;
+using false_type = bool_constant<false>;
+template <class T, class U> struct is_same : false_type {};
+template <class T> struct is_same<T, T> : true_type {};
+template <class T, class U> inline constexpr bool is_same_v = is_same<T, U>::value;
+template <bool B, class T, class F> struct conditional { using type = T; };
+template <class T, class F> struct conditional<false, T, F> { using type = F; };
+template <bool B, class T, class F> using conditional_t = typename conditional<B, T, F>::type;
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { using type = T; };
+template <bool B, class T = void> using enable_if_t = typename enable_if<B, T>::type;
+template <class T> struct remove_const { using type = T; };
+template <class T> struct remove_const<const T> { using type = T; };
+template <class T> using remove_const_t = typename remove_const<T>::type;
+template <class T> struct remove_volatile { using type = T; };
+template <class T> struct remove_volatile<volatile T> { using type = T; };
+template <class T> using remove_volatile_t = typename remove_volatile<T>::type;
+template <class T> struct remove_cv { using type = typename remove_volatile<typename remove_const<T>::type>::type; };
+template <class T> using remove_cv_t = typename remove_cv<T>::type;
+template <class T> struct remove_reference { using type = T; };
+template <class T> struct remove_reference<T&> { using type = T; };
+template <class T> struct remove_reference<T&&> { using type = T; };
+template <class T> using remove_reference_t = typename remove_reference<T>::type;
+template <class T> struct remove_pointer { using type = T; };
+template <class T> struct remove_pointer<T*> { using type = T; };
+template <class T> struct remove_pointer<T* const> { using type = T; };
+template <class T> using remove_pointer_t = typename remove_pointer<T>::type;
+template <class T> struct is_pointer : false_type {};
+template <class T> struct is_pointer<T*> : true_type {};
+template <class T> struct is_pointer<T* const> : true_type {};
+template <class T> inline constexpr bool is_pointer_v = is_pointer<T>::value;
+template <class T> struct is_const : false_type {};
+template <class T> struct is_const<const T> : true_type {};
+template <class T> inline constexpr bool is_const_v = is_const<T>::value;
+}
+#endif
+"""
+
 KNOWN: dict[str, str] = {
     "cuComplex.h": _CUCOMPLEX,
     "cufft.h": _CUFFT,
@@ -67,9 +122,17 @@ KNOWN: dict[str, str] = {
 }
 
 
+# Standard library headers whose templates are stubbed the same way when missing. Not offered to
+# `declarations_for`: --confirm's compiler declares what it needs of them itself (confirm/device_source.py).
+STANDARD: dict[str, str] = {
+    "type_traits": _TYPE_TRAITS,
+}
+
+
 def stub_text(name: str) -> str:
     """The text of the stub for the missing include `name` (as written): known types, else empty."""
-    return KNOWN.get(posixpath.basename(name.replace("\\", "/")), "")
+    base = posixpath.basename(name.replace("\\", "/"))
+    return KNOWN.get(base) or STANDARD.get(base, "")
 
 
 _NAME_RE = re.compile(r"typedef \w+ (\w+);|struct (?:__attribute__\(\(aligned\(16\)\)\) )?(\w+) \{")

@@ -33,6 +33,9 @@ class LaunchShape:
     # Pointer parameters a launch of the kernel passes offset into their allocation: (parameter, what the
     # launch passes and where: "bufferSrc = bufferIn + padding at FDTD3dGPU.cu:130"); KL103 says "unless".
     pointer_offsets: tuple[tuple[str, str], ...] = ()
+    # The distinct template bindings the kernel's launches give (0: not counted); the engine evaluates
+    # at most MAX_BINDINGS of them and says so.
+    distinct_bindings: int = 0
 
     @property
     def threads(self) -> int:
@@ -147,7 +150,10 @@ def fold_bound(text: str, bindings: dict[str, str], macros: dict[str, int]) -> i
 
 
 MAX_SHAPES = 3
-MAX_BINDINGS = 6  # distinct template bindings evaluated per kernel
+MAX_BINDINGS = 6  # distinct template bindings evaluated per kernel (engine.py)
+# Distinct bindings offered to the engine, which evaluates the first MAX_BINDINGS whose instance parses
+# (engine._usable_bindings): a binding naming a type of a missing header is passed over for the next.
+MAX_BINDING_TRIES = 24
 
 
 def where(ln: ir.Launch) -> str:
@@ -211,8 +217,11 @@ def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[
     launches = [ln for ln in tu.launches if ln.kernel == fn.name and (not ln.kernel_key or ln.kernel_key == fn.key)]
     if project_launches:
         here = {ln.span.line for ln in project_launches if not ln.site}
-        launches = [ln for ln in launches if ln.span.line not in here] + list(project_launches)
+        # (A launch in a macro's argument spans the macro's use; the index names the line it is written at.)
+        launches = [ln for ln in launches if ln.span.line not in here and ln.spelled_line not in here] \
+            + _by_chain(project_launches)
     bindings_list = _template_bindings(fn, tu, launches, project_instantiations)
+    distinct = len({_launch_binding(fn, ln)[0] for ln in launches}) if fn.template_params else 0
 
     def with_bindings(block: tuple[int, int, int], source: str, guess: str = "") -> list[LaunchShape]:
         return [LaunchShape(block, source, grid_ann, b, bs, guess=guess) for b, bs in bindings_list]
@@ -241,6 +250,8 @@ def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[
                 seen.add(key)
                 shapes.append(LaunchShape(block, f"launch at {where(ln)} with {text}", ln.grid or grid_ann, binding,
                                           bsource, ln.shared_bytes, argv, guess=f"runtime:{where(ln)}"))
+            if fn.template_params and len({s.bindings for s in shapes}) >= MAX_BINDING_TRIES:
+                break  # (each binding's runtime blocks kept together: combine() needs them all)
             continue
         if not valid_block(ln.block):
             continue  # unknown, or a shape the launch itself would reject (KL404/launch error territory)
@@ -261,9 +272,12 @@ def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[
         for av in variants:
             shapes.append(LaunchShape(ln.block, f"launch at {where(ln)}", ln.grid or grid_ann, binding,
                                       bsource, ln.shared_bytes, av, arg_samples=argsamples))
-        if len(shapes) >= (MAX_BINDINGS if fn.template_params else MAX_SHAPES):
+        if len({s.bindings for s in shapes} if fn.template_params else shapes) \
+                >= (MAX_BINDING_TRIES if fn.template_params else MAX_SHAPES):
             break
     if shapes:
+        if distinct > 1:
+            shapes = [dataclasses.replace(s, distinct_bindings=distinct) for s in shapes]
         return shapes, defines
     if fn.launch_bounds:
         for bindings, bsource in bindings_list:
@@ -342,6 +356,23 @@ def _split_2d(n: int) -> list[tuple[int, int, int]]:
     return out
 
 
+def _by_chain(launches: tuple[ir.Launch, ...]) -> list[ir.Launch]:
+    """The project's launches of one kernel in the order their bindings are tried: one copy of each
+    launch (its site and host chain `via`) in turn, so that many copies of one launch (a switch macro's
+    lambda per flag combination) do not crowd out the other chains (`run<float>` and `run<half>`); the
+    index's order where each launch has one copy. Chain j starts at its
+    copy j, so that the first round already varies the copies' flags too. The same order whichever
+    file is linted."""
+    groups: dict[tuple[str, int, str], list[ir.Launch]] = {}
+    for ln in launches:
+        groups.setdefault((ln.site, ln.span.line, ln.via), []).append(ln)
+    chains = list(groups.values())
+    out: list[ir.Launch] = []
+    for i in range(max((len(g) for g in chains), default=0)):
+        out.extend(g[(i + j) % len(g)] for j, g in enumerate(chains) if i < len(g))
+    return out
+
+
 def _launch_binding(fn: ir.Function, ln: ir.Launch) -> tuple[tuple[tuple[str, str], ...], str]:
     """The template binding of one launch and where it came from ("" when the kernel is no template).
 
@@ -386,7 +417,7 @@ def _template_bindings(fn: ir.Function, tu: ir.TranslationUnit, launches: list[i
             if b not in [f[0] for f in found]:
                 found.append((b, source))
     if found:
-        return found[:MAX_BINDINGS]
+        return found[:MAX_BINDING_TRIES]
     # No instantiation in the file: type parameters are assumed float (stated in every finding);
     # non-type parameters stay symbolic (sampled like runtime sizes).
     assumed = tuple((p.name, "float") for p in fn.template_params if p.is_type)

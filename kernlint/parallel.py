@@ -50,6 +50,9 @@ class LintSetup:
     work_budget: int | None = None  # evaluation steps per file before the rest is skipped (KL904; deadline.py)
     scan_limit_s: float | None = None  # CPU seconds the project index may spend scanning one file (a guard)
     record: bool = False  # record what each lint depended on, for the result cache (kernlint.resultcache)
+    # Absolute paths of every file this run lints: a kernel another file reaches in one of them is
+    # linted by that file's own job, not again for each file that reaches it (parallel._lint_reached).
+    run_paths: frozenset[str] = frozenset()
 
 
 @frozen
@@ -174,6 +177,10 @@ def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOut
 
     diags = selected(result, text)
     reached = _lint_reached(job, setup, options, settings)
+    if reached.left_to_run and recording is not None:
+        # What this outcome holds depends on the other files of the run: a later run of this file
+        # alone must lint the kernels it reaches.
+        recording.deps.volatile = "kernels it reaches were linted by their own files' jobs in this run"
     fixed, diff = 0, ""
     if (setup.fix or setup.diff) and job.path != "-" and any(d.fixes for d in diags):
         from kernlint.fix import fix_file
@@ -211,6 +218,7 @@ class _Reached:
     rooflines: tuple = ()
     sources: tuple[tuple[str, str], ...] = ()
     included: int = 0
+    left_to_run: bool = False  # some reached kernels were left to their own files' jobs in this run
 
 
 def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -> _Reached:
@@ -235,6 +243,10 @@ def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -
     coverage: list = []
     rows: list = []
     sources = []
+    # A defining file this run lints itself reports its kernels at their lines: linting them again here
+    # would only repeat that work (the report shows a reached kernel once).
+    left = [w for w, _n in reached if os.path.abspath(w) in setup.run_paths]
+    reached = tuple((w, n) for w, n in reached if os.path.abspath(w) not in setup.run_paths)
     for where, names in reached:
         shown = where if os.path.isabs(job.name) else os.path.relpath(where)
         try:
@@ -258,7 +270,7 @@ def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -
         coverage.extend(result_coverage)
         rows.extend(here)
         sources.append((shown, text))
-    return _Reached(tuple(diags), tuple(coverage), tuple(rows), tuple(sources), included)
+    return _Reached(tuple(diags), tuple(coverage), tuple(rows), tuple(sources), included, bool(left))
 
 
 def _reached_lint(text: str, shown: str, opts: Any, setup: LintSetup) -> tuple[tuple, tuple, tuple]:
@@ -376,6 +388,13 @@ def failed_outcome(job: FileJob, failure: Any, limits: Any) -> FileOutcome:
     return FileOutcome(job.name, diagnostics=(diag,))
 
 
+def with_run_paths(setup: LintSetup, jobs: Sequence[FileJob]) -> LintSetup:
+    """`setup` knowing every file of the run (once: a caller that linted some from the cache set it)."""
+    if setup.run_paths:
+        return setup
+    return dataclasses.replace(setup, run_paths=frozenset(os.path.abspath(j.path) for j in jobs if j.path != "-"))
+
+
 def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: Any = None) -> Iterator[FileOutcome]:
     """Outcomes of `jobs`, in their order.
 
@@ -386,6 +405,7 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
     """
     if not jobs:
         return
+    setup = with_run_paths(setup, jobs)
     if limits is None and workers <= 1:
         for job in jobs:
             yield lint_file(job, setup)

@@ -465,8 +465,9 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Resu
                       progress: Callable[[int], None] | None = None, limits: Any = None) -> Iterator[Any]:
     """Outcomes of `jobs` in their order, as `parallel.lint_files` gives them, with hits from `cache`
     (only the misses are linted, in `workers` processes under `limits`)."""
-    from kernlint.parallel import lint_files
+    from kernlint.parallel import lint_files, with_run_paths
 
+    setup = with_run_paths(setup, jobs)  # every job of the run, hits included (their outcomes are reported)
     done = 0
     if cache is None or setup.fix or setup.diff or setup.keep_results:
         # (with workers, parallel.lint_files builds each project index once, before the pool)

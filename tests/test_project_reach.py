@@ -42,6 +42,20 @@ def test_header_kernel_linted_alike_through_its_instantiating_file_and_alone() -
     assert kernels == ["transpose_tile"]  # reached, not "no kernels found"
 
 
+def test_traits_kernel_evaluated_through_its_instantiating_file_and_alone() -> None:
+    """A kernel templated on a traits class (`Ktraits::kPitch` computed from the traits' arguments, one
+    member type from a header kernlint lacks), bound through a host template in a switch macro's
+    lambda: the .cu alone and the header alone both evaluate it and find the 4-way conflict."""
+    project = PROJECTS / "traits_kernel"
+    via_cu, _ = _run(str(project / "stage_fp32.cu"))
+    via_header, _ = _run(str(project / "stage.cuh"))
+    assert _findings(via_cu) == _findings(via_header)
+    hits = [d for d in via_cu["diagnostics"] if d["code"] == "KL201"]
+    assert [(Path(d["path"]).name, d["line"], d["metrics"]["ways"]) for d in hits] == [("stage.cuh", 35, 4), ("stage.cuh", 42, 4)]
+    assert any("Traits < 32 , 4" in a and "float >" in a for a in hits[0]["assumptions"])
+    assert not [d for d in via_cu["diagnostics"] if d["code"] == "KL904"]  # fully evaluated
+
+
 def test_whole_project_reports_a_reached_kernel_once() -> None:
     doc, _ = _run(str(PROJECTS / "header_instantiated"))
     sites = [(Path(d["path"]).name, d["line"], d["code"]) for d in doc["diagnostics"]]

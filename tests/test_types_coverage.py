@@ -47,6 +47,34 @@ def test_cufft_complex_is_float2_and_double_complex_double2() -> None:
     assert sectors(by_line[6]) == 16
 
 
+# A type chosen with <type_traits> (as gemm kernels pick their pair type): with the header missing
+# and no stub, `Pair` was unknown and so was every access through it (KL904, KL903 `is_same_v`).
+TRAITS = """\
+// kernlint: block=(64,1,1)
+#include <type_traits>
+struct half2_t { unsigned short x, y; };
+template <typename T> __global__ void k(T* out, int n) {
+    using Pair = std::conditional_t<std::is_same_v<T, float>, float2, half2_t>;
+    using E = std::remove_cv_t<std::remove_reference_t<const T&>>;
+    static_assert(std::is_same<E, T>::value, "");
+    Pair* p = reinterpret_cast<Pair*>(out);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i * 2].x = E(1);
+}
+template __global__ void k<float>(float*, int);
+"""
+
+
+def test_type_traits_stub_picks_the_type_the_standard_defines() -> None:
+    assert "conditional_t" in stub_text("type_traits") and stub_text("my_type_traits") == ""
+    ds = findings(TRAITS)
+    assert not [d for d in ds if d.code in ("KL904", "KL903")], [d.message for d in ds]
+    (d,) = [d for d in ds if d.code == "KL102"]
+    # Pair is float2 (T = float): lanes 2 float2 = 16 bytes apart, 4 bytes each: 32 lanes span
+    # 512 bytes = 16 sectors for 128 bytes (ideal 4).
+    assert sectors(d) == 16
+
+
 DIRECTX = """\
 // kernlint: block=(64,1,1)
 #include <DirectXMath.h>

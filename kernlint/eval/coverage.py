@@ -534,13 +534,17 @@ class KernelCoverage:
         return {"name": self.name, "path": self.path, "line": self.line, "coverage": cov}
 
 
-def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteStatus, ...]:
+def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...],
+          lines: Iterable[int] = ()) -> tuple[SiteStatus, ...]:
     """Two runs of one shape (a re-evaluation of regions with other samples): evaluated by either.
 
     A site neither evaluated keeps the reason of the run that reached it (`unreached` in the first
     run, a call not modelled in the re-evaluation: the call is what is left to fix). The step budget
     is no reason for a site that a re-evaluation within the budget reached (or found dead): the
-    re-evaluation's reason replaces it."""
+    re-evaluation's reason replaces it. A site the budget kept the first run from, on a line the
+    re-evaluation ran without meeting it, or on one of `lines` (the lines a complete re-evaluation
+    covered) that it never met, is no code of this binding (the arm of a `?:` whose condition is a
+    compile-time constant, `!kIsVariableC ? x * C[i] : x`; a discarded `if constexpr` branch): dropped."""
     out = {s.key: s for s in a}
     for s in b:
         old = out.get(s.key)
@@ -548,7 +552,10 @@ def union(a: tuple[SiteStatus, ...], b: tuple[SiteStatus, ...]) -> tuple[SiteSta
                 not s.evaluated and not old.evaluated and old.why[0] == "unreached" and s.why[0] != "unreached") or (
                 not s.evaluated and not old.evaluated and old.why[0] == "budget" and s.why[0] != "budget"):
             out[s.key] = s
-    return tuple(out.values())
+    ran = {s.key[0] for s in b if s.evaluated} | set(lines)
+    met = {s.key for s in b}
+    return tuple(s for s in out.values()
+                 if not (not s.evaluated and s.why[0] == "budget" and s.key[0] in ran and s.key not in met))
 
 
 def merge(fn: ir.Function, path: str, runs: Sequence[tuple[SiteStatus, ...]], all_guessed: bool) -> KernelCoverage:

@@ -7,6 +7,7 @@ import numpy as np
 from kernlint import ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
+from kernlint.eval import bounded_index
 from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
@@ -164,6 +165,10 @@ class ExpressionsMixin:
     def convert(self, v: Val, t: ir.CType) -> Val:
         data = v.data
         if data is None:
+            if t.kind == "float":
+                return bounded_index.with_bound(v, None)
+            if v.bound is not None or t.size <= 2:
+                return bounded_index.fit(v, t)  # a narrow type keeps only its range
             return v
         # Value arrays are never written in place, so a conversion that changes nothing shares its input's.
         if t.kind == "float":
@@ -357,6 +362,10 @@ class ExpressionsMixin:
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         r = self._arith(op, a, b, rtype, ltype, btype)
+        if r.data is None and (a.data is None) is not (b.data is None) and rtype.kind in ("int", "bool"):
+            bound = bounded_index.arith(op, a, b)  # `code & 7`: unknown, but within a range
+            if bound is not None:
+                r = bounded_index.fit(bounded_index.with_bound(r, bound), rtype)
         if r.data is None and r.why is None and a.data is not None and b.data is not None:
             lt, bt = self.resolve(ltype), self.resolve(btype)
             if op in ("+", "-") and (lt.kind in ("pointer", "array") or bt.kind in ("pointer", "array")):

@@ -9,6 +9,7 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
+from kernlint.eval import bounded_index
 from kernlint.eval.values import UNKNOWN, Val, any_set, spread, unknown, why_of
 from kernlint.eval.limits import POINTER_SPACING
 from kernlint.eval.stmt_facts import _with_field, _vector_chunks, _scalar_fields, _strip_implicit
@@ -17,6 +18,7 @@ from kernlint.eval.stmt_facts import _with_field, _vector_chunks, _scalar_fields
 _BIG = int(np.iinfo(np.int64).max)
 # Kinds of types `resolve` may change (interp.py): others it returns as they are.
 _RESOLVED_KINDS = frozenset(("array", "template", "pointer"))
+_SCALAR_KINDS = frozenset(("int", "float", "bool", "pointer"))  # elements a bounded-index read may reach
 
 
 class MemoryMixin:
@@ -25,10 +27,12 @@ class MemoryMixin:
     _full_mask: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether all its lanes are active)
     _live_of: tuple[np.ndarray | None, np.ndarray | None] = (None, None)  # (the kernel's return mask, live lanes)
 
-    def lvalue(self, e: ir.Expr) -> tuple[Val, ir.CType] | None:
-        """The address of an lvalue expression that lives in memory, with its type; None otherwise."""
+    def lvalue(self, e: ir.Expr, read: bool = False) -> tuple[Val, ir.CType] | None:
+        """The address of an lvalue expression that lives in memory, with its type; None otherwise.
+        `read`: the lvalue is only read here (a table read at a bounded index gets stand-in
+        addresses, eval/bounded_index.py)."""
         if isinstance(e, ir.Cast) and not e.explicit:
-            return self.lvalue(e.operand)
+            return self.lvalue(e.operand, read)
         if isinstance(e, ir.Index):
             base = self.eval(e.base)
             idx = self.eval(e.index)
@@ -48,6 +52,15 @@ class MemoryMixin:
                 return (Val(None, base.deps | idx.deps, "local", base.root), t)  # thread-local storage
             if base.data is None or not base.space:
                 return (unknown(base, idx, why=("unknown", "")), t)
+            if read and idx.bound is not None and idx.data is None and t.kind in _SCALAR_KINDS and not idx.is_float:
+                stand_in = bounded_index.window_address(base, idx, t.size, self.mask)
+                if stand_in is not None:
+                    address, same = stand_in
+                    sp = e.span
+                    site = frozenset() if same else frozenset([(sp.line, sp.column, sp.end_line, sp.end_column,
+                                                                 base.root)])
+                    return (Val(address, base.deps | idx.deps, base.space, base.root,
+                                loads=base.loads | idx.loads | site, uniform=same, bound=idx.bound), t)
             if idx.data is None or t.size <= 0:
                 why = why_of(idx) if idx.data is None else self.type_why(t, e.ctype)
                 return (Val(None, base.deps | idx.deps, base.space, base.root, loads=base.loads | idx.loads,
@@ -126,7 +139,7 @@ class MemoryMixin:
                 if base_v is not None:
                     fv = base_v.field(e.field)
                     return fv if fv is not None else unknown(base_v, why=("unmodelled", f"member `{e.field}`"))
-        lv = self.lvalue(e)
+        lv = self.lvalue(e, read=True)
         if lv is None:
             if isinstance(e, ir.Member):
                 # A member of a value that is not in memory (`make_float4(...).x`): still evaluate the
@@ -142,9 +155,16 @@ class MemoryMixin:
         if addr.space == "local":
             tracked = self.tracked_array(e)
             if tracked is not None:
-                return self.local_arrays.load(tracked[0], self.eval(tracked[1]), self.mask)
-            return Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
-        return self.loaded(e, addr, t)
+                v = self.local_arrays.load(tracked[0], self.eval(tracked[1]), self.mask)
+            else:
+                v = Val(None, addr.deps, why=("unmodelled", "a value kept in a thread-local array"))
+        elif addr.bound is not None:
+            v = bounded_index.read_value(addr)  # a read at stand-in addresses (eval/bounded_index.py)
+        else:
+            v = self.loaded(e, addr, t)
+        if v.data is None and t.kind in ("int", "bool") and 0 < t.size <= 2:
+            v = bounded_index.with_bound(v, bounded_index.type_bound(t))  # whatever is stored there
+        return v
 
     def eval_struct_value(self, e: ir.Expr) -> Val | None:
         inner = e.operand if isinstance(e, ir.Cast) and not e.explicit else e
@@ -234,6 +254,9 @@ class MemoryMixin:
         deps = addr.deps | frozenset(self.data_guards) if self.data_guards else addr.deps
         event = ev.MemoryAccess(span or e.span, addr.space, kind, width, address, self.mask.copy(), addr.root,
                                 deps, iters, lvars, vec, text, live.copy())
+        if addr.bound is not None:
+            self.emit(event)  # stand-in addresses of a bounded-index read: never one load reused
+            return
         if self.recent_loads.seen(event):
             return  # the compiler reuses the register of the same load earlier in this straight-line run
         element, align, offset = self.vector_element(e, address, kind)

@@ -32,6 +32,10 @@ class Val:
     # Unknown, but the same for every lane of a warp (a load every lane makes at one address, a
     # parameter, a ballot, a __shared__ scalar): a branch on it cannot split a warp.
     uniform: bool = False
+    # Unknown integers: every lane's value lies in [lo, hi] (its narrow C type, a mask `& m`: see
+    # eval/bounded_index.py). On a known address: a stand-in for a read at such an index (its
+    # `uniform`: every lane reads the one element a warp-uniform index picks).
+    bound: tuple[int, int] | None = None
 
     @property
     def known(self) -> bool:

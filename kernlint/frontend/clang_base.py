@@ -209,6 +209,19 @@ _LOC_FILE, _LOC_LINE, _LOC_COL = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint
 _LOC_OUT = (ctypes.byref(_LOC_FILE), ctypes.byref(_LOC_LINE), ctypes.byref(_LOC_COL), None)
 
 
+def spelled_line(cursor: ci.Cursor, span: ir.Span) -> int:
+    """The line of the file `cursor` is written at, when that differs from `span` (its expansion) and lies
+    in the same file (a macro's argument); 0 otherwise."""
+    lib = ci.conf.lib
+    lib.clang_getInstantiationLocation(cursor.location, *_LOC_OUT)
+    at = ctypes.cast(_LOC_FILE, ctypes.c_void_p).value
+    lib.clang_getFileLocation(cursor.location, *_LOC_OUT)
+    line = _LOC_LINE.value
+    if not at or ctypes.cast(_LOC_FILE, ctypes.c_void_p).value != at or line in (0, span.line):
+        return 0
+    return line
+
+
 def _span(cursor: ci.Cursor) -> ir.Span:
     ext = cursor.extent
     lib = ci.conf.lib
@@ -247,6 +260,24 @@ class _TypeConverter:
         # needs no ctypes call for its spelling: ~15 % of lowering a large body. One converter serves one
         # parse, during which the translation unit, and so every pointer in a key, stays alive.
         self.by_identity: dict[tuple[int, int, int], ir.CType] = {}
+
+    def _base_fields(self, record: ci.Type, depth: int) -> list[ir.Field]:
+        """The fields a struct inherits from its first base class (`struct Bwd : Base { ... }`, `p.n` a
+        member of Base), which libclang's field list leaves out. libclang gives no base offsets; the
+        first non-virtual base of a class without virtual functions starts the object (Itanium C++ ABI
+        2.4: it is the primary base or, with no vptr, laid out first at offset 0). Other bases: none."""
+        decl = record.get_declaration()
+        bases = [k for k in decl.get_children() if k.kind == K.CXX_BASE_SPECIFIER]
+        if not bases or depth > 4:
+            return []
+        first = bases[0]
+        base_decl = first.type.get_declaration()
+        if ci.conf.lib.clang_isVirtualBase(first) or any(
+                m.kind == K.CXX_METHOD and m.is_virtual_method()
+                for d in (decl, base_decl) for m in d.get_children()):
+            return []
+        base = self.convert(first.type, depth + 1)
+        return [f for f in base.fields if f.offset >= 0]
 
     def convert(self, t: ci.Type, depth: int = 0) -> ir.CType:
         ident = t.data[0]
@@ -311,6 +342,7 @@ class _TypeConverter:
             align = c.get_align()
             fields = []
             try:
+                fields.extend(self._base_fields(c, depth))
                 for f in c.get_fields():
                     off = c.get_offset(f.spelling)
                     fields.append(ir.Field(f.spelling, off // 8 if off >= 0 else -1, self.convert(f.type, depth + 1)))

@@ -15,6 +15,7 @@ from kernlint.frontend.clang_base import (
     _lib,
     _span,
     ci,
+    spelled_line,
     template_int_value,
 )
 from kernlint.frontend.lowering import (
@@ -35,6 +36,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
     launch's pointer offsets only where that text may assign an argument (see `_may_assign`)."""
     out: list[ir.Launch] = []
     local_inits: dict[str, ci.Cursor | None] = {}
+    local_types: dict[str, str] = {}  # `using KT = Traits<N>;` in the host code: "KT" -> "Traits < N >"
     children = _children_once()  # the three walks of the function below share its tree
     reassigned = _reassigned_names(c, children)
     # `dim3 b; b.x = 256;`: a member assigned exactly once overrides the declared value (key
@@ -90,6 +92,10 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                 inits = [k for k in children(ch) if k.kind.is_expression()]
                 if inits:
                     local_inits[ch.spelling] = inits[-1]
+            if ch.kind in (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL) and ch.spelling:
+                spelled = _alias_spelling(ch)
+                if spelled:
+                    local_types[ch.spelling] = spelled
             if ch.kind == K.CALL_EXPR:
                 kids = [k for k in children(ch) if k.kind.is_expression()]
                 config = kids[1] if len(kids) > 1 else None
@@ -124,6 +130,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                         if held is not None:
                             name, targs = held
                             decl = None
+                    targs = _aliased_template_args(targs, local_types, local_inits)
                     targs = _fold_template_args(targs, local_inits)
                     if decl is not None:
                         targs = _resolved_template_args(decl, targs)
@@ -132,10 +139,12 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                     args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
                                  for a in kids[2:])
                     dims = partial_dim3(cargs[1], local_inits) if block is None and len(cargs) > 1 else None
-                    out.append(ir.Launch(name, deduced or targs, grid, block, shmem, _span(ch), block_text, args, key,
+                    span = _span(ch)
+                    out.append(ir.Launch(name, deduced or targs, grid, block, shmem, span, block_text, args, key,
                                          block_dims=dims or (),
                                          arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits),
-                                         deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, kids[2:])))
+                                         deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, kids[2:]),
+                                         spelled_line=spelled_line(ch, span)))
             scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
             if scoped:
                 ancestors.append(ch)
@@ -207,6 +216,49 @@ def _held_kernel(var: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
     if rest[1] == "<":
         return rest[0], _split_template_args(rest[2:])
     return None
+
+
+def _alias_spelling(decl: ci.Cursor) -> str:
+    """The type a local `using A = T;` or `typedef T A;` names, as written ("" when not plain)."""
+    toks = [t.spelling for t in decl.get_tokens()]
+    if decl.kind == K.TYPE_ALIAS_DECL:
+        rest = toks[toks.index("=") + 1:] if "=" in toks else []
+    else:
+        rest = toks[1:toks.index(decl.spelling)] if toks[:1] == ["typedef"] and decl.spelling in toks else []
+    if rest[-1:] == [";"]:
+        rest = rest[:-1]
+    if rest[:1] == ["typename"]:
+        rest = rest[1:]
+    return " ".join(rest) if rest and ";" not in rest and "{" not in rest else ""
+
+
+_NAME_RE = re.compile(r"[A-Za-z_]\w*")
+
+
+def _aliased_template_args(targs: tuple[str, ...], types: dict[str, str],
+                           inits: dict[str, ci.Cursor | None]) -> tuple[str, ...]:
+    """Template arguments that name a local type alias (`using KT = Traits<kN, 4>; k<KT><<<...>>>`) as the
+    type it names, each host constant inside it (a local `constexpr int kN = 1;`, a `constexpr bool`)
+    written as its value; the alias's other names stay (a host template's parameters, bound later by
+    the project's host context)."""
+    out = []
+    for a in targs:
+        spelled, depth = a.strip(), 0
+        while spelled in types and depth < 8:
+            spelled, depth = types[spelled], depth + 1
+        if depth == 0:
+            out.append(a)
+            continue
+
+        def value(m: re.Match[str]) -> str:
+            init = inits.get(m.group(0))
+            v = _fold_int(init, inits) if init is not None else None
+            if v is not None and init is not None and init.type.get_canonical().kind == ci.TypeKind.BOOL:
+                return "true" if v else "false"
+            return str(v) if v is not None else m.group(0)
+
+        out.append(_NAME_RE.sub(value, spelled))
+    return tuple(out)
 
 
 def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[str, ...]:

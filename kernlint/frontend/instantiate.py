@@ -121,3 +121,54 @@ def instantiate_region(text: str, line: int, name: str, binding: dict[str, str],
     opening = f"namespace __kl_inst_{tag} {{ {decls}" + "\n" * newlines
     made = text[:pos] + opening + text[gt + 1:end + 1] + " }"
     return made + text[end + 1:], (pos, len(made))
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+# The name a declaration introduces: `using NAME =`, `typedef ... NAME;`, else the last word before
+# `=`, `[`, `(`, `{` or `;` of a statement that starts with a type (`weight_t A_val[kNRows];`).
+_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=")
+_DECLARED = re.compile(r"^\s*(?:[\w:<>,]+\s+|[\w:<>,]+\s*[*&]+\s*)+([A-Za-z_]\w*)\s*(?:\[[^;]*?\])*\s*(?:=|\{|\(|;)")
+_KEYWORDS = frozenset(("if", "for", "while", "return", "switch", "constexpr", "else", "do", "case"))
+_CONTROL = _KEYWORDS - {"constexpr"}
+_BRACKETED = re.compile(r"\[[^\[\]]*\]|\([^()]*\)|\{[^{}]*\}|<[^<>;]*>")
+_MORE_DECLARATORS = re.compile(r",\s*[*&]*\s*([A-Za-z_]\w*)\s*(?=[=;,{(]|$)")
+
+
+def dependent_lines(text: str, first: int, last: int, params: tuple[str, ...]) -> set[int]:
+    """Lines `first`..`last` (1-based) of `text` (a template kernel) whose code depends on the template
+    parameters `params`: they name a parameter, or a name declared from one (`using scan_t = typename
+    Ktraits::scan_t;`, `constexpr int kN = Ktraits::kN;`, `weight_t A_val[kN];`), transitively.
+
+    What clang reports at such a line of an instance comes from the binding (a member its class lacks
+    because a header is missing): the template itself could not evaluate that line either."""
+    lines = _blank(text).split("\n")[first - 1:last]
+    names = set(params)
+    # Statements, each with the lines it spans; a name declared by one that mentions a dependent name
+    # is dependent in turn (two passes reach the usual chains: alias -> variable -> use).
+    stmts: list[tuple[str, range]] = []
+    buf, start = "", first
+    for i, ln in enumerate(lines, first):
+        for ch in ln + "\n":
+            buf += ch
+            if ch in ";{}":
+                stmts.append((buf, range(start, i + 1)))
+                buf, start = "", i
+        if not buf.strip():
+            start = i + 1
+    for _ in range(3):
+        grown = False
+        for s, _rng in stmts:
+            if not names & set(_WORD.findall(s)):
+                continue
+            head = s.strip().lstrip("{}").split("=")[0]
+            m = _USING.search(s) or _DECLARED.search(head + ("=" if "=" in s else ";"))
+            if m and m.group(1) not in _KEYWORDS and head.split()[0] not in _CONTROL:
+                # Every declarator of it: `weight_t dB_vals[kN], dC_vals[kN];`
+                flat = _BRACKETED.sub("", s) if _USING.search(s) is None else ""
+                for n in (m.group(1), *_MORE_DECLARATORS.findall(flat)):
+                    if n not in names:
+                        names.add(n)
+                        grown = True
+        if not grown:
+            break
+    return {i for i, ln in enumerate(lines, first) if names & set(_WORD.findall(ln))}

@@ -392,7 +392,37 @@ __device__ __half2 __half2half2(__half); __device__ __half __hmax(__half, __half
 __device__ __half2 __floats2half2_rn(float, float); __device__ float __low2float(__half2); __device__ float __high2float(__half2);
 
 namespace std {
+// The standard library is never on kernlint's include path (-nostdinc): the few compile-time pieces
+// that kernel traits classes compute their members with (`std::conditional_t<!kIsComplex, float2,
+// float4>`, `std::is_same_v<weight_t, float>`, `std::min(8, kNItems)` in a constant) are declared
+// here as C++17 [meta.rel], [meta.trans.other], [alg.min.max] and [support.initlist] specify them.
 template <class T> __host__ __device__ T min(T a, T b);
 template <class T> __host__ __device__ T max(T a, T b);
+template <class E> class initializer_list {
+  const E* b_; size_t n_;
+  constexpr initializer_list(const E* b, size_t n) : b_(b), n_(n) {}
+public:
+  constexpr initializer_list() : b_(nullptr), n_(0) {}
+  constexpr size_t size() const { return n_; }
+  constexpr const E* begin() const { return b_; }
+  constexpr const E* end() const { return b_ + n_; }
+};
+template <class T> constexpr __host__ __device__ T min(initializer_list<T> l) {
+  const T* r = l.begin(); for (const T* p = l.begin(); p != l.end(); ++p) if (*p < *r) r = p; return *r; }
+template <class T> constexpr __host__ __device__ T max(initializer_list<T> l) {
+  const T* r = l.begin(); for (const T* p = l.begin(); p != l.end(); ++p) if (*r < *p) r = p; return *r; }
+template <class T, T v> struct integral_constant { static constexpr T value = v; using value_type = T;
+  using type = integral_constant; constexpr operator T() const { return v; } };
+using true_type = integral_constant<bool, true>;
+using false_type = integral_constant<bool, false>;
+template <class T, class U> struct is_same : false_type {};
+template <class T> struct is_same<T, T> : true_type {};
+template <class T, class U> inline constexpr bool is_same_v = is_same<T, U>::value;
+template <bool B, class T, class F> struct conditional { using type = T; };
+template <class T, class F> struct conditional<false, T, F> { using type = F; };
+template <bool B, class T, class F> using conditional_t = typename conditional<B, T, F>::type;
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { using type = T; };
+template <bool B, class T = void> using enable_if_t = typename enable_if<B, T>::type;
 }
 #endif

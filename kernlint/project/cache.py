@@ -89,6 +89,7 @@ def facts_from_json(d: dict[str, Any]) -> FileFacts:
         cuda=bool(d["cuda"]), type_aliases=_rows(d.get("type_aliases", [])),
         typed_calls=_name_args_rows(d.get("typed_calls", [])),
         host_calls=tuple((h, tuple(c)) for h, c in d.get("host_calls", ())),
+        function_templates=tuple((n, _rows(ps), a, b) for n, ps, a, b in d.get("function_templates", ())),
         read_by_clang=bool(d.get("read_by_clang", False)),
     )
 

@@ -166,7 +166,10 @@ def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch,
     used: set[int] = set()
     by_line: dict[int, list] = {}  # line -> clang's launches spanning it, in order (one pass, not one per launch)
     for c in seen:
-        for line in range(c.span.line, max(c.span.end_line, c.span.line) + 1):
+        lines = set(range(c.span.line, max(c.span.end_line, c.span.line) + 1))
+        if getattr(c, "spelled_line", 0):
+            lines.add(c.spelled_line)  # written in a macro's argument: the text scan's line is this one
+        for line in sorted(lines):
             by_line.setdefault(line, []).append(c)
     for r in raw:
         # The scan's line is the `<<<`'s; clang's launch spans from the kernel's name (maybe a line above).
@@ -174,7 +177,18 @@ def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch,
         cands = [c for c in on_line if id(c) not in used]
         match = next((c for c in cands if c.kernel == r.kernel), None)
         if match is None and len(cands) == 1 and len(on_line) == 1:
-            match = cands[0]  # `kernel<<<...>>>` through a variable: clang names the kernel it holds
+            # `kernel<<<...>>>` through a variable: clang names the kernel it holds, and its arguments
+            used.add(id(cands[0]))
+            out.append(_with_values(r, cands[0], written=not r.template_args))
+            continue
+        if match is None and len(cands) > 1 and len(on_line) == len(cands) and not r.template_args \
+                and all(c.kernel == cands[0].kernel != r.kernel and c.spelled_line == r.line for c in cands):
+            # One launch written once in a macro's argument that the macro expands several times (each
+            # `BOOL_SWITCH` copy binds its own `constexpr bool`): one launch per copy, each its own values.
+            for c in cands:
+                used.add(id(c))
+                out.append(_with_values(r, c, written=True))
+            continue
         if match is None:
             out.append(r)
             continue
@@ -189,8 +203,10 @@ def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch,
     return tuple(out)
 
 
-def _with_values(r: RawLaunch, c: object) -> RawLaunch:
-    """`r` with what clang folded in launch `c` (an ir.Launch) written as literals."""
+def _with_values(r: RawLaunch, c: object, written: bool = False) -> RawLaunch:
+    """`r` with what clang folded in launch `c` (an ir.Launch) written as literals. `written`: `r` names no
+    template arguments (a launch through a variable) and takes clang's as clang spelled them, names of a
+    host template's parameters included (the scan's host context binds those)."""
     targs = list(r.template_args)
     ctargs = tuple(getattr(c, "template_args", ()))
     if len(ctargs) >= len(targs):
@@ -200,6 +216,8 @@ def _with_values(r: RawLaunch, c: object) -> RawLaunch:
                     targs[i] = a
                 else:
                     targs.append(a)
+            elif written and i >= len(targs):
+                targs.append(a)
             elif i >= len(targs):
                 break
     grid, block, shared = c.grid, c.block, c.shared_bytes  # type: ignore[attr-defined]

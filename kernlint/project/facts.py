@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.frozen import frozen
 
 
-SCAN_VERSION = 10  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 12  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen
@@ -52,4 +52,7 @@ class FileFacts:
     # In a file that launches: per function defined here, (its name, the names it calls or takes the
     # address of), by braces (project/reach.py): how a host template reached from another file launches.
     host_calls: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Function templates defined at file scope: (name, template parameters, first line, last line): which
+    # host template a `host<T>(...)` call naming a parameter T is in (its own calls bind T; index.py).
+    function_templates: tuple[tuple[str, tuple[tuple[str, bool, str], ...], int, int], ...] = ()
     read_by_clang: bool = False  # launches and instantiations come from libclang (project/clang_scan.py)

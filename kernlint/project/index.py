@@ -25,7 +25,7 @@ SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".h
 # (.c: benchmark suites keep the macros their kernels and launches use in C files they `#include`.)
 MAX_FILES = 5000
 MAX_BYTES = 2_000_000
-MAX_HOST_BINDINGS = 4
+MAX_HOST_BINDINGS = 32  # per host template; the engine evaluates at most launch.MAX_BINDINGS of them
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "build", "builds", "dist", "site-packages", "venv",
                         "CMakeFiles", "_build", "out"})
 
@@ -444,9 +444,13 @@ class ProjectIndex:
     # --- folding -------------------------------------------------------------------------------
 
     def _host_bindings(self, host: str, params: tuple[tuple[str, bool, str], ...],
-                       defined_in: str) -> list[tuple[dict[str, str], str]]:
+                       defined_in: str, depth: int = 0) -> list[tuple[dict[str, str], str]]:
         """Bindings of a host function template's parameters from the calls `host<...>(...)` in the
-        project files that can see its definition (C++ needs it visible where it is instantiated)."""
+        project files that can see its definition (C++ needs it visible where it is instantiated).
+
+        A call inside another function template that passes that template's own parameters
+        (`template <class T> void outer() { host<32, T>(); }`) is bound through outer's calls and
+        explicit instantiations in turn (`template void outer<float>();`), up to 3 levels."""
         out: list[tuple[dict[str, str], str]] = []
         seen = set()
         for p in self._files_naming("template_calls", host):
@@ -466,14 +470,29 @@ class ProjectIndex:
                     continue
                 env = self.env(p)
                 b = {k: _fold_arg(v, env) for k, v in b.items()}
-                key = tuple(sorted(b.items()))
-                if key in seen:
-                    continue
-                seen.add(key)
-                out.append((b, f"{host}<{', '.join(args)}> at {_rel(p, self.root)}:{line}"))
-                if len(out) >= MAX_HOST_BINDINGS:
-                    return out
+                for b2, via in self._outer_bindings(b, facts, p, line, depth):
+                    key = tuple(sorted(b2.items()))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    out.append((b2, f"{host}<{', '.join(args)}> at {_rel(p, self.root)}:{line}{via}"))
+                    if len(out) >= MAX_HOST_BINDINGS:
+                        return out
         return out
+
+    def _outer_bindings(self, b: dict[str, str], facts: FileFacts, path: str, line: int,
+                        depth: int) -> list[tuple[dict[str, str], str]]:
+        """`b` (a call's binding) with the values that name a parameter of the function template holding
+        the call (at `line` of `path`) bound by that template's own bindings: one per outer binding;
+        [(b, "")] when no value names one (or none of the outer template's calls binds it)."""
+        names = {v.strip() for v in b.values() if v.strip().isidentifier()}
+        outer = next((t for t in facts.function_templates if t[2] <= line <= t[3]), None) if names else None
+        if outer is None or depth >= 2 or not names & {n for n, _t, _d in outer[1]}:
+            return [(b, "")]
+        found = self._host_bindings(outer[0], outer[1], path, depth + 1)
+        if not found:
+            return [(b, "")]
+        return [({k: ob.get(v.strip(), v) for k, v in b.items()}, f", in {via}") for ob, via in found]
 
     def _deduced_host_bindings(self, host: str, params: tuple[tuple[str, bool, str], ...],
                                param_types: tuple[str, ...], defined_in: str) -> list[tuple[dict[str, str], str]]:
@@ -522,7 +541,7 @@ class ProjectIndex:
         return (self.dealias(base, path, env) + (" " + stars if stars else "")).strip()
 
     def _resolve(self, path: str, ln: RawLaunch) -> list[ProjectLaunch]:
-        key = f"{path}:{ln.line}:{ln.kernel}"
+        key = f"{path}:{ln.line}:{ln.kernel}:{ln.template_args}"  # a macro's copies share a line
         hit = self._launch_memo.get(key)
         if hit is not None:
             return hit

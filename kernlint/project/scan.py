@@ -378,6 +378,7 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
     boundary = 0
     hosts: dict[int, HostBody] = {}  # body start -> what the launches in that host function read of it
     functions: list[tuple[int, int, str]] = []  # (body start, body end, parameter list) of each function
+    templates: list[tuple[str, tuple[tuple[str, bool, str], ...], int, int]] = []  # FileFacts.function_templates
     inside = 0  # open blocks that are functions or other non-scope blocks
     pos = 0
     while True:
@@ -419,6 +420,9 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
                     inside -= 1
                 if closed.kind == "function" and not any(b.kind == "function" for b in stack):
                     functions.append((closed.start, i, closed.params_text))
+                    if closed.tparams and closed.name:
+                        templates.append((closed.name, closed.tparams, _line_of(starts, closed.start),
+                                          _line_of(starts, i)))
             boundary = i + 1
         elif ch == ";":
             if not inside and "=" in code[boundary:i]:
@@ -457,7 +461,7 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
         calls.append((name, tuple(split_top(code[lt + 1:close])), _line_of(starts, at)))
     return FileFacts(tuple(includes), tuple(defines), tuple(constants), tuple(kernels), tuple(launches),
                      tuple(instantiations), tuple(calls), cuda, tuple(aliases),
-                     _typed_calls(code, starts, functions, clock))
+                     _typed_calls(code, starts, functions, clock), function_templates=tuple(templates))
 
 
 _PAREN_NEXT = re.compile(r"\s*\(")

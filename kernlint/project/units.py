@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernlint import ir
 from kernlint.frontend import FrontendError, parse_source
-from kernlint.frontend.instantiate import instantiate_region
+from kernlint.frontend.instantiate import dependent_lines, instantiate_region
 from kernlint.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ class Unit:
     includer: str | None = None
     includer_text: str = ""
     notes: list[str] = field(default_factory=list)
+    # Names a binding's own declaration could not resolve (`at` of `at::BFloat16` without c10's
+    # headers): a later binding naming one is passed over without parsing it (engine._usable_bindings).
+    unknown_names: set[str] = field(default_factory=set)
 
     def parse(self, text: str | None = None, kernel: str | None = None,
               instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
@@ -62,8 +66,9 @@ class Unit:
         out = None
         made = instantiate_region(self.text, fn.span.line, fn.name, dict(binding))
         if made is not None:
+            new_text, region = made
             try:
-                tu = self.parse(made[0], kernel=fn.key, instance_region=made[1])
+                tu = self.parse(new_text, kernel=fn.key, instance_region=region)
             except FrontendError:
                 tu = None
             if tu is not None:
@@ -71,12 +76,47 @@ class Unit:
                 # An instance whose body no longer parses cleanly (an argument that means nothing in
                 # this file) is not used: the template is evaluated as before.
                 if inst is not None and inst.body is not None and len(inst.parse_errors) <= len(fn.parse_errors) \
-                        and len(inst.unresolved) <= len(fn.unresolved):
+                        and _loses_nothing(self.text, new_text, fn, inst, tu):
                     out = (tu, inst)
+                else:
+                    self.unknown_names.update(_binding_problems(new_text, tu))
         if len(_INSTANCES) > _MAX_INSTANCES:
             _INSTANCES.clear()
         _INSTANCES[key] = out
         return out
+
+
+def _decl_line(new_text: str) -> int:
+    """The line holding an instance's binding declarations (`namespace __kl_inst_0 { using T = ...;`)."""
+    return new_text.count("\n", 0, max(0, new_text.find("namespace __kl_inst_"))) + 1
+
+
+_QUOTED = re.compile(r"'([A-Za-z_]\w*)'")
+
+
+def _binding_problems(new_text: str, tu: ir.TranslationUnit) -> set[str]:
+    """The names clang could not resolve in the binding's declarations ('at', 'complex_t')."""
+    line = _decl_line(new_text)
+    return {n for p in tu.problems if p.line == line and not p.message.startswith("/")
+            and ("undeclared" in p.message or "unknown type" in p.message) for n in _QUOTED.findall(p.message)}
+
+
+def _loses_nothing(text: str, new_text: str, fn: ir.Function, inst: ir.Function, tu: ir.TranslationUnit) -> bool:
+    """Whether the instance `inst` of the template `fn` keeps every line the template could evaluate: each
+    name clang cannot resolve in it is one the template could not resolve either, or sits on a line
+    that depends on the binding (`typename Ktraits::BlockLoadT::TempStorage` of a traits class whose
+    member comes from a missing header: the template had only the dependent name there)."""
+    # The binding's own declarations (`using Ktraits = Traits<32, float, complex_t>;`, on the template
+    # header's line): an argument that means nothing here makes every line "dependent": not used.
+    decl_line = _decl_line(new_text)
+    if any(p.line == decl_line for p in tu.problems if not p.message.startswith("/")):
+        return False
+    extra = {ln for ln, _c, _m in inst.unresolved} - {ln for ln, _c, _m in fn.unresolved}
+    if not extra:
+        return True
+    end = fn.span.end_line or max(extra)
+    params = tuple(p.name for p in fn.template_params)
+    return extra <= dependent_lines(text, fn.span.line, end, params)
 
 
 def _problems_in(tu: ir.TranslationUnit) -> int:
