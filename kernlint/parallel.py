@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import os
 from dataclasses import field
@@ -226,9 +227,9 @@ def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -
     suppressions), only those kernels. Also counts the kernels its project includes (for the summary)."""
     from kernlint.checks import ALL_RULES
     from kernlint.config import is_selected
-    from kernlint.engine import lint_source
     from kernlint.frontend import FrontendError
-    from kernlint.suppress import apply_suppressions, parse_suppressions
+    from kernlint.project.reached_lints import lint_once
+    from kernlint.roofline_gain import with_gains
 
     index = options.project
     if index is None or job.path == "-":
@@ -259,22 +260,31 @@ def _lint_reached(job: FileJob, setup: LintSetup, options: Any, settings: Any) -
             include_dirs=tuple(dict.fromkeys(job.options.include_dirs + flags.include_dirs)),
             macros=tuple(dict.fromkeys(job.options.macros + flags.macros)))
         try:
-            result = lint_source(text, shown, opts)
+            # Every file reaching these kernels asks the same lint: done once per run (project/reached_lints.py).
+            found, result_coverage, here = lint_once(text, shown, opts, (setup.arch, setup.roofline_peak),
+                                                     functools.partial(_reached_lint, text, shown, opts, setup))
         except FrontendError:
             continue
-        # Unused suppressions are not judged here (only some kernels of the file were linted).
-        kept = apply_suppressions(shown, result.diagnostics, parse_suppressions(text), ALL_RULES, set(),
-                                  unanalysed_lines(result))
-        from kernlint.roofline import rooflines
-        from kernlint.roofline_gain import with_gains
-
-        here = tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
-        diags.extend(with_gains([d for d in kept if d.kernel in names and (
+        diags.extend(with_gains([d for d in found if d.kernel in names and (
             is_selected(d.code, d.name, shown, settings, ALL_RULES) or _unchecked_kept(d, settings))], here))
-        coverage.extend(result.coverage)
+        coverage.extend(result_coverage)
         rows.extend(here)
         sources.append((shown, text))
     return _Reached(tuple(diags), tuple(coverage), tuple(rows), tuple(sources), included, bool(left))
+
+
+def _reached_lint(text: str, shown: str, opts: Any, setup: LintSetup) -> tuple[tuple, tuple, tuple]:
+    """The findings of a reached file's lint under its suppressions (unused ones not judged: only some kernels
+    of the file were linted), its coverage and its rooflines."""
+    from kernlint.checks import ALL_RULES
+    from kernlint.engine import lint_source
+    from kernlint.roofline import rooflines
+    from kernlint.suppress import apply_suppressions, parse_suppressions
+
+    result = lint_source(text, shown, opts)
+    kept = apply_suppressions(shown, result.diagnostics, parse_suppressions(text), ALL_RULES, set(),
+                              unanalysed_lines(result))
+    return tuple(kept), tuple(result.coverage), tuple(rooflines(result.results, setup.arch, setup.roofline_peak))
 
 
 def write_fixed(path: str, text: str) -> None:

@@ -37,22 +37,31 @@ _strip = ir.strip_casts  # casts around an expression, implicit and explicit
 
 def escaping_names(bodies: list[object]) -> frozenset[str]:
     """Names used anywhere in `bodies` other than as the array of a plain subscript `name[i]`
-    (passed to a call, decayed to a pointer, `&name[i]`, assigned): such arrays are not tracked."""
+    (passed to a call, decayed to a pointer, `&name[i]`, assigned): such arrays are not tracked.
+    The union of each body's own (a node is in one body), each found once per body: every evaluation
+    of a kernel (launch shapes, re-runs, other kernels of the file) asks about the same functions."""
+    out: set[str] = set()
+    for body in bodies:
+        out |= _escaping_in(body)
+    return frozenset(out)
+
+
+@by_identity(max_entries=4096)
+def _escaping_in(body: object) -> frozenset[str]:
     subscripted: set[int] = set()
     escaping: set[str] = set()
-    for body in bodies:
-        for n in ir.walk(body):
-            if isinstance(n, ir.Index):
-                b = _strip(n.base)
-                if isinstance(b, ir.Ref):
-                    subscripted.add(id(b))
-            elif isinstance(n, ir.Unary) and n.op == "&":
-                inner = _strip(n.operand)
-                if isinstance(inner, ir.Index) and isinstance(_strip(inner.base), ir.Ref):
-                    escaping.add(_strip(inner.base).name)  # type: ignore[union-attr]
-        for n in ir.walk(body):
-            if isinstance(n, ir.Ref) and id(n) not in subscripted and n.kind in ("local", "unknown", "param"):
-                escaping.add(n.name)
+    for n in ir.walk(body):
+        if isinstance(n, ir.Index):
+            b = _strip(n.base)
+            if isinstance(b, ir.Ref):
+                subscripted.add(id(b))
+        elif isinstance(n, ir.Unary) and n.op == "&":
+            inner = _strip(n.operand)
+            if isinstance(inner, ir.Index) and isinstance(_strip(inner.base), ir.Ref):
+                escaping.add(_strip(inner.base).name)  # type: ignore[union-attr]
+    for n in ir.walk(body):
+        if isinstance(n, ir.Ref) and id(n) not in subscripted and n.kind in ("local", "unknown", "param"):
+            escaping.add(n.name)
     return frozenset(escaping)
 
 

@@ -169,7 +169,8 @@ def clang_spelling(text: str) -> str:
 
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
-                 kernel: str | None = None, launches_only: bool = False) -> ir.TranslationUnit:
+                 kernel: str | None = None, launches_only: bool = False,
+                 instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
@@ -183,7 +184,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     With `kernel` (a function key: a template kernel's text made concrete, `frontend.instantiate`), only
     that kernel is wanted from the parse: it alone is lowered up front (the file's other kernels are
     left to be lowered if something asks for them) and no host code is searched for launches (the
-    launches that bind the kernel are the original parse's).
+    launches that bind the kernel are the original parse's). `instance_region`: the (start, end) character
+    offsets of that concrete kernel in the lowered file's text (`frontend.instantiate.instantiate_region`):
+    the functions after it are shared with the parses of the kernel's other bindings (see _deferring_table).
 
     `launches_only` (the project index's reader, project/clang_scan.py): the unit's launches, instantiations
     and macros only; no kernel is lowered.
@@ -253,9 +256,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key, kernel=kernel,
-                      identity=identity)
+                      identity=identity, instance_region=instance_region)
     else:
         unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
+                      instance_region=instance_region,
                       launch_text_only=kernel is None and not _chevrons_outside(tu, text, defines, parse_path, paths),
                       launches_only=launches_only)
     stubbed = _stubbed(tu, paths)
@@ -399,13 +403,15 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
            launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
-           kernel: str | None = None, identity: str = "", launches_only: bool = False) -> ir.TranslationUnit:
+           kernel: str | None = None, identity: str = "", launches_only: bool = False,
+           instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
     `_chevrons_outside`), so host functions whose text has none are not searched for launches.
     `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source).
-    `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing."""
+    `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing.
+    `instance_region`: see parse_source."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
@@ -420,7 +426,12 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     member_types: dict[str, tuple[tuple[str, ...], ir.CType]] = {}
     classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]] = {}  # see _method
     data = text.encode("utf-8", "surrogateescape")  # parse_path's text, as bytes clang reads
-    functions = _deferring_table(low, lines, problems, parse_path, classes, data, identity)
+    masked = None
+    if instance_region is not None:
+        start, end = instance_region
+        masked = (len(text[:start].encode("utf-8", "surrogateescape")),
+                  len(text[:end].encode("utf-8", "surrogateescape")), text.count("\n", 0, end) + 1)
+    functions = _deferring_table(low, lines, problems, parse_path, classes, data, identity, masked)
     shim = shim_path()
 
     lib = _lib()
@@ -547,11 +558,20 @@ unit alive): `release_parses` ends them."""
 
 def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParseProblem], parse_path: str,
                      classes: dict[tuple[int, int | None], tuple[str, tuple[ir.TemplateParam, ...]]],
-                     data: bytes = b"", identity: str = "") -> FunctionTable:
+                     data: bytes = b"", identity: str = "",
+                     masked: tuple[int, int, int] | None = None) -> FunctionTable:
     """A table whose deferred functions (`(is_method, cursor)`) are lowered with this parse's lowering state:
     its type converter, its per-declaration caches and the classes already named (see _method).
     With `identity` (shared_ir.parse_identity) and `data` (the main file's text as clang read it), a free
-    function of the main file is shared with other parses that read the same text up to its end."""
+    function of the main file is shared with other parses that read the same text up to its end.
+
+    `masked` (byte start, byte end, last line of a template kernel made concrete: parse_source's
+    `instance_region`): a function that starts on a later line is shared with the parses of the kernel's
+    other bindings, its text up to its end read with the binding's part left out. What the binding makes
+    is invisible there: the namespace it opens (`namespace __kl_inst_0 { constexpr int BM = 128; ...`,
+    frontend/instantiate.py) closes right after the kernel, so the later code names none of it, and
+    every later line, so every later span, is the same whatever the binding (what clang reports inside
+    the function is part of the key, as always)."""
 
     def lower(payload: tuple[bool, ci.Cursor]) -> ir.Function:
         is_method, c = payload
@@ -563,7 +583,10 @@ def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParsePr
                 or ext.end.file is None or ext.end.file.name != parse_path:
             return _function(low, c, lines, problems, parse_path)
         inside = tuple(p for p in problems if ext.start.line <= p.line <= ext.end.line)
-        return shared_ir.lowered(identity, _function_key(c), data[:ext.end.offset], inside,
+        prefix = data[:ext.end.offset]
+        if masked is not None and ext.start.line > masked[2] and ext.start.offset >= masked[1]:
+            prefix = data[:masked[0]] + b"\0kernlint-instance@%d\0" % masked[0] + data[masked[1]:ext.end.offset]
+        return shared_ir.lowered(identity, _function_key(c), prefix, inside,
                                  lambda: _function(low, c, lines, problems, parse_path))
 
     table = FunctionTable(loader=lower)

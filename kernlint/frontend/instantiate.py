@@ -67,6 +67,15 @@ def instantiate_text(text: str, line: int, name: str, binding: dict[str, str], t
 
     None when the header or body cannot be found, or a parameter has neither a binding nor a default.
     """
+    made = instantiate_region(text, line, name, binding, tag)
+    return None if made is None else made[0]
+
+
+def instantiate_region(text: str, line: int, name: str, binding: dict[str, str],
+                       tag: int = 0) -> tuple[str, tuple[int, int]] | None:
+    """As `instantiate_text`, with the (start, end) character offsets in the new text of what the binding
+    made of the kernel (the namespace opened where its template header was, to its closing ` }`): the text
+    before start is `text`'s, the text after end is `text`'s after the kernel's closing brace."""
     code = _blank(text)
     starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
     if not 1 <= line <= len(starts):
@@ -110,7 +119,8 @@ def instantiate_text(text: str, line: int, name: str, binding: dict[str, str], t
         return None
     newlines = text[pos:gt + 1].count("\n")
     opening = f"namespace __kl_inst_{tag} {{ {decls}" + "\n" * newlines
-    return text[:pos] + opening + text[gt + 1:end + 1] + " }" + text[end + 1:]
+    made = text[:pos] + opening + text[gt + 1:end + 1] + " }"
+    return made + text[end + 1:], (pos, len(made))
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")

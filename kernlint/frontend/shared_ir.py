@@ -5,7 +5,9 @@ concrete, the rest of the file unchanged), and each such parse lowered the helpe
 C++ is read top down: a free function's lowering depends only on the options of the parse and on the text
 up to its end (the declarations it may use come before it), plus the problems clang reports inside it
 (a helper template instantiated by the concrete kernel may get some). With all of those the same, the IR
-is the same: it is lowered once per file's lint and shared (frozen data). Methods (their class may be
+is the same: it is lowered once per file's lint and shared (frozen data). In an instance parse, the text
+of a function after the concrete kernel is read with the binding's part left out, so the kernel's
+bindings share it too (clang_frontend._deferring_table's `masked`). Methods (their class may be
 completed later in the text) and functions of other files (their include point is not tracked) are not
 shared. The store is emptied when the file is done (`clear`, from `release_parses`): a header the text
 includes may change on disk before the next lint (a long-running editor server), and its content is

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kernlint import ir
 from kernlint.frontend import FrontendError, parse_source
-from kernlint.frontend.instantiate import dependent_lines, instantiate_text
+from kernlint.frontend.instantiate import dependent_lines, instantiate_region
 from kernlint.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
@@ -40,15 +40,19 @@ class Unit:
     # headers): a later binding naming one is passed over without parsing it (engine._usable_bindings).
     unknown_names: set[str] = field(default_factory=set)
 
-    def parse(self, text: str | None = None, kernel: str | None = None) -> ir.TranslationUnit:
-        """The file parsed (`text` in place of its own); `kernel`: only that kernel is wanted (parse_source)."""
+    def parse(self, text: str | None = None, kernel: str | None = None,
+              instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
+        """The file parsed (`text` in place of its own); `kernel`, `instance_region`: only that kernel is
+        wanted, made concrete in that part of `text` (parse_source)."""
         text = self.text if text is None else text
         o = self.options
         arch = o.arch or DEFAULT_ARCH
         if self.includer:
             return parse_source(self.includer_text, self.includer, include_dirs=o.include_dirs, defines=o.macros,
-                                arch=arch, fragment=self.path, fragment_text=text, kernel=kernel)
-        return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch, kernel=kernel)
+                                arch=arch, fragment=self.path, fragment_text=text, kernel=kernel,
+                                instance_region=instance_region)
+        return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch, kernel=kernel,
+                            instance_region=instance_region)
 
     def instance(self, fn: ir.Function, binding: tuple[tuple[str, str], ...]) -> tuple[ir.TranslationUnit, ir.Function] | None:
         """`fn` with `binding` substituted textually, lowered as an ordinary kernel; None if that fails."""
@@ -60,10 +64,11 @@ class Unit:
             if hit is None or not hit[0].functions.released:
                 return hit  # (a released parse, from an earlier lint, lowers nothing more: parsed again)
         out = None
-        new_text = instantiate_text(self.text, fn.span.line, fn.name, dict(binding))
-        if new_text is not None:
+        made = instantiate_region(self.text, fn.span.line, fn.name, dict(binding))
+        if made is not None:
+            new_text, region = made
             try:
-                tu = self.parse(new_text, kernel=fn.key)
+                tu = self.parse(new_text, kernel=fn.key, instance_region=region)
             except FrontendError:
                 tu = None
             if tu is not None:

@@ -121,12 +121,13 @@ class BufferLinter:
 
     def forget_disk_state(self) -> None:
         """Forget what this process memoised about files on disk (the project indexes, the parses of
-        template instances through their headers): a file other than the buffer changed. The result
+        template instances through their headers, the lints of reached files): a file other than the buffer changed. The result
         cache needs nothing: each lookup checks what its entry depended on."""
-        from kernlint.project import index, units
+        from kernlint.project import index, reached_lints, units
 
         index._INDEXES.clear()  # "built once per run": a server's run lasts while files change
         units._INSTANCES.clear()
+        reached_lints.clear()
 
     def configure(self, raw: Mapping[str, Any] | None) -> None:
         """Take the client's settings; raises SettingsProblem (the previous settings stay)."""
