@@ -647,7 +647,7 @@ def _skipped_checks(settings: Any, no_ptxas: bool, active: set[str]) -> list[str
 
 
 def _default_cache_root() -> Path:
-    from kernlint.project.cache import cache_location
+    from kernlint.cachedir import cache_location
 
     return cache_location()  # with KERNLINT_NO_CACHE set too: --clear-cache still clears the directory it would use
 

@@ -153,8 +153,6 @@ class FunctionTable(Mapping[str, "Function"]):
         a key at the same place (a class template's member, which clang names by its specialization), and
         by the call's name (the evaluator's fallbacks, eval/coverage.py and eval/interp_calls.py). A superset
         of what evaluating `roots` can inline, in a deterministic order; lowers only those."""
-        from kernlint import ir
-
         seen: dict[int, Function] = {}
         placed: set[str] = set()  # targets already looked up by place (a scan of every key)
         queue = [f for f in roots]
@@ -163,9 +161,7 @@ class FunctionTable(Mapping[str, "Function"]):
             if id(f) in seen:
                 continue
             seen[id(f)] = f
-            for n in ir.walk(f.body):
-                if not isinstance(n, ir.Call):
-                    continue
+            for n in f.calls():
                 if n.target:
                     if n.target in self._entries:
                         queue.append(self[n.target])

@@ -408,6 +408,10 @@ class Function:
     annotation: str = ""  # the `// kernlint: ...` text right above the kernel, if any
     key: str = ""  # unique key (name + signature) for calls
 
+    def calls(self) -> "Iterator[Call]":
+        """The calls in the body, in `walk`'s order (what the function table follows for reachability)."""
+        return (n for n in walk(self.body) if isinstance(n, Call))
+
 
 @frozen
 class Launch:

@@ -60,7 +60,7 @@ def cache_root(explicit: str | None = None) -> Path | None:
         return None
     if explicit:
         return Path(explicit)
-    from kernlint.project.cache import cache_dir
+    from kernlint.cachedir import cache_dir
 
     return cache_dir()
 
@@ -394,7 +394,7 @@ class ResultCache:
         except Exception:  # noqa: BLE001 - something not picklable: not cached
             return
         from kernlint.cacheentry import seal
-        from kernlint.project.cache import atomic_write
+        from kernlint.leftovers import atomic_write
 
         if len(data) > ENTRY_MAX_BYTES:
             return  # never read back
