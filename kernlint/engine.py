@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernlint import deadline, ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, grouping, parse_problems
@@ -680,10 +680,28 @@ def lint_with_suppressions(text: str, path: str, options: LintOptions | None = N
     """`lint_source` followed by the inline suppressions of the file (KL901/KL902 included)."""
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
-    from kernlint.parallel import unanalysed_lines
 
     result = lint_source(text, path, options)
     kept = apply_suppressions(path, result.diagnostics, parse_suppressions(text), ALL_RULES,
                               unanalysed=unanalysed_lines(result))
     kept.sort(key=lambda d: d.sort_key())
     return LintResult(result.path, tuple(kept), result.kernels, result.notes, result.results, result.coverage)
+
+
+def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
+    """The (first, last) line ranges that no analysis looked at: the rest of a function past the front
+    end's statement limit or its work budget (an OpaqueStmt TOO_LARGE or OUT_OF_BUDGET), in the
+    translation units the kernels ran in."""
+    out: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    for r in res.results:
+        tu = r.unit
+        if tu is None or id(tu) in seen:
+            continue
+        seen.add(id(tu))
+        # (a header's lines are not this file's; a function no kernel reached was not lowered, nor analysed)
+        for fn in (*tu.kernels, *tu.functions.in_file(lowered=True)):
+            for s in ir.iter_statements(fn.body):
+                if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_LARGE, ir.OUT_OF_BUDGET):
+                    out.add((s.span.line, s.span.end_line))
+    return sorted(out)
