@@ -454,7 +454,7 @@ class TranslationUnit:
     path: str
     kernels: tuple[Function, ...]
     # By key; all but the file's kernels are lowered when first asked for (function_table.py).
-    functions: FunctionTable = field(hash=False, compare=False, default_factory=FunctionTable)
+    functions: FunctionTable[Function] = field(hash=False, compare=False, default_factory=FunctionTable)
     globals: dict[str, "VarDecl"] = field(hash=False, compare=False, default_factory=dict)
     launches: tuple[Launch, ...] = ()
     problems: tuple[ParseProblem, ...] = ()
