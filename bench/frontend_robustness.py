@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernlint import cli
+from kernlint import cli, inputs
 from kernlint.engine import LintOptions, lint_source
 from kernlint.frontend import FrontendError
 from kernlint.frontend import clang_frontend as cf
@@ -60,8 +60,8 @@ def measure(corpus: Path, project: str, nvcc: bool) -> dict[str, float]:
     t0 = time.perf_counter()
     for f in files:
         try:
-            text = cli.read_cuda_file(Path(f))
-        except cli.InputProblem:
+            text = inputs.read_cuda_file(Path(f))
+        except inputs.InputProblem:
             row["undecodable"] += 1
             row["exit2"] += 1
             continue

@@ -14,7 +14,8 @@ import click
 
 from kernlint import __version__
 from kernlint.diagnostics import Diagnostic
-from kernlint.inputs import display_path
+from kernlint.flag_values import _parse_block, _parse_defines
+from kernlint.inputs import InputProblem, display_path
 from kernlint.usage import Command
 from kernlint.exitcodes import (
     EXIT_INTERRUPTED,
@@ -38,56 +39,6 @@ Examples:
 Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input errors,
 130 interrupted (^C).
 """
-
-
-class InputProblem(Exception):
-    """A path that cannot be linted: reported as `path:line: error: ...`, exit status 2."""
-
-    def __init__(self, path: str, message: str, line: int = 0) -> None:
-        super().__init__(message)
-        self.path = path
-        self.line = line
-        self.message = message
-
-    def render(self) -> str:
-        from kernlint.inputs import display_path
-
-        path = display_path(self.path)
-        where = f"{path}:{self.line}" if self.line else path
-        return f"{where}: error: {self.message}"
-
-
-def read_cuda_file(path: Path) -> str:
-    """Read a source file as UTF-8 text, rejecting binaries with a clear message."""
-    from kernlint.inputs import ReadProblem, read_regular
-
-    try:
-        data = read_regular(path)  # regular files only, size-capped, never blocks (kernlint/inputs.py)
-    except ReadProblem as exc:
-        raise InputProblem(str(path), str(exc)) from None
-    return decode_source(str(path), data)
-
-
-def decode_source(name: str, data: bytes) -> str:
-    """Source text of `data`: UTF-8, or leniently decoded text with one note; binary data is an InputProblem.
-
-    nvcc compiles a file with a Latin-1 byte in a comment or string, so kernlint reads it too:
-    bytes that are not UTF-8 become U+FFFD (only the columns of those lines shift for clang).
-    """
-    if b"\x00" in data[:65536]:
-        raise InputProblem(name, "binary file (contains NUL bytes); expected CUDA source text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        sample = data[:65536]
-        control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
-        if control > len(sample) // 100:
-            raise InputProblem(name, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}) "
-                                     "and not text; expected CUDA source text", line) from None
-        click.echo(f"{name}:{line}: note: not valid UTF-8 (byte 0x{data[exc.start]:02x}); such bytes were read "
-                   "as U+FFFD (save the file as UTF-8 to silence this)", err=True)
-        return data.decode("utf-8", errors="replace")
 
 
 HEADER_SUFFIXES = (".h", ".hpp", ".inl", ".cpp", ".cc", ".cxx")
@@ -166,47 +117,6 @@ def collect_paths(args: tuple[str, ...], exclude: tuple[str, ...] = (), *, resol
         else:
             problems.append(InputProblem(arg, "no such file or directory"))
     return files, problems
-
-
-def _parse_block(value: str | None) -> tuple[int, int, int] | None:
-    if value is None:
-        return None
-    import re
-
-    text = value.strip().strip("()[]").strip()
-    parts = re.split(r"\s*[,x]\s*|\s+", text) if text else []
-    # Every part must be a number: `33,x` or `32,,8` is a typo, not (33, 1, 1).
-    if not parts or not all(p.isdigit() for p in parts):
-        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}", param_hint="--block")
-    dims = [int(p) for p in parts]
-    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
-        raise click.BadParameter(f"expected up to three positive integers like 32,8 — got {value!r}", param_hint="--block")
-    dims += [1] * (3 - len(dims))
-    from kernlint.launch import valid_block
-
-    shape = (dims[0], dims[1], dims[2])
-    if not valid_block(shape):
-        raise click.BadParameter(f"a block has at most 1024 threads (and z at most 64) — got {value!r}")
-    return shape
-
-
-def _parse_defines(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    out = []
-    for v in values:
-        name, sep, num = v.partition("=")
-        if not sep or not all(part.isidentifier() for part in name.strip().split(".")):  # `p.field` too
-            raise click.BadParameter(f"expected NAME=VALUE, got {v!r}", param_hint="--define")
-        try:
-            value = int(num.strip(), 0)
-        except ValueError:
-            raise click.BadParameter(f"{name}: value must be an integer, got {num!r}", param_hint="--define") from None
-        from kernlint.config import DEFINE_MAX, DEFINE_MIN
-
-        if not DEFINE_MIN <= value <= DEFINE_MAX:
-            raise click.BadParameter(f"{name}: {value} is out of the range of every integer type (a 64-bit integer "
-                                     f"holds {DEFINE_MIN} to {DEFINE_MAX})", param_hint="--define")
-        out.append((name.strip(), value))
-    return tuple(out)
 
 
 CURRENT_PATH = "kernlint.current_path"  # ctx.meta key: the input being processed, for internal errors
@@ -386,8 +296,9 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
 
     from kernlint.config import is_selected
     from kernlint.options import LintOptions
-    from kernlint.parallel import FileJob, LintSetup, default_jobs
-    from kernlint.resultcache import ResultCache, cache_root, lint_files_cached
+    from kernlint.isolation import default_jobs
+    from kernlint.parallel import FileJob, LintSetup, lint_files_cached
+    from kernlint.resultcache import ResultCache, cache_root
 
     files, problems = _guarded(lambda: collect_paths(paths, resolver=resolver, force_exclude=force_exclude,
                                                      respect_gitignore=not no_respect_gitignore))
@@ -647,7 +558,7 @@ def _skipped_checks(settings: Any, no_ptxas: bool, active: set[str]) -> list[str
 
 
 def _default_cache_root() -> Path:
-    from kernlint.project.cache import cache_location
+    from kernlint.cachedir import cache_location
 
     return cache_location()  # with KERNLINT_NO_CACHE set too: --clear-cache still clears the directory it would use
 

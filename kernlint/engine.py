@@ -11,15 +11,15 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernlint import deadline, ir
 from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, grouping, parse_problems
 from kernlint.checks.base import Rule
 from kernlint.diagnostics import Diagnostic, Severity
 from kernlint.eval import coverage as evcov
-from kernlint.eval import asserted_shape, library_calls, resample, trip_counts
-from kernlint.eval import samples
+from kernlint.eval import asserted_shape, resample, trip_counts, unread_calls
+from kernlint.eval import odd_offsets
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
 from kernlint.frontend import FrontendError, parse_source  # noqa: F401 - re-exported
@@ -107,7 +107,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         if res.dead_regions and not res.truncated:
             out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, res, source_lines))
     main = [r for r in out if not r.regions and r.events]
-    return out + samples.odd_offset_results(main)
+    return out + odd_offsets.odd_offset_results(main)
 
 
 def _instantiable(shape: "LaunchShape") -> bool:
@@ -396,7 +396,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
         kept = [dataclasses.replace(final(d), assumptions=d.assumptions + (also,))
                 for d in per_shape[0] if _site_key(d) in common]
         kept += _reached_by_some(results, per_shape, keys, common, final)
-        return kept + samples.conditional_findings(odd, results, rules, {k[:3] for ks in keys for k in ks})
+        return kept + odd_offsets.conditional_findings(odd, results, rules, {k[:3] for ks in keys for k in ks})
     # Real shapes (launches, bindings) each report; at one site the worst finding is kept, and says
     # which shape produced it when the others disagree.
     found: dict[tuple[object, ...], list[tuple[int, Diagnostic]]] = {}
@@ -413,7 +413,7 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
         if len(results) > 1:
             best = _name_worst(best, best_i, {i: d for i, d in lst}, results)
         merged.append(best)
-    return (merged + samples.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
+    return (merged + odd_offsets.conditional_findings(odd, results, rules, {k[:3] for k in found})  # type: ignore[misc]
             + _resampled_findings(resampled, rules, {k[:3] for k in found}))  # type: ignore[misc]
 
 
@@ -682,7 +682,7 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
                 runs[-1] = evcov.union(runs[-1], inside, covered)
             elif not r.regions and r.odd_offset is None:
                 runs.append(r.coverage)
-        unread = library_calls.unread_calls(fn, lines)  # statements clang dropped (eval/library_calls.py)
+        unread = unread_calls.unread_calls(fn, lines)  # statements clang dropped (eval/unread_calls.py)
         if unread and runs:
             runs = [run + unread for run in runs]
         record = evcov.merge(fn, tu.path, runs,
@@ -719,10 +719,28 @@ def lint_with_suppressions(text: str, path: str, options: LintOptions | None = N
     """`lint_source` followed by the inline suppressions of the file (KL901/KL902 included)."""
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
-    from kernlint.parallel import unanalysed_lines
 
     result = lint_source(text, path, options)
     kept = apply_suppressions(path, result.diagnostics, parse_suppressions(text), ALL_RULES,
                               unanalysed=unanalysed_lines(result))
     kept.sort(key=lambda d: d.sort_key())
     return LintResult(result.path, tuple(kept), result.kernels, result.notes, result.results, result.coverage)
+
+
+def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
+    """The (first, last) line ranges that no analysis looked at: the rest of a function past the front
+    end's statement limit or its work budget (an OpaqueStmt TOO_LARGE or OUT_OF_BUDGET), in the
+    translation units the kernels ran in."""
+    out: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    for r in res.results:
+        tu = r.unit
+        if tu is None or id(tu) in seen:
+            continue
+        seen.add(id(tu))
+        # (a header's lines are not this file's; a function no kernel reached was not lowered, nor analysed)
+        for fn in (*tu.kernels, *tu.functions.in_file(lowered=True)):
+            for s in ir.iter_statements(fn.body):
+                if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_LARGE, ir.OUT_OF_BUDGET):
+                    out.add((s.span.line, s.span.end_line))
+    return sorted(out)

@@ -14,10 +14,19 @@ so far; asking for one that never was is an error (`Released`), never a silent a
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from kernlint.ir import Function
+
+class _Function(Protocol):
+    """What the table reads of a function (an `ir.Function`): its name and the calls in its body."""
+
+    name: str
+
+    def calls(self) -> Iterator[Any]: ...
+
+
+# A function of the IR (`ir.Function`, which holds this table: the table reads only `_Function` of it).
+Function = TypeVar("Function", bound=_Function)
 
 
 class Released(LookupError):
@@ -35,7 +44,7 @@ class _Pending:
         self.payload = payload
 
 
-class FunctionTable(Mapping[str, "Function"]):
+class FunctionTable(Mapping[str, Function]):
     """Functions by key (`Function.key`), in the order the parse met them; see the module's docstring.
 
     `loader(payload)` lowers a pending function; it is dropped by `release`."""
@@ -153,8 +162,6 @@ class FunctionTable(Mapping[str, "Function"]):
         a key at the same place (a class template's member, which clang names by its specialization), and
         by the call's name (the evaluator's fallbacks, eval/coverage.py and eval/interp_calls.py). A superset
         of what evaluating `roots` can inline, in a deterministic order; lowers only those."""
-        from kernlint import ir
-
         seen: dict[int, Function] = {}
         placed: set[str] = set()  # targets already looked up by place (a scan of every key)
         queue = [f for f in roots]
@@ -163,9 +170,7 @@ class FunctionTable(Mapping[str, "Function"]):
             if id(f) in seen:
                 continue
             seen[id(f)] = f
-            for n in ir.walk(f.body):
-                if not isinstance(n, ir.Call):
-                    continue
+            for n in f.calls():
                 if n.target:
                     if n.target in self._entries:
                         queue.append(self[n.target])

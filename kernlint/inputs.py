@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 from typing import BinaryIO
+
+import click
 
 # Largest source file kernlint reads (bytes); KERNLINT_MAX_FILE_BYTES overrides it. A real CUDA
 # source is far below this; a larger "file" is generated data or a device, not code to lint.
@@ -111,3 +114,49 @@ def display_path(path: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+class InputProblem(Exception):
+    """A path that cannot be linted: reported as `path:line: error: ...`, exit status 2."""
+
+    def __init__(self, path: str, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.message = message
+
+    def render(self) -> str:
+        path = display_path(self.path)
+        where = f"{path}:{self.line}" if self.line else path
+        return f"{where}: error: {self.message}"
+
+
+def read_cuda_file(path: Path) -> str:
+    """Read a source file as UTF-8 text, rejecting binaries with a clear message."""
+    try:
+        data = read_regular(path)  # regular files only, size-capped, never blocks (kernlint/inputs.py)
+    except ReadProblem as exc:
+        raise InputProblem(str(path), str(exc)) from None
+    return decode_source(str(path), data)
+
+
+def decode_source(name: str, data: bytes) -> str:
+    """Source text of `data`: UTF-8, or leniently decoded text with one note; binary data is an InputProblem.
+
+    nvcc compiles a file with a Latin-1 byte in a comment or string, so kernlint reads it too:
+    bytes that are not UTF-8 become U+FFFD (only the columns of those lines shift for clang).
+    """
+    if b"\x00" in data[:65536]:
+        raise InputProblem(name, "binary file (contains NUL bytes); expected CUDA source text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        sample = data[:65536]
+        control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+        if control > len(sample) // 100:
+            raise InputProblem(name, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}) "
+                                     "and not text; expected CUDA source text", line) from None
+        click.echo(f"{name}:{line}: note: not valid UTF-8 (byte 0x{data[exc.start]:02x}); such bytes were read "
+                   "as U+FFFD (save the file as UTF-8 to silence this)", err=True)
+        return data.decode("utf-8", errors="replace")

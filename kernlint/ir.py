@@ -408,6 +408,10 @@ class Function:
     annotation: str = ""  # the `// kernlint: ...` text right above the kernel, if any
     key: str = ""  # unique key (name + signature) for calls
 
+    def calls(self) -> "Iterator[Call]":
+        """The calls in the body, in `walk`'s order (what the function table follows for reachability)."""
+        return (n for n in walk(self.body) if isinstance(n, Call))
+
 
 @frozen
 class Launch:
@@ -453,7 +457,7 @@ class TranslationUnit:
     path: str
     kernels: tuple[Function, ...]
     # By key; all but the file's kernels are lowered when first asked for (function_table.py).
-    functions: FunctionTable = field(hash=False, compare=False, default_factory=FunctionTable)
+    functions: FunctionTable[Function] = field(hash=False, compare=False, default_factory=FunctionTable)
     globals: dict[str, "VarDecl"] = field(hash=False, compare=False, default_factory=dict)
     launches: tuple[Launch, ...] = ()
     problems: tuple[ParseProblem, ...] = ()

@@ -367,3 +367,11 @@ def run_isolated(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, l
     finally:
         for w in pool:
             w.stop(kill=w.index is not None)
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

@@ -18,6 +18,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kernlint import cachenotes
+from kernlint.cachedir import cache_dir
+
 NVCC_DIR = "kernlint-nvcc-"
 PCH_DIR = "kernlint-pch-"  # the precompiled shim of a process (kernlint/frontend/shim_pch.py)
 
@@ -44,7 +47,6 @@ def remove_for(pid: int) -> list[str]:
                 removed.append(str(p))
     except OSError:
         pass
-    from kernlint.project.cache import cache_dir
 
     root = cache_dir()
     if root is None:
@@ -111,7 +113,6 @@ def remove_dead() -> list[str]:
     pids: set[int] = set()
     uid = os.geteuid() if hasattr(os, "geteuid") else None
     places = [(Path(tempfile.gettempdir()), _OWNED_TMP)]
-    from kernlint.project.cache import cache_dir
 
     root = cache_dir()
     if root is not None:
@@ -140,3 +141,26 @@ def remove_dead() -> list[str]:
         if pid != os.getpid() and not _running(pid):
             removed += remove_for(pid)
     return removed
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Write `data` to `path` atomically (temporary file in the same directory + os.replace), so a
+    concurrent reader sees the old file or the new one, never half of one. False if it could not
+    be written (a read-only or full cache directory: the run goes on without the speed-up)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        cachenotes.record(cache_dir() or path.parent, exc)  # a read-only or full cache directory: said once
+        return False
+    return True

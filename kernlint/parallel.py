@@ -16,7 +16,7 @@ import io
 import os
 from dataclasses import field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from kernlint.frozen import frozen
 
@@ -145,9 +145,9 @@ def lint_file(job: FileJob, setup: LintSetup, memory_error_raises: bool = False)
 
 def _lint_file(job: FileJob, setup: LintSetup, recording: Any = None) -> FileOutcome:
     from kernlint.checks import ALL_RULES
-    from kernlint.cli import InputProblem, decode_source, read_cuda_file
+    from kernlint.inputs import InputProblem, decode_source, read_cuda_file
     from kernlint.config import is_selected
-    from kernlint.engine import lint_source
+    from kernlint.engine import lint_source, unanalysed_lines
     from kernlint.frontend import FrontendError
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
@@ -277,7 +277,7 @@ def _reached_lint(text: str, shown: str, opts: Any, setup: LintSetup) -> tuple[t
     """The findings of a reached file's lint under its suppressions (unused ones not judged: only some kernels
     of the file were linted), its coverage and its rooflines."""
     from kernlint.checks import ALL_RULES
-    from kernlint.engine import lint_source
+    from kernlint.engine import lint_source, unanalysed_lines
     from kernlint.roofline import rooflines
     from kernlint.suppress import apply_suppressions, parse_suppressions
 
@@ -313,27 +313,6 @@ def write_fixed(path: str, text: str) -> None:
         raise
 
 
-def unanalysed_lines(res: Any) -> list[tuple[int, int]]:
-    """The (first, last) line ranges that no analysis looked at: the rest of a function past the front
-    end's statement limit or its work budget (an OpaqueStmt TOO_LARGE or OUT_OF_BUDGET), in the
-    translation units the kernels ran in."""
-    from kernlint import ir
-
-    out: set[tuple[int, int]] = set()
-    seen: set[int] = set()
-    for r in res.results:
-        tu = r.unit
-        if tu is None or id(tu) in seen:
-            continue
-        seen.add(id(tu))
-        # (a header's lines are not this file's; a function no kernel reached was not lowered, nor analysed)
-        for fn in (*tu.kernels, *tu.functions.in_file(lowered=True)):
-            for s in ir.iter_statements(fn.body):
-                if isinstance(s, ir.OpaqueStmt) and s.reason in (ir.TOO_LARGE, ir.OUT_OF_BUDGET):
-                    out.add((s.span.line, s.span.end_line))
-    return sorted(out)
-
-
 def _unchecked_kept(d: Any, settings: Any) -> bool:
     """An error KL900/KL905 (part of the input went unchecked) and a KL904 (part of a kernel was not
     analysed) are reported even when the selection leaves them out (`--select KL1`, `--ignore KL9`,
@@ -353,14 +332,6 @@ def _lint_file_task(args: tuple[FileJob, LintSetup]) -> FileOutcome:
     """`lint_file` in an isolated worker: running out of memory is the worker's end, not a finding
     (isolation retires the worker and tries the file once more in a fresh one)."""
     return lint_file(*args, memory_error_raises=True)
-
-
-def default_jobs() -> int:
-    """The number of cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def failed_outcome(job: FileJob, failure: Any, limits: Any) -> FileOutcome:
@@ -432,3 +403,69 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
     tasks = [(job, setup) for job in jobs]
     for i, out in run_isolated(_lint_file_task, tasks, workers, limits, quiet=not setup.tracebacks):
         yield failed_outcome(jobs[i], out, limits) if isinstance(out, Failure) else out
+
+
+# ---------------------------------------------------------------------------------------------
+# The run: hits from the cache, misses through the pool, outcomes in input order
+
+
+def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Any,
+                      progress: Callable[[int], None] | None = None, limits: Any = None) -> Iterator[Any]:
+    """Outcomes of `jobs` in their order, as `lint_files` gives them, with hits from `cache`
+    (only the misses are linted, in `workers` processes under `limits`)."""
+    from kernlint.resultcache import _index_for, job_key, keyed_environment, prepare_indexes
+
+    setup = with_run_paths(setup, jobs)  # every job of the run, hits included (their outcomes are reported)
+    done = 0
+    if cache is None or setup.fix or setup.diff or setup.keep_results:
+        # (with workers, lint_files builds each project index once, before the pool)
+        for outcome in lint_files(jobs, setup, workers, limits):
+            done += 1
+            if progress is not None:
+                progress(done)
+            yield outcome
+        return
+    from kernlint.inputs import ReadProblem, read_regular
+
+    hits: dict[int, Any] = {}
+    keys: dict[int, str] = {}
+    roots: dict[str, Any] = {}  # directory -> its project root, for this run's lookups
+    env = keyed_environment()
+    misses = []
+    for i, job in enumerate(jobs):
+        if job.path == "-" or job.data is not None:
+            misses.append(job)
+            continue
+        try:
+            data = read_regular(Path(job.path))
+        except (ReadProblem, OSError, ValueError):
+            misses.append(job)  # the lint reports it
+            continue
+        key = keys[i] = job_key(job, setup, data, env)
+        hit = cache.lookup(key, lambda job=job: _index_for(job, setup, roots))
+        if hit is not None:
+            hits[i] = hit
+        else:
+            # The bytes that were hashed are the bytes linted, even if the file changes meanwhile.
+            misses.append(dataclasses.replace(job, data=data))
+    if misses:
+        from kernlint.project.clang_scan import isolated_reads
+
+        with isolated_reads() if limits is not None or workers > 1 else contextlib.nullcontext():
+            prepare_indexes(misses, setup, roots)
+    record = dataclasses.replace(setup, record=True)
+    it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
+    try:
+        for i in range(len(jobs)):
+            outcome = hits.get(i)
+            if outcome is None:
+                outcome = next(it)
+                if i in keys:
+                    cache.store(keys[i], outcome)
+                outcome = dataclasses.replace(outcome, deps=None)
+            done += 1
+            if progress is not None:
+                progress(done)
+            yield outcome
+    finally:
+        cache.prune()

@@ -193,14 +193,14 @@ def cache_dir() -> Path:
     """Where ptxas figures are cached: the directory every kernlint cache uses
     (`kernlint.project.cache.cache_location`: ``--cache-dir``, ``$KERNLINT_CACHE_DIR``,
     ``$XDG_CACHE_HOME/kernlint``, ``~/.cache/kernlint``)."""
-    from kernlint.project.cache import cache_location
+    from kernlint.cachedir import cache_location
 
     return cache_location()
 
 
 def _caching() -> bool:
     """Whether caches are read and written (``--no-cache`` / ``KERNLINT_NO_CACHE``: not), as every cache decides."""
-    from kernlint.project.cache import cache_dir as enabled
+    from kernlint.cachedir import cache_dir as enabled
 
     return enabled() is not None
 

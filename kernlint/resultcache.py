@@ -26,7 +26,6 @@ both wrote the same thing. After a run that wrote entries, the directory is prun
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import os
@@ -34,7 +33,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 FORMAT = 1
 SUBDIR = f"results-v{FORMAT}"
@@ -60,7 +59,7 @@ def cache_root(explicit: str | None = None) -> Path | None:
         return None
     if explicit:
         return Path(explicit)
-    from kernlint.project.cache import cache_dir
+    from kernlint.cachedir import cache_dir
 
     return cache_dir()
 
@@ -394,7 +393,7 @@ class ResultCache:
         except Exception:  # noqa: BLE001 - something not picklable: not cached
             return
         from kernlint.cacheentry import seal
-        from kernlint.project.cache import atomic_write
+        from kernlint.leftovers import atomic_write
 
         if len(data) > ENTRY_MAX_BYTES:
             return  # never read back
@@ -455,72 +454,6 @@ def cacheable(outcome: Any) -> bool:
     if outcome.linted:
         return not any(d.code == "KL905" for d in outcome.diagnostics)
     return outcome.text is not None and bool(outcome.problems)
-
-
-# ---------------------------------------------------------------------------------------------
-# The run: hits from the cache, misses through the pool, outcomes in input order
-
-
-def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: ResultCache | None,
-                      progress: Callable[[int], None] | None = None, limits: Any = None) -> Iterator[Any]:
-    """Outcomes of `jobs` in their order, as `parallel.lint_files` gives them, with hits from `cache`
-    (only the misses are linted, in `workers` processes under `limits`)."""
-    from kernlint.parallel import lint_files, with_run_paths
-
-    setup = with_run_paths(setup, jobs)  # every job of the run, hits included (their outcomes are reported)
-    done = 0
-    if cache is None or setup.fix or setup.diff or setup.keep_results:
-        # (with workers, parallel.lint_files builds each project index once, before the pool)
-        for outcome in lint_files(jobs, setup, workers, limits):
-            done += 1
-            if progress is not None:
-                progress(done)
-            yield outcome
-        return
-    from kernlint.inputs import ReadProblem, read_regular
-
-    hits: dict[int, Any] = {}
-    keys: dict[int, str] = {}
-    roots: dict[str, Any] = {}  # directory -> its project root, for this run's lookups
-    env = keyed_environment()
-    misses = []
-    for i, job in enumerate(jobs):
-        if job.path == "-" or job.data is not None:
-            misses.append(job)
-            continue
-        try:
-            data = read_regular(Path(job.path))
-        except (ReadProblem, OSError, ValueError):
-            misses.append(job)  # the lint reports it
-            continue
-        key = keys[i] = job_key(job, setup, data, env)
-        hit = cache.lookup(key, lambda job=job: _index_for(job, setup, roots))
-        if hit is not None:
-            hits[i] = hit
-        else:
-            # The bytes that were hashed are the bytes linted, even if the file changes meanwhile.
-            misses.append(dataclasses.replace(job, data=data))
-    if misses:
-        from kernlint.project.clang_scan import isolated_reads
-
-        with isolated_reads() if limits is not None or workers > 1 else contextlib.nullcontext():
-            prepare_indexes(misses, setup, roots)
-    record = dataclasses.replace(setup, record=True)
-    it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
-    try:
-        for i in range(len(jobs)):
-            outcome = hits.get(i)
-            if outcome is None:
-                outcome = next(it)
-                if i in keys:
-                    cache.store(keys[i], outcome)
-                outcome = dataclasses.replace(outcome, deps=None)
-            done += 1
-            if progress is not None:
-                progress(done)
-            yield outcome
-    finally:
-        cache.prune()
 
 
 def _index_for(job: Any, setup: Any, roots: dict[str, Any] | None = None) -> tuple[bool, Any]:

@@ -355,7 +355,7 @@ def test_a_closed_standard_output_is_one_message_and_exit_2(tmp_path: Path) -> N
 
 
 def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kernlint.resultcache as rc
+    import kernlint.parallel as rc
 
     (tmp_path / "k.cu").write_text(GOOD)
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kernlint.project import scan
+from kernlint.project import host_text, scan
 
 PIECES = ["a", "b_1", "_x", "k", "9", "é", "x²", "Ⅻ", " ", "\t", "\r", "\x0b", "\u00a0", "\u2003", "\n", "\n",
           "<", "<", "(", "(", ")", ">", "#", "#", "\\", "\\\n", "include", "define", "<v.h>", '"w.h"', "X(",
@@ -51,12 +51,12 @@ DECL_PIECES = ["int", "float", "const", "unsigned", "struct", "std::vector", "<i
 
 @pytest.mark.parametrize("seed", range(5))
 def test_declarations_are_the_declaration_regex(seed: int) -> None:
-    pattern = re.compile(r"(?:^|[;{}(,])" + scan._declaration_of(r"([A-Za-z_]\w*)"))
+    pattern = re.compile(r"(?:^|[;{}(,])" + host_text._declaration_of(r"([A-Za-z_]\w*)"))
     rng = random.Random(seed)
     found = 0
     for _ in range(1000):
         text = "".join(rng.choice(DECL_PIECES) + rng.choice(["", " "]) for _ in range(rng.randint(0, 40)))
         want = [(m.span(), m.groups()) for m in pattern.finditer(text)]
-        assert [(m.span(), m.groups()) for m in scan._declarations_in(text)] == want, repr(text)
+        assert [(m.span(), m.groups()) for m in host_text._declarations_in(text)] == want, repr(text)
         found += len(want)
     assert found > 50  # the random texts do hold declarations

@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernlint import ir
-from kernlint.eval.values import Val, unknown
+from kernlint.eval.values import Interp, Val, unknown
 
 if TYPE_CHECKING:
     from kernlint.eval.events import MemoryAccess
-    from kernlint.eval.interp import Interpreter
 
 # CUDA C++ Programming Guide, "Atomic Functions": arithmetic and bitwise atomics.
 _BASES = ("atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec",
@@ -22,7 +21,7 @@ def is_atomic(name: str) -> bool:
     return name in ATOMICS
 
 
-def eval_atomic(interp: "Interpreter", e: ir.Call) -> Val:
+def eval_atomic(interp: Interp, e: ir.Call) -> Val:
     """One read-modify-write of the pointed-to element, recorded as a store of that width at the
     pointer (coalescing and bank rules see it); the value it returns is the old contents: data."""
     p = interp.eval(e.args[0])

@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kernlint import ir
 from kernlint.eval import events as ev
-from kernlint.eval.values import UNKNOWN, Val, const, unknown
+from kernlint.eval.values import UNKNOWN, Interp, Val, const, unknown
 from kernlint.launch import fold_bound
-
-if TYPE_CHECKING:
-    from kernlint.eval.interp import Interpreter
 
 WARP = 32
 FULL = 0xFFFFFFFF
@@ -41,7 +37,7 @@ def _kind(v: Val) -> int:
     return int(k.data.flat[0]) if k is not None and k.data is not None else 0
 
 
-def _group_from_type(interp: "Interpreter", t: ir.CType) -> Val | None:
+def _group_from_type(interp: Interp, t: ir.CType) -> Val | None:
     """A group from its declared type where its value is not known (a member, an opaque copy)."""
     name = t.name or ""
     if t.kind == "reference" and t.pointee is not None:
@@ -57,21 +53,21 @@ def _group_from_type(interp: "Interpreter", t: ir.CType) -> Val | None:
     return None
 
 
-def _threads(interp: "Interpreter") -> int:
+def _threads(interp: Interp) -> int:
     bx, by, bz = interp.shape.block
     return bx * by * bz
 
 
-def block_group(interp: "Interpreter") -> Val:
+def block_group(interp: Interp) -> Val:
     return group(BLOCK, const(_threads(interp)), _threads(interp))
 
 
-def _builtin(interp: "Interpreter", name: str, f: str) -> Val:
+def _builtin(interp: Interp, name: str, f: str) -> Val:
     v = interp.builtin_member(ir.Ref(name, "builtin", ir.UNKNOWN_TYPE, ir.NO_SPAN), f)
     return v if v is not None else UNKNOWN
 
 
-def _block_rank(interp: "Interpreter") -> Val:
+def _block_rank(interp: Interp) -> Val:
     """The block's rank in the grid: blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)."""
     bx, by, bz = (_builtin(interp, "blockIdx", f) for f in "xyz")
     gx, gy = (_builtin(interp, "gridDim", f) for f in "xy")
@@ -82,7 +78,7 @@ def _block_rank(interp: "Interpreter") -> Val:
     return Val(data, frozenset().union(*(p.deps for p in parts)))
 
 
-def grid_group(interp: "Interpreter") -> Val:
+def grid_group(interp: Interp) -> Val:
     """`this_grid()`: every thread of the launch; a lane's rank is its block's rank times the block's
     threads plus its rank in the block (CUDA C++ Programming Guide, "Grid Group")."""
     blocks = [_builtin(interp, "gridDim", f) for f in "xyz"]
@@ -97,14 +93,14 @@ def grid_group(interp: "Interpreter") -> Val:
     return group(GRID, size, 0, rank)
 
 
-def _fold(interp: "Interpreter", text: str) -> int | None:
+def _fold(interp: Interp, text: str) -> int | None:
     text = interp.bindings.get(text.strip(), text.strip())
     if text in interp.defines:
         return int(interp.defines[text])
     return fold_bound(text, {}, interp.tu.macros)
 
 
-def _receiver_group(interp: "Interpreter", e: ir.Call) -> Val | None:
+def _receiver_group(interp: Interp, e: ir.Call) -> Val | None:
     assert e.receiver is not None
     v = interp.eval(e.receiver)
     if _kind(v):
@@ -112,7 +108,7 @@ def _receiver_group(interp: "Interpreter", e: ir.Call) -> Val | None:
     return _group_from_type(interp, e.receiver.ctype)
 
 
-def _arg_group(interp: "Interpreter", arg: ir.Expr) -> Val | None:
+def _arg_group(interp: Interp, arg: ir.Expr) -> Val | None:
     v = interp.eval(arg)
     if _kind(v):
         return v
@@ -124,7 +120,7 @@ def _is_cg_type(t: ir.CType) -> bool:
     return bool(re.search(r"thread_block|thread_group|grid_group|coalesced_group|cooperative_groups", name or ""))
 
 
-def eval_call(interp: "Interpreter", e: ir.Call) -> Val | None:
+def eval_call(interp: Interp, e: ir.Call) -> Val | None:
     """The value of a cooperative-groups call, or None when `e` is not one (the caller goes on)."""
     name = e.name
     if e.receiver is not None:
@@ -167,7 +163,7 @@ def eval_call(interp: "Interpreter", e: ir.Call) -> Val | None:
     return None
 
 
-def _peek(interp: "Interpreter", e: ir.Expr) -> Val:
+def _peek(interp: Interp, e: ir.Expr) -> Val:
     """A local's value without evaluating anything (to ask whether it is a group)."""
     inner = e
     while isinstance(inner, ir.Cast):
@@ -177,7 +173,7 @@ def _peek(interp: "Interpreter", e: ir.Expr) -> Val:
     return UNKNOWN
 
 
-def _factory(interp: "Interpreter", e: ir.Call) -> Val:
+def _factory(interp: Interp, e: ir.Call) -> Val:
     name = e.name
     if name == "this_thread_block":
         return block_group(interp)
@@ -212,7 +208,7 @@ def _factory(interp: "Interpreter", e: ir.Call) -> Val:
     return group(TILE, const(size), psize, prank)
 
 
-def _partition(interp: "Interpreter", e: ir.Call) -> Val:
+def _partition(interp: Interp, e: ir.Call) -> Val:
     """`labeled_partition(parent, label)` / `binary_partition(parent, pred)`: the lanes of each tile of
     `parent` (each warp for a coalesced group) that run the call with equal labels form a group; a
     lane's rank is the number of such lanes below it (CUDA C++ Programming Guide, "labeled_partition").
@@ -242,14 +238,14 @@ def _partition(interp: "Interpreter", e: ir.Call) -> Val:
                              ("rank", Val(rank, label.deps)), ("parent", const(n))))
 
 
-def _size_of(interp: "Interpreter", g: Val) -> int | None:
+def _size_of(interp: Interp, g: Val) -> int | None:
     s = g.field("size")
     if s is None or s.data is None or not np.all(s.data == s.data.flat[0]):
         return None
     return int(s.data.flat[0])
 
 
-def _rank(interp: "Interpreter", g: Val) -> Val:
+def _rank(interp: Interp, g: Val) -> Val:
     """Each lane's rank in group `g`."""
     kind = _kind(g)
     if kind == BLOCK:
@@ -271,7 +267,7 @@ def _rank(interp: "Interpreter", g: Val) -> Val:
     return UNKNOWN
 
 
-def _method(interp: "Interpreter", e: ir.Call, g: Val) -> Val:
+def _method(interp: Interp, e: ir.Call, g: Val) -> Val:
     name = e.name
     kind = _kind(g)
     if name in ("sync", "barrier_wait"):
@@ -321,7 +317,7 @@ def _method(interp: "Interpreter", e: ir.Call, g: Val) -> Val:
     return UNKNOWN
 
 
-def _label(interp: "Interpreter", g: Val) -> str:
+def _label(interp: Interp, g: Val) -> str:
     kind = _kind(g)
     if kind == TILE:
         n = _size_of(interp, g)
@@ -330,7 +326,7 @@ def _label(interp: "Interpreter", g: Val) -> str:
             PARTITION: "coalesced_group"}.get(kind, "group")
 
 
-def _sync(interp: "Interpreter", e: ir.Call, g: Val, name: str) -> None:
+def _sync(interp: Interp, e: ir.Call, g: Val, name: str) -> None:
     kind = _kind(g)
     if kind in (BLOCK, GRID):
         interp.barrier(e, "sync", "block", None)  # __syncthreads() semantics (a grid sync includes it)
@@ -340,12 +336,12 @@ def _sync(interp: "Interpreter", e: ir.Call, g: Val, name: str) -> None:
     # A coalesced group is, by construction, the lanes that run the call: it never diverges.
 
 
-def _collective(interp: "Interpreter", e: ir.Call, g: Val, name: str) -> None:
+def _collective(interp: Interp, e: ir.Call, g: Val, name: str) -> None:
     if _kind(g) == TILE:
         _tile_event(interp, e, g, name)
 
 
-def _tile_event(interp: "Interpreter", e: ir.Call, g: Val, name: str) -> None:
+def _tile_event(interp: Interp, e: ir.Call, g: Val, name: str) -> None:
     """A tile-wide operation: every live lane of a tile must run it when any lane of that tile does.
 
     Lanes of tiles that do not run it at all are not part of this operation, so they count as

@@ -12,29 +12,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from kernlint.cachedir import cache_dir
+from kernlint.leftovers import atomic_write
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
-
-
-def cache_location() -> Path:
-    """The directory of every kernlint cache (results, project index, ptxas figures), one resolution
-    for all: `$KERNLINT_CACHE_DIR` (the CLI sets it from `--cache-dir`), else `$XDG_CACHE_HOME/kernlint`,
-    else `~/.cache/kernlint`. Whether caching is on is `cache_dir`'s question."""
-    explicit = os.environ.get("KERNLINT_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "kernlint" if xdg else Path(os.path.expanduser("~")) / ".cache" / "kernlint"
-
-
-def cache_dir() -> Path | None:
-    """`cache_location()`, or None when caching is off (`KERNLINT_NO_CACHE` set to anything but 0)."""
-    if os.environ.get("KERNLINT_NO_CACHE", "") not in ("", "0"):
-        return None
-    return cache_location()
 
 
 def content_hash(data: bytes) -> str:
@@ -183,32 +166,3 @@ class FactsCache:
             files[p] = entry
         payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
         atomic_write(self.file, payload.encode("utf-8"))
-
-
-def atomic_write(path: Path, data: bytes) -> bool:
-    """Write `data` to `path` atomically (temporary file in the same directory + os.replace), so a
-    concurrent reader sees the old file or the new one, never half of one. False if it could not
-    be written (a read-only or full cache directory: the run goes on without the speed-up)."""
-    import tempfile
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        from kernlint.leftovers import temp_file_prefix
-
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except OSError as exc:
-        from kernlint import cachenotes
-
-        cachenotes.record(cache_dir() or path.parent, exc)  # a read-only or full cache directory: said once
-        return False
-    return True

@@ -102,8 +102,7 @@ def _read_task(task: tuple[FileFacts, str, str, str]) -> FileFacts:
 
 
 def _read_isolated(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
-    from kernlint.isolation import Failure, Limits, run_isolated
-    from kernlint.parallel import default_jobs
+    from kernlint.isolation import Failure, Limits, default_jobs, run_isolated
 
     tasks = [(facts, path, text, root) for path, text, facts in items]
     out = [facts for _p, _t, facts in items]

@@ -12,7 +12,7 @@ import bisect
 import re
 
 from kernlint.project.pointer_offsets import offset_candidate
-from kernlint.project.scan import (
+from kernlint.project.host_text import (
     _BRACES,
     _DECL_KEYWORDS,
     _IDENTIFIER,

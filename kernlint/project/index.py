@@ -429,13 +429,13 @@ class ProjectIndex:
         launches or instantiates (project/reach.py)."""
         from kernlint.project.reach import reached_kernels
 
-        return reached_kernels(self, path)
+        return reached_kernels(self.facts, self.closure, self.kernel_files, path)
 
     def included_kernels(self, path: str) -> tuple[str, ...]:
         """Names of the kernels defined in the project files `path` includes (project/reach.py)."""
         from kernlint.project.reach import included_kernels
 
-        return included_kernels(self, path)
+        return included_kernels(self.facts, self.closure, path)
 
     def kernels_in(self, path: str) -> list[str]:
         f = self.facts.get(os.path.abspath(path))

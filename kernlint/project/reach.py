@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kernlint.project.index import ProjectIndex
+    from kernlint.project.facts import FileFacts
 
 # An identifier followed by `(` or `<` (a call, a template's arguments, or a comparison: a superset), or
 # after `&` (a kernel's address, `auto k = &kernel<Traits>;`). Linear: each try starts at a word's start.
@@ -92,7 +93,8 @@ def _function_name(code: str, start: int, end: int) -> str | None:
     return name
 
 
-def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def reached_kernels(facts_of: "Mapping[str, FileFacts]", closure: Callable[[str], list[str]],
+                    kernel_files: Mapping[str, list[str]], path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(defining file, kernel names) of the kernels `path`'s translation unit launches or instantiates and
     another project file defines, by file in index order.
 
@@ -101,14 +103,13 @@ def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[
     `path` includes (a template or inline function there is compiled into `path`'s unit: `template void
     run<float>(...)` in a .cu instantiates `run`, whose launch instantiates the kernel). A kernel defined in
     a file `path` includes is that definition; one defined only in another translation unit counts when
-    its name is unique in the project (as `ProjectIndex.visible` decides)."""
+    its name is unique in the project (as `ProjectIndex.visible` decides). The index's facts by path, its
+    include closure and its kernels' defining files are given (ProjectIndex.reached_kernels)."""
     ap = os.path.abspath(path)
-    facts = index.facts.get(ap)
+    facts = facts_of.get(ap)
     if facts is None:
         return ()
-    closure = index.closure(ap)
-    included = closure[1:]
-    kernel_files = index.kernel_files
+    included = closure(ap)[1:]
     own = {k.name for k in facts.kernels}
     names: set[str] = set(_called_in(ap))
     names.update(ln.kernel for ln in facts.launches)
@@ -116,7 +117,7 @@ def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[
     # Host functions of the included files: name -> what each launches and calls.
     edges: dict[str, set[str]] = {}
     for q in included:
-        f = index.facts.get(q)
+        f = facts_of.get(q)
         if f is None:
             continue
         for ln in f.launches:
@@ -142,7 +143,7 @@ def reached_kernels(index: "ProjectIndex", path: str) -> tuple[tuple[str, tuple[
             here = [defs[0]]  # compiled apart: a unique name is unambiguous
         for d in dict.fromkeys(here):
             by_file.setdefault(d, []).append(name)
-    order = {p: i for i, p in enumerate(index.facts)}
+    order = {p: i for i, p in enumerate(facts_of)}
     out = []
     total = 0
     for d in sorted(by_file, key=lambda p: order.get(p, 0)):
@@ -171,12 +172,13 @@ def _launched_or_instantiated(facts: object, name: str) -> bool:
         n == name for n, _a, _l in facts.instantiations)  # type: ignore[attr-defined]
 
 
-def included_kernels(index: "ProjectIndex", path: str) -> tuple[str, ...]:
+def included_kernels(facts_of: "Mapping[str, FileFacts]", closure: Callable[[str], list[str]],
+                     path: str) -> tuple[str, ...]:
     """Names of the kernels defined in the project files `path` includes, transitively (sorted)."""
     ap = os.path.abspath(path)
     out: set[str] = set()
-    for q in index.closure(ap)[1:]:
-        f = index.facts.get(q)
+    for q in closure(ap)[1:]:
+        f = facts_of.get(q)
         if f is not None:
             out.update(k.name for k in f.kernels)
     return tuple(sorted(out))

@@ -54,7 +54,7 @@ def client_overrides(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     if block:
         if isinstance(block, (list, tuple)):
             block = ",".join(str(b) for b in block)
-        from kernlint.cli import _parse_block  # the flag's own parser: the same shapes, the same checks
+        from kernlint.flag_values import _parse_block  # the flag's own parser: the same shapes, the same checks
 
         try:
             out["block"] = _parse_block(str(block))
@@ -68,7 +68,7 @@ def client_overrides(raw: Mapping[str, Any] | None) -> dict[str, Any]:
             items = list(defines)
         else:
             raise SettingsProblem(f"kernlint.defines: expected {{\"NAME\": VALUE}} or [\"NAME=VALUE\"], got {defines!r}")
-        from kernlint.cli import _parse_defines
+        from kernlint.flag_values import _parse_defines
 
         try:
             out["define"] = _parse_defines(tuple(items))
