@@ -1,7 +1,7 @@
 """Package discovery (all other metadata is in pyproject.toml).
 
-Every directory under kernlint/ is a package, with or without an `__init__.py` (`kernlint/eval` has
-none), so a new module or subpackage is shipped without editing a list. The rule documentation
+Every directory under kernlint/ is a package, with or without an `__init__.py`, so a new module or
+subpackage is shipped without editing a list. The rule documentation
 lives in the top-level rules/ directory and is shipped as the package `kernlint.rules`; pyproject's
 declarative `packages.find` cannot add a package from outside the searched tree, hence this file.
 """

@@ -50,7 +50,7 @@ def time_cli(path: Path, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "from kernlint.cli import run; run()", str(path), "--format", "concise",
+        subprocess.run([sys.executable, "-c", "from kernlint.cli.command import run; run()", str(path), "--format", "concise",
                         "--no-ptxas"],
                        capture_output=True, check=False)
         times.append(time.perf_counter() - t0)
@@ -89,7 +89,7 @@ def startup_and_tree(repeat: int, tree: str | None) -> None:
 
 
 def time_engine(text: str, path: str, repeat: int) -> tuple[float, int]:
-    from kernlint.engine import LintOptions, lint_source
+    from kernlint.engine.lint import LintOptions, lint_source
 
     best = float("inf")
     kernels = 0

@@ -58,7 +58,7 @@ def run_file(path: str, args: argparse.Namespace) -> tuple[list[dict[str, Any]],
 
 def child(args: argparse.Namespace) -> int:
     """One file through the real CLI; with --compile-only the GPU steps are replaced by NVRTC alone."""
-    from kernlint import cli
+    from kernlint.cli import command as cli
 
     if args.compile_only:
         _patch_compile_only()

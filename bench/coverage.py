@@ -33,7 +33,7 @@ from pathlib import Path
 
 def run_kernlint(path: str, extra: list[str]) -> tuple[dict, float, str]:
     """Lint `path` with the console entry point; the JSON document, seconds, and stderr."""
-    cmd = [sys.executable, "-c", "from kernlint.cli import run; run()", path, "--format", "json", "--no-ptxas",
+    cmd = [sys.executable, "-c", "from kernlint.cli.command import run; run()", path, "--format", "json", "--no-ptxas",
            "--fail-on", "error", *extra]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -153,11 +153,11 @@ def each_file(paths: list[str], include_dirs: list[str], quiet: bool) -> int:
     """Lint each file of each path alone (see the module docstring); 1 if a file says "no kernels found"
     while it defines, includes or instantiates one."""
     from kernlint.checks import ALL_RULES
-    from kernlint.cli import collect_paths
-    from kernlint.config import load_settings
+    from kernlint.cli.command import collect_paths
+    from kernlint.settings.config import load_settings
     from kernlint.eval.coverage import summary
-    from kernlint.options import LintOptions
-    from kernlint.parallel import FileJob, LintSetup, lint_file, project_options
+    from kernlint.base.options import LintOptions
+    from kernlint.runner.parallel import FileJob, LintSetup, lint_file, project_options
 
     settings = load_settings(None, ALL_RULES)
     options = LintOptions(include_dirs=tuple(str(Path(d).resolve()) for d in include_dirs), resources=False)

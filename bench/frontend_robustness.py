@@ -31,8 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernlint import cli, inputs
-from kernlint.engine import LintOptions, lint_source
+from kernlint.cli import command as cli
+from kernlint.base import inputs
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.frontend import FrontendError
 from kernlint.frontend import clang_frontend as cf
 
@@ -78,8 +79,8 @@ def measure(corpus: Path, project: str, nvcc: bool) -> dict[str, float]:
             row["kl900_error"] += 1
             row["exit2"] += 1
         if nvcc and result.kernels:
-            from kernlint.occupancy import DEFAULT_ARCH
-            from kernlint.resources import exact_resources
+            from kernlint.model.occupancy import DEFAULT_ARCH
+            from kernlint.frontend.resources import exact_resources
 
             row["nvcc_runs"] += 1
             exact, _note = exact_resources(text, f, DEFAULT_ARCH, options.include_dirs, options.macros)

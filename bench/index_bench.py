@@ -93,7 +93,7 @@ def time_corpus(dirs: list[str], repeat: int) -> None:
 
 def _once(args: list[str], env: dict[str, str]) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from kernlint.cli import run; run()", *args], env=env,
+    subprocess.run([sys.executable, "-c", "from kernlint.cli.command import run; run()", *args], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return time.perf_counter() - t
 
@@ -109,7 +109,7 @@ def time_pair(args: list[str], repeat: int, env: dict[str, str]) -> tuple[float,
 
 def time_in_process(root: Path, target: Path, repeat: int) -> tuple[float, float]:
     """Median in-process time of linting `target` with a freshly loaded (warm-cache) index, and without."""
-    from kernlint.engine import LintOptions, lint_source
+    from kernlint.engine.lint import LintOptions, lint_source
     from kernlint.project import index as index_mod
 
     text = target.read_text()

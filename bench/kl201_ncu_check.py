@@ -22,8 +22,8 @@ from pathlib import Path
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.interp import Interpreter
 from kernlint.frontend import parse_source
-from kernlint.launch import launch_shapes
-from kernlint.metrics import shared_wavefronts
+from kernlint.project.launch import launch_shapes
+from kernlint.model.metrics import shared_wavefronts
 
 ROOT = Path(__file__).resolve().parent.parent
 INT_VALUE = 32

@@ -5,7 +5,7 @@ kernel that really uses the registers (compiled with ``-maxrregcount=R``; many v
 at once) and holds a ``__shared__`` array of exactly that many bytes, reads the compiled kernel's
 ``num_regs`` and ``shared_size_bytes`` attributes, asks the driver for
 ``cuOccupancyMaxActiveBlocksPerMultiprocessor`` (what ``cudaOccupancyMaxActiveBlocksPerMultiprocessor``
-calls), and compares the answer with ``kernlint.occupancy.occupancy`` for the device's arch on the
+calls), and compares the answer with ``kernlint.model.occupancy.occupancy`` for the device's arch on the
 *actual* attributes.  A few extra points probe dynamic shared memory, block sizes that are not a
 multiple of 32, the opt-in shared limit and explicit carve-out preferences.
 
@@ -36,8 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernlint.occupancy import arch_limits, occupancy
-from kernlint.resources import parse_ptxas_output
+from kernlint.model.occupancy import arch_limits, occupancy
+from kernlint.frontend.resources import parse_ptxas_output
 
 BLOCK_SIZES = (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 REGISTERS = (16, 24, 32, 40, 48, 56, 64, 65, 72, 80, 96, 128, 168, 200, 255)

@@ -9,7 +9,7 @@ function that does it; a phase nested in another (the evaluator runs inside the 
 libclang inside the front end) is counted once, in the innermost:
 
 - start-up: the interpreter, NumPy and kernlint's modules, before the first file (measured in
-  separate processes: the interpreter alone, `import numpy`, `import kernlint.engine`);
+  separate processes: the interpreter alone, `import numpy`, `import kernlint.engine.lint`);
 - libclang: clang parsing each file (C++ code, no Python; its share is the floor kernlint cannot
   lower by tuning);
 - lowering: turning libclang's cursors into kernlint's IR (kernels up front, other functions when asked);
@@ -46,9 +46,9 @@ _ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_T
 _WRAPPED = (
     ("clang.cindex", "TranslationUnit.from_source", "libclang"),
     ("kernlint.frontend.clang_frontend", "_lower", "lowering"),
-    ("kernlint.function_table", "FunctionTable._lower", "lowering"),
+    ("kernlint.ir.function_table", "FunctionTable._lower", "lowering"),
     ("kernlint.eval.interp", "Interpreter.run", "evaluation"),
-    ("kernlint.engine", "combine", "rules"),
+    ("kernlint.engine.lint", "combine", "rules"),
     ("kernlint.project.index", "ProjectIndex.build", "project index"),
 )
 
@@ -67,7 +67,7 @@ def _cpu_of(code: str) -> float:
 def startup() -> dict[str, float]:
     """CPU of the interpreter alone, of it with NumPy, and of it with every module a lint run loads."""
     return {"python_s": round(_cpu_of("pass"), 3), "python_numpy_s": round(_cpu_of("import numpy"), 3),
-            "python_kernlint_s": round(_cpu_of("import kernlint.cli, kernlint.engine, kernlint.checks.coalescing"), 3)}
+            "python_kernlint_s": round(_cpu_of("import kernlint.cli.command, kernlint.engine.lint, kernlint.checks.coalescing"), 3)}
 
 
 def _wrap(totals: dict[str, float], stack: list[float], module: str, attr: str, phase: str) -> None:
@@ -97,8 +97,8 @@ def _wrap(totals: dict[str, float], stack: list[float], module: str, attr: str, 
 def phases(files: list[str]) -> dict[str, float]:
     """CPU seconds of each phase of one in-process run over `files` (and the run's total)."""
     import kernlint.checks.coalescing  # noqa: F401 - loaded before the clock starts (start-up's, above)
-    import kernlint.cli as cli
-    import kernlint.engine  # noqa: F401
+    import kernlint.cli.command as cli
+    import kernlint.engine.lint  # noqa: F401
 
     totals: dict[str, float] = {}
     stack: list[float] = []

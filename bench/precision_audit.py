@@ -41,7 +41,7 @@ def run_kernlint(paths: list[str], includes: list[str], ptxas: bool, cwd: str | 
     # A generous per-file time limit: the audit judges findings, and on a loaded machine the default
     # limit would turn slow files into KL900 "gave up" errors that say nothing about the code.
     here = str(Path(__file__).resolve().parent.parent)
-    cmd = [sys.executable, "-m", "kernlint.cli", *paths, "--format", "json", "--timeout", "600", "--no-cache"]
+    cmd = [sys.executable, "-m", "kernlint.cli.command", *paths, "--format", "json", "--timeout", "600", "--no-cache"]
     if not ptxas:
         cmd.append("--no-ptxas")
     if jobs:

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kernlint.checks import occupancy as occ  # noqa: E402
 from kernlint.checks.occupancy_rules import ESTIMATE_MARGIN  # noqa: E402
-from kernlint.engine import lint_source  # noqa: E402
-from kernlint.options import LintOptions  # noqa: E402
+from kernlint.engine.lint import lint_source  # noqa: E402
+from kernlint.base.options import LintOptions  # noqa: E402
 
 
 def main() -> int:

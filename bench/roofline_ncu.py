@@ -84,8 +84,8 @@ def measured(ncu: str) -> dict[str, dict[str, float]]:
 
 
 def predicted(arch: str) -> dict[str, object]:
-    from kernlint.engine import LintOptions, lint_with_suppressions
-    from kernlint.roofline import rooflines
+    from kernlint.engine.lint import LintOptions, lint_with_suppressions
+    from kernlint.checks.roofline import rooflines
 
     out: dict[str, object] = {}
     for path in FIXTURES:

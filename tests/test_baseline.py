@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kernlint.baseline import filter_new, fingerprint, load_baseline, write_baseline
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.reporters.baseline import filter_new, fingerprint, load_baseline, write_baseline
+from kernlint.base.diagnostics import Diagnostic, Severity
 
 SOURCE = """\
 __global__ void k(const float* a, float* out, int ld) {

@@ -1,7 +1,7 @@
 """Regions guarded for blocks the samples miss are re-evaluated with a block that enters them."""
 from __future__ import annotations
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval import resample
 
 OPTIONS = LintOptions(resources=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint import ir
-from kernlint.engine import LintOptions, analyse_kernel
+from kernlint.ir import nodes as ir
+from kernlint.engine.lint import LintOptions, analyse_kernel
 from kernlint.eval import bounded_index as bi
 from kernlint.eval import uniform_data
 from kernlint.eval.events import MemoryAccess

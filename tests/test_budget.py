@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import kernlint.deadline as deadline
-from kernlint.cli import main
-from kernlint.engine import LintOptions, analyse_kernel, lint_source
+import kernlint.base.deadline as deadline
+from kernlint.cli.command import main
+from kernlint.engine.lint import LintOptions, analyse_kernel, lint_source
 from kernlint.eval.coverage import summary
 from kernlint.frontend import parse_source
 
@@ -70,7 +70,7 @@ def test_a_budget_spent_in_the_evaluator_names_the_sites_not_evaluated() -> None
 
 
 def test_kernels_after_the_budget_ran_out_are_named(monkeypatch) -> None:
-    import kernlint.engine as engine
+    import kernlint.engine.lint as engine
 
     two = LOOP + LOOP.replace("void k(", "void k2(")
     calls = []

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kernlint import parallel
-from kernlint.cli import main
+from kernlint.runner import parallel
+from kernlint.cli.command import main
 
 ROOT = Path(__file__).resolve().parent.parent
 STRIDED = '#include "tile.h"\n__global__ void k(float* x) { x[threadIdx.x * STRIDE] = 0; }\n'
@@ -212,7 +212,7 @@ def test_changed_settings_and_a_damaged_entry_are_misses(tmp_path: Path, monkeyp
 
 
 def test_pruning_keeps_the_directory_under_its_size(tmp_path: Path) -> None:
-    from kernlint.resultcache import ResultCache
+    from kernlint.runner.resultcache import ResultCache
 
     cache = ResultCache(tmp_path, max_bytes=4000)
     cache.dir.mkdir(parents=True)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import demangle, resources
-from kernlint.cacheentry import seal, unseal
-from kernlint.resources import exact_resources
+from kernlint.ir import demangle
+from kernlint.frontend import resources
+from kernlint.system.cacheentry import seal, unseal
+from kernlint.frontend.resources import exact_resources
 
 SRC = "__global__ void k(float* p) { p[threadIdx.x] = 1; }\n"
 PTXAS = """ptxas info    : Compiling entry function '_Z1kPf' for 'sm_80'
@@ -69,7 +70,7 @@ def _key(path: Path) -> str:
 
 
 def read_entry_json(path: Path) -> object:
-    """An entry's JSON (entries are sealed with a checksum of their content and key: kernlint/cacheentry.py)."""
+    """An entry's JSON (entries are sealed with a checksum of their content and key: kernlint/system/cacheentry.py)."""
     payload = unseal(_key(path), path.read_bytes())
     assert payload is not None
     return json.loads(payload)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import resources
+from kernlint.frontend import resources
 from kernlint.project import cache as index_cache
-from kernlint.resultcache import cache_root
+from kernlint.runner.resultcache import cache_root
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 
 ROOT = Path(__file__).resolve().parent.parent
 STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
@@ -119,7 +119,7 @@ def test_syntax_error_in_one_kernel_reports_the_rest() -> None:
 
 
 def test_console_script_runs_on_the_readme_example() -> None:
-    proc = subprocess.run([sys.executable, "-m", "kernlint.cli", str(ROOT / "examples" / "transpose.cu"),
+    proc = subprocess.run([sys.executable, "-m", "kernlint.cli.command", str(ROOT / "examples" / "transpose.cu"),
                            "--no-ptxas"], capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert "KL102 uncoalesced-global-store" in proc.stdout
@@ -134,7 +134,7 @@ def test_console_script_runs_on_the_readme_example() -> None:
 ])
 def test_console_entry_point_exit_codes(args: list[str], code: int, needle: str) -> None:
     """`kernlint` (cli.run) ends the process itself: its exit status and output must survive that."""
-    proc = subprocess.run([sys.executable, "-c", "from kernlint.cli import run; run()", *args],
+    proc = subprocess.run([sys.executable, "-c", "from kernlint.cli.command import run; run()", *args],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert needle in proc.stdout + proc.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.checks.base import Rule
-from kernlint.config import (
+from kernlint.settings.config import (
     ConfigError,
     Settings,
     find_config,
@@ -18,7 +18,7 @@ from kernlint.config import (
     merge_cli,
     resolved_settings_text,
 )
-from kernlint.diagnostics import Severity
+from kernlint.base.diagnostics import Severity
 from kernlint.reporters import FORMATS
 
 if sys.version_info >= (3, 11):
@@ -230,7 +230,7 @@ def test_resolved_settings_text_is_valid_toml_that_loads_back(tmp_path: Path) ->
 def test_any_toml_error_in_pyproject_is_exit_2_with_file_and_line(tmp_path: Path, text: str) -> None:
     from click.testing import CliRunner
 
-    from kernlint.cli import main
+    from kernlint.cli.command import main
 
     write(tmp_path / "pyproject.toml", text)
     kernel = write(tmp_path / "k.cu", "__global__ void k(float* a) { a[threadIdx.x] = 0.f; }\n")

@@ -20,10 +20,10 @@ import pytest
 from sweep import first_of_each
 
 from kernlint import confirm
-from kernlint.confirm import device_source as ds
+from kernlint.frontend import device_source as ds
 from kernlint.confirm import instrument as ins
-from kernlint.diagnostics import Diagnostic
-from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.base.diagnostics import Diagnostic
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
 from kernlint.eval import events as ev
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -415,7 +415,7 @@ def test_without_cupy_every_finding_is_not_run_with_one_note(monkeypatch: pytest
 def test_cli_exit_status_unaffected_without_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from kernlint.cli import main
+    from kernlint.cli.command import main
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))

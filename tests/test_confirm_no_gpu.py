@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSPOSE = str(ROOT / "examples" / "transpose.cu")

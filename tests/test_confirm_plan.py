@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kernlint import confirm
-from kernlint.engine import LintOptions, lint_with_suppressions
-from kernlint.function_table import Released
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
+from kernlint.ir.function_table import Released
 
 OPTIONS = LintOptions(resources=False)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernlint import confirm
-from kernlint.confirm import device_source as ds
+from kernlint.frontend import device_source as ds
 from kernlint.confirm import instrument as ins
 from kernlint.confirm import plan as confirm_plan
 from kernlint.confirm.ncu import (
@@ -17,7 +17,7 @@ from kernlint.confirm.ncu import (
     parse_source_tables,
     sass_opcode,
 )
-from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
 
 OPTIONS = LintOptions(resources=False)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kernlint.checks import ALL_RULES
-from kernlint.cli import main
-from kernlint.engine import LintOptions, lint_source, lint_with_suppressions
+from kernlint.cli.command import main
+from kernlint.engine.lint import LintOptions, lint_source, lint_with_suppressions
 from kernlint.eval.coverage import KernelCoverage, show_lines, summary
 from kernlint.reporters import ReportContext, render
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.diagnostics import Severity
-from kernlint.engine import LintOptions, lint_source
+from kernlint.base.diagnostics import Severity
+from kernlint.engine.lint import LintOptions, lint_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OPTIONS = LintOptions(resources=False)
@@ -120,8 +120,8 @@ def test_worst_launch_wins_and_is_named() -> None:
     """Several real launch shapes: the worst finding at a site is kept, whichever shape came first."""
 
     from kernlint.checks.base import Rule
-    from kernlint.diagnostics import Diagnostic
-    from kernlint.engine import analyse_kernel, combine
+    from kernlint.base.diagnostics import Diagnostic
+    from kernlint.engine.lint import analyse_kernel, combine
     from kernlint.frontend import parse_source
 
     src = (FIXTURES / "KL301_two_launches.cu").read_text()

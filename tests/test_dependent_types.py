@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from kernlint import ir
-from kernlint.cli import main
-from kernlint.engine import LintOptions, lint_source
-from kernlint.eval.dependent_types import PARTIAL, member_type
+from kernlint.ir import nodes as ir
+from kernlint.cli.command import main
+from kernlint.engine.lint import LintOptions, lint_source
+from kernlint.ir.dependent_types import PARTIAL, member_type
 from kernlint.frontend import parse_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

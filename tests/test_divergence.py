@@ -14,8 +14,8 @@ from kernlint.checks.divergence import (
     trip_spread,
     warp_split,
 )
-from kernlint.diagnostics import Severity
-from kernlint.engine import LintOptions, lint_source
+from kernlint.base.diagnostics import Severity
+from kernlint.engine.lint import LintOptions, lint_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -296,7 +296,7 @@ def test_early_return_message_names_the_returning_side() -> None:
     # `if (threadIdx.x % 32 != 0) return;`: 31 lanes of each warp return, lane 0 goes on.
     from pathlib import Path
 
-    from kernlint.engine import lint_source
+    from kernlint.engine.lint import lint_source
     path = Path(__file__).resolve().parents[1] / "fixtures" / "KL301_early_return_sides.cu"
     diags = [d for d in lint_source(path.read_text(), str(path)).diagnostics if d.code == "KL301"]
     assert len(diags) == 1

@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from kernlint.checks import ALL_RULES
-from kernlint.docs import parse_doc_examples, rule_doc
-from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.checks.docs import parse_doc_examples, rule_doc
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
 
 NO_EXAMPLE = {"KL905"}
 SECTIONS = ("## What it does", "## Why it matters", "## How kernlint decides", "## Example", "## When to ignore",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 
 STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 
@@ -65,7 +65,7 @@ def test_wellformed_block_spellings(bad: Path, value: str, dims: str) -> None:
 
 
 def test_unsupported_arch_exits_2_listing_supported(bad: Path) -> None:
-    from kernlint.occupancy import ARCHS
+    from kernlint.model.occupancy import ARCHS
 
     code, out, err = run([str(bad), "--arch", "sm_61"])
     assert code == 2 and out == ""
@@ -224,7 +224,7 @@ def test_walk_skips_hidden_venvs_build_outputs_and_gitignored(tmp_path: Path, mo
     import shutil
     import subprocess
 
-    from kernlint.cli import collect_paths
+    from kernlint.cli.command import collect_paths
 
     for rel in ("k.cu", ".hidden/h.cu", "env/lib/v.cu", "build/b.cu", "dist/d.cu", "node_modules/n.cu",
                 "__pycache__/p.cu", "lib/site-packages/s.cu", "vendor/g.cu", "sub/ok.cu"):
@@ -264,7 +264,7 @@ def test_named_non_cuda_file_gets_one_note_and_is_skipped(tmp_path: Path) -> Non
 
 
 def test_github_multiline_spans_carry_no_columns_and_errors_come_first() -> None:
-    from kernlint.diagnostics import Diagnostic, Severity
+    from kernlint.base.diagnostics import Diagnostic, Severity
     from kernlint.reporters.github import render as gh
 
     warn = Diagnostic("a.cu", 3, 5, "KL101", "uncoalesced-global-load", Severity.WARNING, "w", end_line=3, end_column=9)
@@ -434,8 +434,8 @@ def test_fix_round_trip_on_a_transpose(tmp_path: Path) -> None:
 
 
 def test_fix_applies_only_proven_edits(tmp_path: Path) -> None:
-    from kernlint.diagnostics import Diagnostic, Edit, Severity
-    from kernlint.fix import fix_file
+    from kernlint.base.diagnostics import Diagnostic, Edit, Severity
+    from kernlint.engine.fix import fix_file
 
     text = "int a[4];\nint b[4];\n"
     good = Diagnostic("x.cu", 1, 1, "KL201", "shared-bank-conflict", Severity.WARNING, "m",

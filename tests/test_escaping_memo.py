@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import local_arrays
 from kernlint.frontend import parse_source
 

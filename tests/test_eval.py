@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint.engine import LintOptions, analyse_kernel
+from kernlint.engine.lint import LintOptions, analyse_kernel
 from kernlint.eval.events import Barrier, Branch, Loop, MemoryAccess
 from kernlint.frontend import parse_source
 
@@ -166,7 +166,7 @@ def test_barrier_event_records_reaching_lanes() -> None:
 
 def test_step_budget_stops_runaway_analysis_with_a_note() -> None:
     from kernlint.eval.interp import Interpreter
-    from kernlint.launch import LaunchShape
+    from kernlint.project.launch import LaunchShape
 
     src = """
     __global__ void k(float* a) {

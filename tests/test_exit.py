@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 
 ROOT = Path(__file__).resolve().parent.parent
 STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 CLEAN = "__global__ void k(const float* a, float* o) { int i = blockIdx.x * blockDim.x + threadIdx.x; o[i] = a[i]; }\n"
 # Both entry points: `python -m kernlint` and the console script's function (pyproject.toml [project.scripts]).
 ENTRY_POINTS = {"python -m kernlint": ["-m", "kernlint"],
-                "kernlint script": ["-c", "from kernlint.console import run; run()"]}
+                "kernlint script": ["-c", "from kernlint.cli.console import run; run()"]}
 # The console script's runs repeat the module's with another entry function: they run under `-m slow`.
 ENTRIES = ["python -m kernlint", pytest.param("kernlint script", marks=pytest.mark.slow)]
 QUIET_WORDS = ("Traceback", "Exception ignored", "internal error", "Broken pipe", "BrokenPipeError")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.checks import BY_CODE
-from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PROJECTS = FIXTURES / "projects"
@@ -108,8 +108,8 @@ def project_files(project: Path) -> list[Path]:
 
 def lint_project_file(project: Path, f: Path, fresh: bool = False) -> tuple:
     """Lint one file of a fixture project with that project's index and work budget (as the CLI does)."""
-    from kernlint import deadline
-    from kernlint.config import load_settings
+    from kernlint.base import deadline
+    from kernlint.settings.config import load_settings
     from kernlint.project.index import ProjectIndex, load_index
 
     index = ProjectIndex.build(project.resolve()) if fresh else load_index(project.resolve())
@@ -158,7 +158,7 @@ def _cli_findings(args: list[str], cwd: Path) -> set[tuple[str, int, str, str]]:
 
     from click.testing import CliRunner
 
-    from kernlint.cli import main
+    from kernlint.cli.command import main
 
     res = CliRunner().invoke(main, [*args, "--format", "json", "--no-ptxas"], catch_exceptions=False)
     assert res.exit_code in (0, 1), res.output
@@ -173,7 +173,7 @@ def test_project_file_by_file_equals_whole(project: Path, tmp_path: Path, monkey
     monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path))
     root = project.resolve()
     whole = _cli_findings([str(root)], root)
-    from kernlint.cli import collect_paths
+    from kernlint.cli.command import collect_paths
 
     one_by_one: set = set()
     files, _problems = collect_paths((str(root),), ())

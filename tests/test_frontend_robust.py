@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import collect_paths, main
-from kernlint.engine import LintOptions, lint_source
+from kernlint.cli.command import collect_paths, main
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.frontend import parse_source
-from kernlint.includes import scan_includes
+from kernlint.ir.includes import scan_includes
 
 STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 
@@ -82,7 +82,7 @@ def test_includes_of_non_regular_files_are_never_opened(tmp_path: Path) -> None:
     src = ('#include "/dev/zero"\n#include "pipe.h"\n#include "adir"\n#include "/no/such/abs.h"\n' + STRIDED)
     (tmp_path / "k.cu").write_text(src)
     # In a child process with a timeout: opening the FIFO or /dev/zero would hang or exhaust memory.
-    proc = subprocess.run([sys.executable, "-c", "import sys; from kernlint.cli import main; main()",
+    proc = subprocess.run([sys.executable, "-c", "import sys; from kernlint.cli.command import main; main()",
                            str(tmp_path / "k.cu"), "--no-ptxas", "--format", "json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
@@ -110,7 +110,7 @@ def test_device_code_is_preprocessed_for_the_run_arch() -> None:
 
 
 def test_engine_parses_with_the_occupancy_default() -> None:
-    from kernlint.occupancy import DEFAULT_ARCH
+    from kernlint.model.occupancy import DEFAULT_ARCH
 
     src = f"__global__ void k(int* o) {{ o[threadIdx.x] = __CUDA_ARCH__; }}\n#if __CUDA_ARCH__ == {DEFAULT_ARCH[3:]}0\n" \
           "__global__ void same(int* o) { o[threadIdx.x] = 1; }\n#endif\n"

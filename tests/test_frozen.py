@@ -1,4 +1,4 @@
-"""kernlint.frozen makes the same class as `dataclass(frozen=True, slots=True)`: checked side by side on
+"""kernlint.base.frozen makes the same class as `dataclass(frozen=True, slots=True)`: checked side by side on
 classes with every field feature kernlint uses (defaults, factories, compare/hash/repr/init off, a field
 named `self`, an explicit __hash__, __eq__ or __init__ of the class's own, __post_init__, no docstring, no
 fields)."""
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 
 STD = dataclass(frozen=True, slots=True)
 

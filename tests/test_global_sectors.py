@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernlint.metrics import SECTOR_BYTES, global_sectors
+from kernlint.model.metrics import SECTOR_BYTES, global_sectors
 
 
 def _reference(address: np.ndarray, mask: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,11 +7,11 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from kernlint import intfold
-from kernlint.cli import main
-from kernlint.engine import LintOptions, lint_source
+from kernlint.ir import intfold
+from kernlint.cli.command import main
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.frontend.clang_frontend import fold_tokens
-from kernlint.launch import fold_bound
+from kernlint.project.launch import fold_bound
 from kernlint.project.fold import fold
 
 STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
@@ -106,7 +106,7 @@ def test_special_files_and_bad_names_are_one_message_each_and_the_rest_is_linted
 def test_stdin_is_read_up_to_the_cap() -> None:
     import io
 
-    from kernlint.inputs import ReadProblem, read_capped
+    from kernlint.base.inputs import ReadProblem, read_capped
 
     class Endless(io.RawIOBase):
         reads = 0
@@ -163,7 +163,7 @@ def _linear(fn, make, small: int) -> None:  # type: ignore[no-untyped-def]
 
 def test_include_and_instantiation_scans_are_linear_in_blank_lines() -> None:
     from kernlint.frontend.clang_frontend import _text_instantiations
-    from kernlint.includes import INCLUDE_RE
+    from kernlint.ir.includes import INCLUDE_RE
 
     make = lambda n: "\n" * n + '#include "a.h"\ntemplate __global__ void k<128>(float*);\n'  # noqa: E731
     assert INCLUDE_RE.findall(make(10)) == [('"', "a.h")]
@@ -177,7 +177,7 @@ def test_include_and_instantiation_scans_are_linear_in_blank_lines() -> None:
 
 @pytest.mark.slow
 def test_suppression_parsing_is_linear() -> None:
-    from kernlint.suppress import parse_suppressions
+    from kernlint.engine.suppress import parse_suppressions
 
     make = lambda n: "".join(f"// kernlint: disable-next-line=KL101\nx{i} = 1;\n" for i in range(n))  # noqa: E731
     sups = parse_suppressions(make(3))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernlint.engine import LintOptions, lint_source, lint_with_suppressions
+from kernlint.engine.lint import LintOptions, lint_source, lint_with_suppressions
 from kernlint.eval import builtins_math
 from kernlint.eval.events import Barrier, MemoryAccess
 from kernlint.eval.values import const

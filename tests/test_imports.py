@@ -36,7 +36,7 @@ def _modules() -> list[str]:
 @pytest.mark.slow
 def test_every_module_imports_first() -> None:
     mods = _modules()
-    assert "kernlint.suppress" in mods and "kernlint.config" in mods
+    assert "kernlint.engine.suppress" in mods and "kernlint.settings.config" in mods
     proc = subprocess.run([sys.executable, "-c", _PROBE, *mods], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr

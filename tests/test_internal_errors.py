@@ -1,4 +1,4 @@
-"""The policy for the unexpected (`kernlint/exitcodes.py`): a bug in kernlint is one line naming the
+"""The policy for the unexpected (`kernlint/base/exitcodes.py`): a bug in kernlint is one line naming the
 file and the error, KL905 where a kernel is involved, exit status 2, and a traceback only on request."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kernlint import engine
-from kernlint.cli import main
-from kernlint.exitcodes import TRACEBACK_ENV
+from kernlint.engine import lint as engine
+from kernlint.cli.command import main
+from kernlint.base.exitcodes import TRACEBACK_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 STRIDED = "__global__ void k(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
@@ -133,10 +133,10 @@ def test_the_console_entry_point_exits_2_without_a_traceback(tmp_path: Path) -> 
     """`kernlint` (cli.run) ends the process with os._exit: the policy must hold there too."""
     path = tmp_path / "k.cu"
     path.write_text(STRIDED)
-    code = ("import kernlint.engine as e\n"
+    code = ("import kernlint.engine.lint as e\n"
             "def boom(*a, **k): raise ZeroDivisionError('division by zero in a helper')\n"
             "e.lint_source = boom\n"
-            "from kernlint.cli import run; run()\n")
+            "from kernlint.cli.command import run; run()\n")
     env = {k: v for k, v in __import__("os").environ.items() if k != TRACEBACK_ENV}
     proc = subprocess.run([sys.executable, "-c", code, str(path), "--no-ptxas"], capture_output=True, text=True,
                           cwd=ROOT, env=env, timeout=120)
@@ -153,8 +153,8 @@ def test_python_dash_m_kernlint() -> None:
 
 
 def test_exit_code_counts_unchecked_input_as_an_error() -> None:
-    from kernlint.diagnostics import Diagnostic, Severity
-    from kernlint.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, exit_code
+    from kernlint.base.diagnostics import Diagnostic, Severity
+    from kernlint.base.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, exit_code
 
     def diag(code: str, severity: Severity) -> Diagnostic:
         return Diagnostic(path="k.cu", line=1, column=1, code=code, name=code, severity=severity, message="m")

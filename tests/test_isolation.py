@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.isolation import Failure, Limits, run_isolated
+from kernlint.system.isolation import Failure, Limits, run_isolated
 
 GOOD = "__global__ void good(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 BODY = "__global__ void k(const float* a, float* o) {{\n  int i = threadIdx.x;\n{}\n}}\n"
@@ -41,7 +41,7 @@ def test_results_come_back_in_input_order_and_failures_are_named() -> None:
 def test_the_timeout_counts_cpu_time_not_the_wall_clock() -> None:
     """A busy worker is stopped after `timeout` seconds of its own CPU time; a slow machine (or one
     that waits) does not make a file fail sooner."""
-    from kernlint.isolation import cpu_seconds
+    from kernlint.system.isolation import cpu_seconds
 
     import os
     before = cpu_seconds(os.getpid())

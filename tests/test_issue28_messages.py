@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.engine import lint_with_suppressions
+from kernlint.engine.lint import lint_with_suppressions
 from kernlint.eval.result import _shown
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -51,7 +51,7 @@ def test_unevaluated_loop_body_says_work_unknown() -> None:
 
 @pytest.fixture()
 def message_defects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[int, str], object]:
-    from kernlint.engine import LintOptions
+    from kernlint.engine.lint import LintOptions
     from kernlint.project.index import ProjectIndex
 
     monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path))

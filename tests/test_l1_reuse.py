@@ -5,7 +5,7 @@ import numpy as np
 
 from kernlint.checks.l1_reuse import L1_WARP_SECTORS, l1_cost
 from kernlint.eval.events import MemoryAccess
-from kernlint.ir import Span
+from kernlint.ir.nodes import Span
 
 
 def _event(addresses: list[int], it: int, kind: str = "load", width: int = 4) -> MemoryAccess:

@@ -1,5 +1,5 @@
 """Device functions other than the file's kernels are lowered the first time something asks for them
-(kernlint/function_table.py): what a lint reports must not depend on it, and what was never asked for
+(kernlint/ir/function_table.py): what a lint reports must not depend on it, and what was never asked for
 is never lowered."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import ir
-from kernlint.engine import LintOptions, lint_source
+from kernlint.ir import nodes as ir
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.frontend import parse_source, release_parses
-from kernlint.function_table import FunctionTable, Released
+from kernlint.ir.function_table import FunctionTable, Released
 
 OPTS = LintOptions(resources=False)
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import leftovers, resources
-from kernlint.isolation import Failure, Limits, run_isolated
+from kernlint.system import leftovers
+from kernlint.frontend import resources
+from kernlint.system.isolation import Failure, Limits, run_isolated
 
 
 def _compile_forever(marker: str) -> None:
@@ -49,7 +50,7 @@ def test_a_worker_killed_at_the_timeout_leaves_nothing(tmp_path: Path, monkeypat
     # test started would have neither).
     import multiprocessing
 
-    from kernlint import isolation
+    from kernlint.system import isolation
 
     monkeypatch.setattr(isolation, "_context", lambda: multiprocessing.get_context("fork"))
     out = dict(run_isolated(_compile_forever, [str(marker)], workers=1, limits=Limits(timeout_s=1.0, memory_mb=None)))

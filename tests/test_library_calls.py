@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint import ir
-from kernlint.engine import LintOptions, lint_source
+from kernlint.ir import nodes as ir
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval.library_calls import is_library_transfer, qualified
 from kernlint.frontend import parse_source
 

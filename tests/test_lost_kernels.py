@@ -2,8 +2,8 @@
 'outside the kernels' info (issue 15: syntax errors silently lost kernels in fuzzed files)."""
 from __future__ import annotations
 
-from kernlint.diagnostics import Severity
-from kernlint.engine import LintOptions, lint_source
+from kernlint.base.diagnostics import Severity
+from kernlint.engine.lint import LintOptions, lint_source
 
 KEPT = "__global__ void kept(const float* a, float* o) { o[threadIdx.x] = a[threadIdx.x * 32]; }\n"
 

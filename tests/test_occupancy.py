@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernlint.occupancy import (
+from kernlint.model.occupancy import (
     ARCHS,
     DEFAULT_ARCH,
     arch_limits,

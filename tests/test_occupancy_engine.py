@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "KL401_register_heavy.cu"
 

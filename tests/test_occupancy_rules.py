@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kernlint.checks.occupancy_rules import RULES, occupancy_diagnostics
-from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.resources import KernelResources, estimate_registers, exact_resources
+from kernlint.base.diagnostics import Diagnostic, Severity
+from kernlint.frontend.resources import KernelResources, estimate_registers, exact_resources
 
 KB = 1024
 ROOT = Path(__file__).resolve().parents[1]

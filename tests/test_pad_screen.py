@@ -10,10 +10,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.shared_banks import _screen_paddings
 from kernlint.eval.events import MemoryAccess
-from kernlint.metrics import shared_wavefronts
+from kernlint.model.metrics import shared_wavefronts
 
 SPAN = ir.Span(1, 1)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.parallel import FileJob, LintSetup, lint_files
+from kernlint.runner.parallel import FileJob, LintSetup, lint_files
 
 ROOT = Path(__file__).resolve().parent.parent
 STRIDED = "__global__ void k(float* x, int s) { x[threadIdx.x * 32] = 0; }\n"
@@ -66,8 +66,8 @@ class _DieWhenUnpickled:
 
 def test_a_worker_that_dies_costs_only_its_own_file(tmp_path: Path) -> None:
     from kernlint.checks import ALL_RULES
-    from kernlint.config import load_settings
-    from kernlint.engine import LintOptions
+    from kernlint.settings.config import load_settings
+    from kernlint.engine.lint import LintOptions
 
     paths = []
     for i in range(4):

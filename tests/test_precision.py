@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.diagnostics import Severity
-from kernlint.engine import lint_source
+from kernlint.base.diagnostics import Severity
+from kernlint.engine.lint import lint_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -54,7 +54,7 @@ def test_a_conflict_in_one_step_of_five_is_an_info_and_in_every_step_a_warning()
 
 
 def test_a_suppression_on_a_related_line_silences_that_site_only() -> None:
-    from kernlint.engine import lint_with_suppressions
+    from kernlint.engine.lint import lint_with_suppressions
 
     path = FIXTURES / "grouping_root_cause.cu"
     lines = path.read_text().splitlines()
@@ -330,7 +330,7 @@ def test_kl301_advice_matches_the_pattern_pyramid_butterfly_tree() -> None:
 
 
 def test_pointer_offsets_follow_locals_and_swaps_and_ignore_plain_pointers() -> None:
-    from kernlint.project.pointer_offsets import arg_offsets
+    from kernlint.frontend.pointer_offsets import arg_offsets
 
     host = """float *bufferIn = 0, *bufferOut = 0;
     float *bufferSrc = bufferIn + padding;
@@ -344,7 +344,7 @@ def test_pointer_offsets_follow_locals_and_swaps_and_ignore_plain_pointers() -> 
 
 
 def test_pointer_offsets_of_one_declarator_and_of_a_row_address() -> None:
-    from kernlint.project.pointer_offsets import arg_offsets
+    from kernlint.frontend.pointer_offsets import arg_offsets
 
     # One declaration of two pointers: src's value is `buf` (the `+ pad` is dst's), as clang's tokens show it.
     host = "float * src = buf , * dst = buf + pad ; float * a = f ( b , c + 1 ) , * e = a ;"
@@ -424,7 +424,7 @@ def test_a_parallel_search_bracket_test_is_an_election_by_data() -> None:
   if (a[t] <= keys[0] && b[t + 1] > keys[0]) out[t] = 2;
 }"""
     tu = parse_source(src, "b.cu")
-    from kernlint import ir
+    from kernlint.ir import nodes as ir
 
     verdicts = [is_bracket_test(n.cond) for n in ir.walk(tu.kernels[0].body) if isinstance(n, ir.If)]
     assert sorted(verdicts) == [False, False, False, True]
@@ -484,7 +484,7 @@ def test_fallback_side_names_the_fast_path() -> None:
 
 
 def test_runtime_block_values_tried() -> None:
-    from kernlint.launch import runtime_blocks
+    from kernlint.project.launch import runtime_blocks
 
     shapes = [b for b, _text in runtime_blocks(("ne13", "ne12", "1"), None)]
     # 1, 32, 256 each; (1, 1) is one thread (skipped); (32, 256), (256, 32), (256, 256) exceed 1024 threads.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.cli import CUDA_SUFFIXES, HEADER_SUFFIXES
+from kernlint.cli.command import CUDA_SUFFIXES, HEADER_SUFFIXES
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = "__global__ void k_{n}(float* a){{ a[threadIdx.x*32] = 0.f; }}\n"  # a 32-float lane stride: KL102

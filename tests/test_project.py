@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.frontend.instantiate import instantiate_text
 from kernlint.project.compile_db import FileFlags, load_compile_db, parse_flags
 from kernlint.project.index import ProjectIndex, find_project_root
@@ -341,8 +341,8 @@ def test_config_turns_the_index_off_and_points_at_compile_commands(tmp_path: Pat
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from kernlint.cli import main
-    from kernlint.config import load_settings
+    from kernlint.cli.command import main
+    from kernlint.settings.config import load_settings
 
     root = make(tmp_path / "p", {"k.cuh": KERNEL, "run.cu": '#include "k.cuh"\n'
                                  "void go() { tile<128, 16, float><<<8, 128>>>(0, 0); }\n"})
@@ -361,7 +361,7 @@ def test_config_turns_the_index_off_and_points_at_compile_commands(tmp_path: Pat
 def test_a_failing_index_never_loses_the_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from kernlint.cli import main
+    from kernlint.cli.command import main
     from kernlint.project import index as index_mod
 
     root = make(tmp_path / "p", {"k.cu": "__global__ void k(float* x, int s) { x[threadIdx.x * s] = 0; }\n"
@@ -397,7 +397,7 @@ def test_a_tree_without_a_marker_is_its_own_project(tmp_path: Path, monkeypatch:
     project, so a fragment is still parsed through the file that includes it."""
     from click.testing import CliRunner
 
-    from kernlint.cli import main
+    from kernlint.cli.command import main
     from kernlint.project import index as index_mod
 
     root = _tree_without_marker(tmp_path / "bench", {

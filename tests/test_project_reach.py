@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 from kernlint.project import clang_scan
 from kernlint.project.index import ProjectIndex
 from kernlint.project.reach import called_names, host_calls

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval import resample
 
 OPTIONS = LintOptions(resources=False)

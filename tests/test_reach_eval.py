@@ -2,7 +2,7 @@
 guards on fields of `__constant__` structs, thread-local arrays with folded indices."""
 from __future__ import annotations
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 
 OPTIONS = LintOptions(resources=False)
 
@@ -52,7 +52,7 @@ def test_a_guard_dead_under_the_samples_after_the_budget_ran_out_is_re_sampled(m
 def test_without_the_re_sampling_the_budget_is_not_the_reason_given(monkeypatch) -> None:
     """A site the frugal re-evaluation reaches but does not evaluate is reported with that run's
     reason, not as cut off by the budget (which the re-evaluation did not run out of)."""
-    from kernlint import engine
+    from kernlint.engine import lint as engine
     from kernlint.eval.interp import Interpreter
 
     defaults = Interpreter.__init__.__defaults__

@@ -2,8 +2,8 @@
 first positions, helpers dead at several call lines, data-dependent loops that branch on a counter."""
 from __future__ import annotations
 
-from kernlint import ir
-from kernlint.engine import LintOptions, lint_source
+from kernlint.ir import nodes as ir
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval import resample
 from kernlint.eval.stmt_facts import _counter_branches
 
@@ -83,7 +83,7 @@ __global__ void k(float* a, const float* r, const int* n) {
 def test_a_guard_dead_inside_a_re_sampled_region_is_re_sampled_again(monkeypatch) -> None:
     from pathlib import Path
 
-    from kernlint import engine
+    from kernlint.engine import lint as engine
 
     path = Path(__file__).parent.parent / "fixtures" / "KL102_resample_nested_guards.cu"
     src = path.read_text()

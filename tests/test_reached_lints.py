@@ -1,4 +1,4 @@
-"""A reached file's lint is done once per run and reused by every file reaching it (project/reached_lints.py),
+"""A reached file's lint is done once per run and reused by every file reaching it (runner/reached_lints.py),
 with the same outcome as doing it again: its budget steps, stderr and index questions replayed."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint import deadline
-from kernlint.cli import main
-from kernlint.options import LintOptions
-from kernlint.project import reached_lints
-from kernlint.resultcache import Deps, _Recorder
+from kernlint.base import deadline
+from kernlint.cli.command import main
+from kernlint.base.options import LintOptions
+from kernlint.runner import reached_lints
+from kernlint.runner.resultcache import Deps, _Recorder
 
 PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
 

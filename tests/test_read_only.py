@@ -1,7 +1,7 @@
 """KL104: the overlap figure and the cases that must stay quiet, with numbers worked out by hand."""
 from __future__ import annotations
 
-from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
 
 STENCIL = """// kernlint: block=(256,1,1)
 __global__ void k({qual} in, float* out, int n) {{

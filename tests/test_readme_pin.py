@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from kernlint.cli import CUDA_SUFFIXES, HEADER_SUFFIXES
+from kernlint.cli.command import CUDA_SUFFIXES, HEADER_SUFFIXES
 
 yaml = pytest.importorskip("yaml")  # pre-commit's own dependency, in [dev]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 
 CASES = [
     ("float4 store through operator= is a store", """

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernlint import docs
-from kernlint.baseline import fingerprints
+from kernlint.checks import docs
+from kernlint.reporters.baseline import fingerprints
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic, Edit, Severity
-from kernlint.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, exit_code
+from kernlint.base.diagnostics import Diagnostic, Edit, Severity
+from kernlint.base.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, exit_code
 from kernlint.reporters import FORMATS, ReportContext, render
 from kernlint.reporters.github import escape_data, escape_property
 from kernlint.reporters.text import caret_line

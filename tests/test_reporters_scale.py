@@ -8,7 +8,7 @@ import time
 import pytest
 
 from kernlint.checks import ALL_RULES
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.reporters import FORMATS, ReportContext, render
 
 N = 20_000

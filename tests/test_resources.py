@@ -7,14 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import demangle, resources
-from kernlint.demangle import demangle_minimal, split_demangled
-from kernlint.resources import (
-    KernelResources,
-    estimate_registers,
-    exact_resources,
-    parse_ptxas_output,
-)
+from kernlint.ir import demangle
+from kernlint.frontend import resources
+from kernlint.ir.demangle import demangle_minimal, split_demangled
+from kernlint.frontend.resources import KernelResources, estimate_registers, exact_resources, parse_ptxas_output
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 

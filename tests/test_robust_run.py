@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 from kernlint.project.index import ProjectIndex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,7 +218,7 @@ def test_a_damaged_index_entry_is_rescanned_never_used(tmp_path: Path, monkeypat
 _ORPHAN = r"""
 import os, sys, time
 sys.path.insert(0, {root!r})
-from kernlint.isolation import Limits, run_isolated
+from kernlint.system.isolation import Limits, run_isolated
 
 def forever(_task):
     while True:
@@ -231,7 +231,7 @@ for _ in run_isolated(forever, [0, 1], workers=2, limits=Limits(timeout_s=None, 
 
 
 def _children(pid: int) -> list[int]:
-    from kernlint.leftovers import process_tree
+    from kernlint.system.leftovers import process_tree
 
     return process_tree(pid)
 
@@ -272,7 +272,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_next_run_removes_what_dead_processes_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernlint import leftovers
+    from kernlint.system import leftovers
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -305,7 +305,7 @@ def test_fix_on_a_file_that_cannot_be_written(tmp_path: Path, monkeypatch: pytes
     sys.path.insert(0, str(ROOT / "tests"))
     from test_swizzle_fix import TYPEDEF_TRANSPOSE
 
-    from kernlint import parallel
+    from kernlint.runner import parallel
 
     src = tmp_path / "transpose.cu"
     src.write_text(TYPEDEF_TRANSPOSE)
@@ -322,7 +322,7 @@ def test_fix_on_a_file_that_cannot_be_written(tmp_path: Path, monkeypatch: pytes
 
 
 def test_write_fixed_replaces_the_file_whole_and_keeps_its_mode(tmp_path: Path) -> None:
-    from kernlint.parallel import write_fixed
+    from kernlint.runner.parallel import write_fixed
 
     p = tmp_path / "k.cu"
     p.write_text("old")
@@ -355,7 +355,7 @@ def test_a_closed_standard_output_is_one_message_and_exit_2(tmp_path: Path) -> N
 
 
 def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kernlint.parallel as rc
+    import kernlint.runner.parallel as rc
 
     (tmp_path / "k.cu").write_text(GOOD)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
-from kernlint.engine import LintOptions, lint_with_suppressions
-from kernlint.roofline import ARCH_PEAKS, rooflines
+from kernlint.cli.command import main
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
+from kernlint.checks.roofline import ARCH_PEAKS, rooflines
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "roofline_kernels.cu"
 
@@ -93,9 +93,9 @@ def test_a_coalescing_finding_says_what_fixing_it_buys_on_the_roofline() -> None
 
 
 def test_the_gain_stops_at_the_compute_roof() -> None:
-    from kernlint.diagnostics import Diagnostic, Severity
-    from kernlint.roofline import ARCH_PEAKS, Roofline
-    from kernlint.roofline_gain import with_gains
+    from kernlint.base.diagnostics import Diagnostic, Severity
+    from kernlint.checks.roofline import ARCH_PEAKS, Roofline
+    from kernlint.checks.roofline_gain import with_gains
 
     # 100 FLOPs per thread; 40 bytes, 36 of them one access that ideally moves 4: intensity 2.5 -> 12.5
     # on sm_80 (ridge 19.5e12 / 1555e9 = 12.54): still memory-bound, 5x. With 200 FLOPs the fix
@@ -112,9 +112,9 @@ def test_the_gain_stops_at_the_compute_roof() -> None:
 
 
 def test_a_gain_over_a_loop_of_unknown_trip_count_says_its_bytes_cover_the_evaluated_iterations() -> None:
-    from kernlint.diagnostics import Diagnostic, Severity
-    from kernlint.roofline import ARCH_PEAKS, Roofline
-    from kernlint.roofline_gain import with_gains
+    from kernlint.base.diagnostics import Diagnostic, Severity
+    from kernlint.checks.roofline import ARCH_PEAKS, Roofline
+    from kernlint.checks.roofline_gain import with_gains
 
     # The loop at line 5 was not run to its end: 40 bytes per thread are what the evaluated iterations
     # moved, not the kernel's total, so the note must say so (the ratio, 5x, still holds).
@@ -152,9 +152,9 @@ def test_gemm_intensity_rises_with_the_tile() -> None:
 
 
 def test_a_fix_worth_under_one_percent_gets_no_gain_note() -> None:
-    from kernlint.diagnostics import Diagnostic, Severity
-    from kernlint.roofline import ARCH_PEAKS, Roofline
-    from kernlint.roofline_gain import with_gains
+    from kernlint.base.diagnostics import Diagnostic, Severity
+    from kernlint.checks.roofline import ARCH_PEAKS, Roofline
+    from kernlint.checks.roofline_gain import with_gains
 
     # No FLOPs, 102.5 bytes per thread, the access wastes 1: 102.5 / 101.5 = 1.0099x, under 1 %
     # (it rounds to 1.01, which must not let it through), and 1.2x is printed as 1.2, not 1.

@@ -4,7 +4,7 @@ address, the share of a record the kernel covers) look at the kernel once, not o
 from __future__ import annotations
 
 from kernlint.checks import coalescing
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval import data_shape
 
 N = 300

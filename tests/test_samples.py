@@ -1,8 +1,8 @@
 """eval/samples.py: additive offsets sampled odd (conditional KL103), iteration counts sampled small."""
 from __future__ import annotations
 
-from kernlint.diagnostics import Severity
-from kernlint.engine import LintOptions, lint_source
+from kernlint.base.diagnostics import Severity
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters, offset_parameters
 from kernlint.frontend import parse_source
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
+from kernlint.cli.command import main
 
 # One access is not evaluated (an undeclared helper from a missing header): KL904, next to a KL101.
 SOURCE = """#include "missing_header.h"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from kernlint.checks.grouping import expand
-from kernlint.diagnostics import Diagnostic, Edit, Severity
-from kernlint.fix import apply_edits
+from kernlint.base.diagnostics import Diagnostic, Edit, Severity
+from kernlint.engine.fix import apply_edits
 from kernlint.server.actions import suppression_edit
 from kernlint.server.linting import SettingsProblem, client_overrides
-from kernlint.suppress import parse_suppressions
+from kernlint.engine.suppress import parse_suppressions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ class Blocker:
         return None
 sys.meta_path.insert(0, Blocker())
 sys.argv = ["kernlint", "server"]
-from kernlint.console import run
+from kernlint.cli.console import run
 run()
 """
 
@@ -118,7 +118,7 @@ def test_expand_gives_each_site_its_own_finding() -> None:
 
 def _render(fmt: str) -> str:
     from kernlint.reporters import ReportContext, render
-    from kernlint.rule_table import RULES
+    from kernlint.checks.rule_table import RULES
 
     return render(fmt, [_grouped()], ReportContext(sources={"k.cu": "\n" * 12}, rules=RULES, color=False,
                                                    version="0"))

@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.shared_banks import padded_type
-from kernlint.diagnostics import Diagnostic, Edit
-from kernlint.engine import LintOptions, lint_with_suppressions
+from kernlint.base.diagnostics import Diagnostic, Edit
+from kernlint.engine.lint import LintOptions, lint_with_suppressions
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.interp import Interpreter
 from kernlint.frontend import parse_source
-from kernlint.launch import LaunchShape
-from kernlint.metrics import shared_phases, shared_wavefronts
+from kernlint.project.launch import LaunchShape
+from kernlint.model.metrics import shared_phases, shared_wavefronts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LANES = np.arange(32, dtype=np.int64)
@@ -255,7 +255,7 @@ def test_swizzle_is_offered_and_recognised() -> None:
 
 
 def test_json_output_carries_metrics_and_the_fix() -> None:
-    proc = subprocess.run([sys.executable, "-m", "kernlint.cli", "--format", "json", "--no-ptxas",
+    proc = subprocess.run([sys.executable, "-m", "kernlint.cli.command", "--format", "json", "--no-ptxas",
                            "--select", "KL201", str(FIXTURES / "KL201_transpose.cu")],
                           capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 1) or not proc.stdout.strip():
@@ -336,7 +336,7 @@ def test_a_block_scoped_declaration_hides_the_outer_variable_only_inside_the_blo
 def test_evidence_lists_colliding_lanes() -> None:
     import re
 
-    from kernlint.engine import lint_source
+    from kernlint.engine.lint import lint_source
     path = Path(__file__).resolve().parents[1] / "fixtures" / "KL201_evidence.cu"
     diag = next(d for d in lint_source(path.read_text(), str(path)).diagnostics if d.code == "KL201")
     note = next(n for n in diag.notes if n.startswith("the worst request"))
@@ -379,7 +379,7 @@ def test_fix_search_runs_only_for_the_findings_combine_keeps(host: str, monkeypa
     # tile and pair are under the guessed 16 x 16 block, where their stores conflict too). The
     # findings are the same as with every search run.
     from kernlint.checks import KERNEL_RULES, shared_banks
-    from kernlint.engine import lint_source
+    from kernlint.engine.lint import lint_source
 
     searched: list[tuple[tuple[tuple[str, int], ...], tuple[int, ...], str]] = []
     search = shared_banks._suggest_fix
@@ -408,7 +408,7 @@ def test_fix_search_runs_only_for_the_findings_combine_keeps(host: str, monkeypa
 def test_measuring_a_site_at_once_matches_event_by_event(monkeypatch: pytest.MonkeyPatch) -> None:
     # measure_site stacks the events of a site (one shape and width) and measures them together;
     # the event-by-event loop is the reference (worst request, steps, typical ways, totals, deps).
-    from kernlint import engine
+    from kernlint.engine import lint as engine
     from kernlint.checks import bank_sites
 
     combine = engine.combine

@@ -12,12 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _PROBE = """
 import sys
-from kernlint.cli import main
+from kernlint.cli.command import main
 try:
     main.main(sys.argv[1:], prog_name="kernlint")
 except SystemExit as exc:
     code = exc.code
-heavy = sorted(m for m in ("numpy", "clang.cindex", "kernlint.engine", "kernlint.eval.interp") if m in sys.modules)
+heavy = sorted(m for m in ("numpy", "clang.cindex", "kernlint.engine.lint", "kernlint.eval.interp") if m in sys.modules)
 print("HEAVY:", ",".join(heavy), file=sys.stderr)
 """
 
@@ -31,16 +31,16 @@ def test_what_needs_no_analysis_loads_no_numpy_or_libclang(args: list[str]) -> N
 
 def test_rule_table_matches_the_checks() -> None:
     from kernlint.checks import ALL_RULES
-    from kernlint.rule_table import RULES
+    from kernlint.checks.rule_table import RULES
 
     want = [(r.code, r.name, r.summary, r.severity, r.category) for r in ALL_RULES]
     have = [(r.code, r.name, r.summary, r.severity, r.category) for r in RULES]
-    assert have == want, ("kernlint/rule_table.py is out of date: regenerate it with "
-                          "`python -m kernlint.rule_table > kernlint/rule_table.py`")
+    assert have == want, ("kernlint/checks/rule_table.py is out of date: regenerate it with "
+                          "`python -m kernlint.checks.rule_table > kernlint/checks/rule_table.py`")
 
 
 def test_progress_only_on_a_terminal_for_people() -> None:
-    from kernlint.progress import Progress, wanted
+    from kernlint.cli.progress import Progress, wanted
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -64,7 +64,7 @@ def test_progress_only_on_a_terminal_for_people() -> None:
 def test_the_fast_version_line_is_clicks() -> None:
     fast = subprocess.run([sys.executable, "-m", "kernlint", "--version"], capture_output=True, text=True, cwd=ROOT,
                           timeout=120)
-    slow = subprocess.run([sys.executable, "-c", "from kernlint.cli import main; main(['--version'])"],
+    slow = subprocess.run([sys.executable, "-c", "from kernlint.cli.command import main; main(['--version'])"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert fast.returncode == slow.returncode == 0
     assert fast.stdout == slow.stdout and fast.stdout.startswith("kernlint, version ")
@@ -79,7 +79,7 @@ _NOT_FOR_A_PLAIN_LINT = ("numpy.ma", "importlib.resources", "zipfile")
 
 _LINT_PROBE = """
 import os, sys
-from kernlint.cli import main
+from kernlint.cli.command import main
 try:
     main.main(sys.argv[1:], prog_name="kernlint")
 except SystemExit as exc:

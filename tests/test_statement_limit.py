@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kernlint import deadline, ir
-from kernlint.engine import lint_with_suppressions
+from kernlint.base import deadline
+from kernlint.ir import nodes as ir
+from kernlint.engine.lint import lint_with_suppressions
 from kernlint.frontend import parse_source
 from kernlint.frontend.clang_frontend import MAX_STATEMENTS
-from kernlint.options import LintOptions
+from kernlint.base.options import LintOptions
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fuzzgen import hostile  # noqa: E402

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.suppress import RULES, Suppression, apply_suppressions, parse_suppressions
+from kernlint.base.diagnostics import Diagnostic, Severity
+from kernlint.engine.suppress import RULES, Suppression, apply_suppressions, parse_suppressions
 
 CATALOG = (
     Rule("KL101", "uncoalesced-global-load", "load not coalesced", Severity.WARNING),

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
-from kernlint.cli import main
-from kernlint.fix import apply_edits
+from kernlint.cli.command import main
+from kernlint.engine.fix import apply_edits
 
 # A transpose whose tile is declared through a typedef: its dimensions cannot be padded in place,
 # so the swizzle is the fix that can be applied.

@@ -2,7 +2,7 @@
 `true` is 1 (libclang's signed reading of a one-bit value is -1), a negative `int` stays negative."""
 from __future__ import annotations
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 
 SOURCE = """
 template <bool B, int N> __global__ void k(float* a) { if (B) a[threadIdx.x * N] = 1.0f; }

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint import ir
-from kernlint.cli import main
+from kernlint.ir import nodes as ir
+from kernlint.cli.command import main
 from kernlint.eval import coverage as evcov
 from kernlint.frontend.instantiate import dependent_lines
-from kernlint.launch import _by_chain
+from kernlint.project.launch import _by_chain
 
 KERNEL = """\
 template <typename Kt>

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.engine import LintOptions, lint_source
+from kernlint.engine.lint import LintOptions, lint_source
 from kernlint.eval import trip_counts
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "KL301_runtime_trips.cu"

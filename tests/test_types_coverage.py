@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernlint.engine import LintOptions, lint_source
-from kernlint.known_headers import stub_text
+from kernlint.engine.lint import LintOptions, lint_source
+from kernlint.ir.known_headers import stub_text
 
 OPTS = LintOptions(resources=False)
 
@@ -148,7 +148,7 @@ __global__ void k(binary_t op, float* out, int s) {
 
 
 def test_function_pointer_calls_are_followed_only_when_the_target_is_certain() -> None:
-    from kernlint import ir
+    from kernlint.ir import nodes as ir
     from kernlint.frontend import parse_source
 
     tu = parse_source(FNPTR, "k.cu")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kernlint import ir
-from kernlint.diagnostics import Severity
-from kernlint.engine import LintOptions, analyse_kernel, lint_with_suppressions
+from kernlint.ir import nodes as ir
+from kernlint.base.diagnostics import Severity
+from kernlint.engine.lint import LintOptions, analyse_kernel, lint_with_suppressions
 from kernlint.eval import uniform_data
 from kernlint.eval.events import Branch, MemoryAccess
 from kernlint.frontend import parse_source

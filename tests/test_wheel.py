@@ -154,7 +154,7 @@ def source_data_files() -> list[tuple[Path, str]]:
 def test_the_source_tree_lists_what_the_wheel_must_hold() -> None:
     """The enumeration itself: it must see the subpackages and data files known today."""
     mods = source_modules()
-    for name in ("kernlint", "kernlint.__main__", "kernlint.cli", "kernlint.confirm", "kernlint.confirm.cupy_probe",
+    for name in ("kernlint", "kernlint.__main__", "kernlint.cli.command", "kernlint.confirm", "kernlint.confirm.cupy_probe",
                  "kernlint.eval.interp", "kernlint.frontend.clang_frontend", "kernlint.reporters.sarif"):
         assert name in mods
     data = {dest for _, dest in source_data_files()}

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kernlint.cli import main
-from kernlint.compare_cli import compare_command
+from kernlint.cli.command import main
+from kernlint.cli.compare_command import compare_command
 
 ROOT = Path(__file__).resolve().parent.parent
 PADDED = ROOT / "fixtures" / "KL201_padded_transpose.cu"
@@ -85,7 +85,7 @@ def test_compare_threshold(reports: Path) -> None:
 
 
 def test_compare_matches_bindings_and_takes_the_worst_launch() -> None:
-    from kernlint.compare import compare as diff
+    from kernlint.cli.compare import compare as diff
 
     def doc(*launches: tuple[str, float]) -> dict:
         rows = [{"binding": {"T": t}, "bytes_per_thread": b} for t, b in launches]
@@ -173,9 +173,9 @@ def test_cache_dir_help_names_xdg_cache_home() -> None:
 def test_percent_of_peak_is_rounded_once_in_note_and_table() -> None:
     """A fraction of 3.6549 % reads 3.7 % in the --statistics table and in the KL101 note (rounding it to
     four digits first, 0.0365, gave 3.6 % in the note)."""
-    from kernlint.diagnostics import Diagnostic, Severity
-    from kernlint.roofline import Roofline, arch_peak, table
-    from kernlint.roofline_gain import with_gains
+    from kernlint.base.diagnostics import Diagnostic, Severity
+    from kernlint.checks.roofline import Roofline, arch_peak, table
+    from kernlint.checks.roofline_gain import with_gains
 
     key, peak = arch_peak("sm_80")
     row = Roofline("k", "k.cu", 1, "launch", key, peak.gpu, 5.5, 0.0, 12.0, 8.0, (), False, peak,
@@ -228,7 +228,7 @@ def test_a_missing_headers_macro_is_not_fully_analysed(tmp_path: Path) -> None:
 
 def _kl401(registers: int, source: str, estimate: int, static_shared: int, block: int) -> object:
     from kernlint.checks.occupancy_rules import occupancy_diagnostics
-    from kernlint.resources import KernelResources
+    from kernlint.frontend.resources import KernelResources
 
     def res(n: int, src: str) -> KernelResources:
         return KernelResources(kernel="k", registers=n, spill_stores=0, spill_loads=0, stack_bytes=0,

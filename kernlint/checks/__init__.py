@@ -1,5 +1,7 @@
 """The rule table: every rule kernlint knows, sorted by code (like ruff's codes.rs).
 
+May import kernlint.eval and below (the layers: tests/test_layers.py).
+
 Registration is explicit. Rules whose `check` is set run on each evaluated kernel
 (`KernelResult`); the others are produced by their own stage (parsing, occupancy, suppressions).
 """
@@ -18,7 +20,7 @@ BY_NAME: dict[str, "Rule"]
 
 def _load() -> None:
     # Loaded on first use (module __getattr__ below): the checks import NumPy and libclang, which
-    # `--list-rules`, `--explain` and cached runs do without (they use kernlint.rule_table).
+    # `--list-rules`, `--explain` and cached runs do without (they use kernlint.checks.rule_table).
     from kernlint.checks import coalescing, parse_problems, shared_banks
     from kernlint.checks import data_divergence, divergence, kernel_lanes, occupancy_rules, read_only
     from kernlint.checks import suppression_rules

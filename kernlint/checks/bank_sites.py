@@ -1,5 +1,5 @@
 """KL201's measurement: each shared-memory access site's warp requests, their wavefronts and n-way
-conflicts (`kernlint.metrics.shared_wavefronts` on the evaluated lanes), step by step."""
+conflicts (`kernlint.model.metrics.shared_wavefronts` on the evaluated lanes), step by step."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from kernlint.eval.events import MemoryAccess
-from kernlint.frozen import frozen
-from kernlint.metrics import shared_wavefronts
+from kernlint.base.frozen import frozen
+from kernlint.model.metrics import shared_wavefronts
 
 
 @frozen

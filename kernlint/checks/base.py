@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.frozen import frozen
+from kernlint.base.diagnostics import Diagnostic, Severity
+from kernlint.base.frozen import frozen
 
 if TYPE_CHECKING:
     from kernlint.eval.result import KernelResult

@@ -1,7 +1,7 @@
 """KL101 uncoalesced-global-load, KL102 uncoalesced-global-store, KL103 misaligned-global-access.
 
 The three rules share one measurement (sectors per warp request vs the ideal for the same bytes,
-`kernlint.metrics.global_sectors`) and differ in which accesses and ratios they report, so they
+`kernlint.model.metrics.global_sectors`) and differ in which accesses and ratios they report, so they
 live in one module. User documentation: rules/KL101-*.md, rules/KL102-*.md, rules/KL103-*.md.
 """
 from __future__ import annotations
@@ -13,14 +13,14 @@ import numpy as np
 
 from kernlint.checks import l1_reuse
 from kernlint.checks.base import Rule, call_chain_notes
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval import data_shape, roles
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.uniform_data import is_load_symbol, label as load_label
 from kernlint.eval.result import KernelResult
-from kernlint.frozen import frozen
-from kernlint.metrics import SECTOR_BYTES, global_sectors
+from kernlint.base.frozen import frozen
+from kernlint.model.metrics import SECTOR_BYTES, global_sectors
 
 WARN_RATIO = 2.0  # the issue's threshold: warn at >= 2x the ideal sectors
 IMPACT_FRACTION = 0.05  # a site whose extra sectors are under this share of the kernel's global traffic is info

@@ -25,13 +25,13 @@ from collections.abc import Iterator
 import numpy as np
 
 from kernlint.checks.base import Rule, helper_site
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.divergent_entry import group_in_region
 from kernlint.checks.search_hit import is_bracket_test
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import DataBranch, Loop, Work
 from kernlint.eval.result import KernelResult
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 from kernlint.eval.stmt_facts import _assigned_names, _loop_var
 
 WARP = 32

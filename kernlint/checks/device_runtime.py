@@ -26,11 +26,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from kernlint import ir
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.ir import nodes as ir
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Branch, DataBranch
 from kernlint.eval.result import KernelResult
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 
 DEMOTED = frozenset({"KL101", "KL102", "KL201", "KL301", "KL302", "KL305"})
 REGION_CODES = frozenset({"KL301", "KL302", "KL305"})

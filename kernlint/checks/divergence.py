@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.base import Rule, call_chain_notes, helper_site
 from kernlint.checks.data_divergence import NCU_ACTIVE_LANES, average_active_lanes
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Barrier, Branch, Loop, Work
 from kernlint.eval.result import KernelResult
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 
 WARP = 32
 FULL_MASK = 0xFFFFFFFF

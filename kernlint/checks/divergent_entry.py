@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 
 _GROUP_CALL = re.compile(r"\b(coalesced_threads|labeled_partition|binary_partition|__activemask)\s*\(")
 _GROUP_VAR = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:cg::|cooperative_groups::)?"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from kernlint import ir
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.ir import nodes as ir
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval import roles
 
 

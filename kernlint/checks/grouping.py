@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 
 MAX_LINES_IN_NOTE = 12
 

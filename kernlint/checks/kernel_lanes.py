@@ -30,7 +30,7 @@ import numpy as np
 from kernlint.checks.base import Rule
 from kernlint.checks.data_divergence import NCU_ACTIVE_LANES, kernel_work
 from kernlint.checks.divergence import WARN_FRACTION, branch_sites, classify_branch, trip_spread
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import Loop, Work
 from kernlint.eval.result import KernelResult
 

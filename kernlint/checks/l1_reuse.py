@@ -21,8 +21,8 @@ from collections import defaultdict
 import numpy as np
 
 from kernlint.eval.events import MemoryAccess
-from kernlint.frozen import frozen
-from kernlint.metrics import SECTOR_BYTES
+from kernlint.base.frozen import frozen
+from kernlint.model.metrics import SECTOR_BYTES
 
 # L1 per warp that reuse may count on: the smallest unified L1/shared array of sm_70..sm_90 that
 # loads keep is 64 KB (sm_75 with 32 KB of shared memory; sm_70 128 KB, sm_80 192 KB, sm_90 256 KB),

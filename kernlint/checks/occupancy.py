@@ -10,16 +10,16 @@ import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.occupancy_rules import occupancy_diagnostics
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval.result import KernelResult
-from kernlint.launch import fold_bound
-from kernlint.occupancy import DEFAULT_ARCH
-from kernlint.resources import KernelResources, estimate_registers, exact_resources
+from kernlint.project.launch import fold_bound
+from kernlint.model.occupancy import DEFAULT_ARCH
+from kernlint.frontend.resources import KernelResources, estimate_registers, exact_resources
 
 if TYPE_CHECKING:
-    from kernlint.engine import LintOptions
+    from kernlint.base.options import LintOptions
 
 
 def _decls(body: ir.Block | None) -> Iterator[ir.VarDecl]:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic, Severity
-from kernlint.occupancy import (
+from kernlint.base.diagnostics import Diagnostic, Severity
+from kernlint.model.occupancy import (
     DEFAULT_ARCH,
     UNLIMITED,
     WARP_SIZE,
@@ -28,7 +28,7 @@ from kernlint.occupancy import (
     register_steps,
     shared_steps,
 )
-from kernlint.resources import KernelResources
+from kernlint.frontend.resources import KernelResources
 
 LOW_OCCUPANCY = Rule("KL401", "low-occupancy",
                      "theoretical occupancy is below the threshold", Severity.WARNING,
@@ -216,7 +216,7 @@ def _metrics(*, registers: int | None, registers_source: str | None, shared_byte
 
 
 ESTIMATE_MARGIN = 2.5
-"""The register estimate from the source (`kernlint.resources.estimate_registers`) is off by up to this
+"""The register estimate from the source (`kernlint.frontend.resources.estimate_registers`) is off by up to this
 factor either way (unrolled loops, promoted arrays, inlined helpers): its verdict on occupancy holds only
 when it holds for every count from estimate / 2.5 to estimate x 2.5. Measured with ptxas
 (bench/register_estimate.py over fixtures/ and rodinia, 281 kernels): ptxas / estimate from 0.43 to 3.20,
@@ -274,7 +274,7 @@ def occupancy_diagnostics(
     threads per block[, blocks in the grid or None])`` of its launches in the file.  ``resources`` comes from ptxas (``exact``) or
     the IR estimate (``estimated``); with ``None`` registers are unknown.  ptxas's static shared
     figure wins over ``static_shared_bytes`` (the IR's count) when it is exact.  ``arch`` must be
-    known to :func:`kernlint.occupancy.arch_limits` (it raises ``ValueError`` otherwise).
+    known to :func:`kernlint.model.occupancy.arch_limits` (it raises ``ValueError`` otherwise).
     ``launch_bounds_min_blocks`` is the second ``__launch_bounds__`` argument when present: ptxas
     then never uses more registers than that many blocks allow, so a register cliff below it is
     not reported. ``register_estimate`` is the register estimate from the source (the figure a run without nvcc

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.coverage import KernelCoverage, show_lines
 
 KL900 = Rule("KL900", "parse-error", "a kernel (or the file) has a syntax error kernlint could not parse",
@@ -77,9 +77,9 @@ def incomplete(path: str, fn: ir.Function, record: KernelCoverage) -> Diagnostic
 
 
 def out_of_time(path: str, fn: ir.Function, what: str) -> Diagnostic:
-    """KL904 for what the file's work budget (kernlint/deadline.py) left unchecked in kernel `fn`:
+    """KL904 for what the file's work budget (kernlint/base/deadline.py) left unchecked in kernel `fn`:
     `what` is "the whole kernel" or the rules that did not run."""
-    from kernlint import deadline
+    from kernlint.base import deadline
 
     return Diagnostic(path=path, line=fn.span.line, column=fn.span.column, code=KL904.code, name=KL904.name,
                       severity=KL904.severity, kernel=fn.name,
@@ -94,9 +94,9 @@ def internal_error(path: str, fn: ir.Function, exc: BaseException) -> Diagnostic
     """KL905 for a kernel whose analysis raised: the other kernels are still reported.
 
     The notes say where it was raised; the whole traceback only with --verbose or
-    KERNLINT_TRACEBACK=1 (`kernlint.exitcodes`).
+    KERNLINT_TRACEBACK=1 (`kernlint.base.exitcodes`).
     """
-    from kernlint.exitcodes import TRACEBACK_ENV, format_traceback, raised_at, tracebacks_wanted
+    from kernlint.base.exitcodes import TRACEBACK_ENV, format_traceback, raised_at, tracebacks_wanted
 
     at = raised_at(exc)
     notes = ["this is a bug in kernlint; the other kernels were analysed"]

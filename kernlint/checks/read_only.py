@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.result import KernelResult
-from kernlint.memo import by_identity
+from kernlint.base.memo import by_identity
 
 MIN_REUSE = 1.5  # requested bytes / distinct bytes: at 1.5x half the loaded bytes are read again
 MAX_BYTES = 1 << 22  # cap on the byte expansion used to count distinct bytes (per sample)

@@ -9,7 +9,7 @@ thread index and none of the index's names.
 """
 from __future__ import annotations
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 

@@ -1,6 +1,6 @@
 """KL201 shared-bank-conflict: a warp's shared-memory request touches one bank more than once.
 
-Measurement (kernlint/checks/bank_sites.py): `kernlint.metrics.shared_wavefronts` on every
+Measurement (kernlint/checks/bank_sites.py): `kernlint.model.metrics.shared_wavefronts` on every
 evaluated warp request (the same function `--confirm` applies to recorded lanes). The fix is
 computed, not guessed: for each conflicting array the kernel is evaluated again with the innermost
 dimension of the array's declaration padded by 1, 2, ... elements, and the smallest padding under
@@ -20,7 +20,8 @@ from functools import partial
 
 import numpy as np
 
-from kernlint import deadline, ir
+from kernlint.base import deadline
+from kernlint.ir import nodes as ir
 from kernlint.checks.bank_sites import (
     _BATCH_REQUESTS,
     SiteBanks,
@@ -29,13 +30,13 @@ from kernlint.checks.bank_sites import (
 )
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
-from kernlint.diagnostics import Diagnostic, Edit, Severity
+from kernlint.base.diagnostics import Diagnostic, Edit, Severity
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess, Work
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
-from kernlint.frozen import frozen
-from kernlint.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wavefronts
+from kernlint.base.frozen import frozen
+from kernlint.model.metrics import BANK_BYTES, SHARED_BANKS, shared_phases, shared_wavefronts
 
 _BIG = np.iinfo(np.int64).max
 MAX_PADDING = 32  # padding candidates tried per array (row pitch mod 32 words repeats after that)

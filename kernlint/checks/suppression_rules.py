@@ -1,8 +1,8 @@
-"""The rules about suppression comments themselves (KL901, KL902); kernlint.suppress applies them."""
+"""The rules about suppression comments themselves (KL901, KL902); kernlint.engine.suppress applies them."""
 from __future__ import annotations
 
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Severity
+from kernlint.base.diagnostics import Severity
 
 UNUSED = Rule(
     code="KL901",

@@ -1,5 +1,7 @@
 """`--confirm`: run the kernels on a GPU and mark each finding confirmed, refuted or not-run.
 
+May import kernlint.engine and below (the layers: tests/test_layers.py).
+
 Flow for one file (DESIGN.md, "Confirmation on a GPU"):
 
 1. Sites: every global/shared memory access and every `if` the warp evaluator saw, in every kernel
@@ -59,7 +61,7 @@ from kernlint.confirm.verdict import (
     _loop_entries,
     apply_results,
 )
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.result import KernelResult
@@ -77,7 +79,7 @@ def confirm_findings(diagnostics: list[Diagnostic], results: Iterable[Any], sour
                      mode: str = "trace", options: Any = None) -> tuple[list[Diagnostic], list[str]]:
     """Run the flagged kernels on a GPU; return the diagnostics with `confirmation` set, and notes.
 
-    `results` are `kernlint.engine.LintResult`s, `sources` maps each path to its text. Never raises
+    `results` are `kernlint.engine.lint.LintResult`s, `sources` maps each path to its text. Never raises
     for GPU trouble: without CuPy or a device every finding is `not-run` and one note says why.
     """
     results = list(results)

@@ -5,7 +5,7 @@ device-only copy of the file in which
 
 * host code (`main`, launch wrappers, host globals, `#include <cstdio>` ...) is blanked out, so that
   NVRTC, which has no host headers, only sees kernels, device functions, types and macros (the text
-  analysis that finds what is device code lives in kernlint/confirm/device_source.py);
+  analysis that finds what is device code lives in kernlint/frontend/device_source.py);
 * every traced memory access `a[i]` becomes `(*__kl_rec(SITE, &(a[i])))`: the helper records the
   lane's byte address (global: the generic address; shared: the offset in the shared window) and
   the warp's `__activemask()`, then returns the same pointer, so the program does what it did;
@@ -31,16 +31,9 @@ from __future__ import annotations
 
 import re
 
-from kernlint import ir
-from kernlint.confirm.device_source import (
-    PRELUDE_END,
-    _code_mask,
-    _escape,
-    _line_offsets,
-    device_only,
-    offset_of,
-)
-from kernlint.frozen import frozen
+from kernlint.ir import nodes as ir
+from kernlint.frontend.device_source import PRELUDE_END, _code_mask, _escape, _line_offsets, device_only, offset_of
+from kernlint.base.frozen import frozen
 
 SHARED_FLAG = 1 << 63
 

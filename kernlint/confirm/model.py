@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.confirm.instrument import Instrumented, Site
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval.result import KernelResult
 
 MAXSEQ = 64  # records per (site, warp) at least; the evaluator itself stops at 48 events per site

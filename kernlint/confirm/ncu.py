@@ -28,7 +28,7 @@ import sys
 from collections import defaultdict
 from typing import Any
 
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 
 NCU_TIMEOUT_S = 600
 

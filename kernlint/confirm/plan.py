@@ -12,8 +12,9 @@ from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 
-from kernlint import ir
-from kernlint.confirm import device_source, seeding
+from kernlint.ir import nodes as ir
+from kernlint.frontend import device_source
+from kernlint.confirm import seeding
 from kernlint.confirm.instrument import Instrumented, Site, walk
 from kernlint.confirm.instrument import instrument as instrument_source
 from kernlint.confirm.model import (
@@ -23,7 +24,7 @@ from kernlint.confirm.model import (
 )
 from kernlint.eval import events as ev
 from kernlint.eval.result import KernelResult
-from kernlint.function_table import key_file
+from kernlint.ir.function_table import key_file
 
 MAXSEQ_MAX = 256  # at most: an unrolled loop of 136 requests is then recorded whole (totals comparable with ncu)
 
@@ -532,7 +533,7 @@ def plan_file(lint_result: Any, text: str, options: Any) -> FilePlan:
         return FilePlan(path, text, None, [], "no kernels were analysed")
     try:
         from kernlint.frontend import parse_source
-        from kernlint.occupancy import DEFAULT_ARCH
+        from kernlint.model.occupancy import DEFAULT_ARCH
 
         includer = _includer(lint_result)
         if includer is not None:

@@ -16,7 +16,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.confirm.instrument import Site
 from kernlint.eval import uniform_data
 

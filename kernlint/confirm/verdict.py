@@ -19,7 +19,7 @@ from kernlint.confirm.model import (
     _mark,
     _run_category,
 )
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval import events as ev
 from kernlint.eval.result import KernelResult
 
@@ -110,7 +110,7 @@ def site_totals(measured: KernelResult, line: int, column: int, sample: int | No
     """Totals over every traced request at a site, per access kind: global sectors (and ideal) or shared
     wavefronts (and ideal). These are what Nsight Compute counts per instruction (`--confirm=ncu`),
     when only the sampled blocks run and no site was reached more than MAXSEQ times per warp."""
-    from kernlint.metrics import global_sectors, shared_wavefronts
+    from kernlint.model.metrics import global_sectors, shared_wavefronts
 
     out: dict[str, Any] = {}
     for e in measured.events:
@@ -142,7 +142,7 @@ def _shared_summary(accesses: list[ev.MemoryAccess]) -> dict[str, Any]:
     The same model as KL201 (`metrics.shared_wavefronts`: 8-byte accesses in two half-warp phases,
     16-byte in four quarter-warp phases), so measured and predicted numbers compare like for like.
     """
-    from kernlint.metrics import shared_wavefronts
+    from kernlint.model.metrics import shared_wavefronts
 
     worst = 0
     total = 0
@@ -163,7 +163,7 @@ def _shared_summary(accesses: list[ev.MemoryAccess]) -> dict[str, Any]:
 def apply_results(diagnostics: list[Diagnostic], plans: list[FilePlan], results: list[Any],
                   notes: list[str]) -> list[Diagnostic]:
     """Set `confirmation` and `measured_*` metrics on each finding; add found-by-confirm ones."""
-    from kernlint.suppress import parse_suppressions
+    from kernlint.engine.suppress import parse_suppressions
 
     by_path = {p.path: p for p in plans}
     out: list[Diagnostic] = []

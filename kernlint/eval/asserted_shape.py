@@ -9,7 +9,7 @@ asserted, the first unpinned one filled so the block has the default 256 threads
 """
 from __future__ import annotations
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 
 DEFAULT_THREADS = 256
 

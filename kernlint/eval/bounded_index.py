@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.values import Val
 
 Bound = tuple[int, int]

@@ -5,10 +5,10 @@ import re
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import events as ev
 from kernlint.eval.values import UNKNOWN, Interp, Val, const, unknown
-from kernlint.launch import fold_bound
+from kernlint.project.launch import fold_bound
 
 WARP = 32
 FULL = 0xFFFFFFFF

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.library_calls import is_library_transfer, unresolved_call
-from kernlint.frozen import frozen
-from kernlint.memo import by_identities, by_identity
+from kernlint.base.frozen import frozen
+from kernlint.base.memo import by_identities, by_identity
 
 MAX_INLINE_DEPTH = 6  # must match the interpreter's
 

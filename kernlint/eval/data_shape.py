@@ -17,8 +17,8 @@ developer can act on, and both are read from the IR alone:
 """
 from __future__ import annotations
 
-from kernlint import ir
-from kernlint.memo import by_identities, by_identity
+from kernlint.ir import nodes as ir
+from kernlint.base.memo import by_identities, by_identity
 
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 _STEP_OPS = ("+=", "-=")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint.frozen import frozen
-from kernlint.ir import Span
+from kernlint.base.frozen import frozen
+from kernlint.ir.nodes import Span
 
 
 @frozen

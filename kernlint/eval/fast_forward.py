@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.values import Val
-from kernlint.memo import by_identity
+from kernlint.base.memo import by_identity
 
 # Further iterations searched at most (a bound no real loop over a size reaches).
 MAX_FURTHER = 1 << 26

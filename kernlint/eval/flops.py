@@ -9,7 +9,7 @@ lanes that execute each statement (`Interpreter.exec`).
 """
 from __future__ import annotations
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 
 _ARITH = frozenset({"+", "-", "*", "/", "+=", "-=", "*=", "/="})
 _CACHE: dict[int, tuple[object, tuple[int, int]]] = {}

@@ -19,17 +19,19 @@ import dataclasses
 
 import numpy as np
 
-from kernlint import deadline, ir
+from kernlint.base import deadline
+from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.load_reuse import RecentLoads
 from kernlint.eval.samples import FLAG_SAMPLES, ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
-from kernlint.eval import dependent_types, uniform_data
+from kernlint.ir import dependent_types
+from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
 from kernlint.eval.values import any_set, Frame, Val, const
-from kernlint.launch import LaunchShape, fold_bound
+from kernlint.project.launch import LaunchShape, fold_bound
 from kernlint.eval.limits import WARP, MAX_LOOP_ITERATIONS, MAX_EVENTS_PER_SITE, MAX_INLINE_DEPTH, MAX_EVAL_NESTING, DEFAULT_BUDGET, CALL_KEY_OFFSET, CLOCK_EVERY, SIZE_SAMPLES, SIZE_STEP, BLOCK_SAMPLES, GRID_SAMPLE, POINTER_SPACING, _pure, BudgetExceeded, _LoopExit, EvalResult  # noqa: F401 (re-exported)
 from kernlint.eval.stmt_facts import _sampled_name, _template_param_name, _fold_dim, _subtype_map, _builtin_type, _strip_implicit
 from kernlint.eval.interp_statements import StatementsMixin
@@ -274,7 +276,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
                 raise BudgetExceeded("work")
 
     def _charge(self) -> None:
-        """Charge the steps taken since the last charge to the file's work budget (kernlint/deadline.py)."""
+        """Charge the steps taken since the last charge to the file's work budget (kernlint/base/deadline.py)."""
         deadline.charge(self.cost - self._charged)
         self._charged = self.cost
 
@@ -287,7 +289,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             if arg is not None:
                 return _builtin_type(arg) or self.tu.structs.get(" ".join(arg.replace("const", "").split())) \
                     or self.known_types.get(arg) or t
-            if "::" in t.name:  # `typename vec4<T>::Type` with T bound (eval/dependent_types.py)
+            if "::" in t.name:  # `typename vec4<T>::Type` with T bound (ir/dependent_types.py)
                 return dependent_types.member_type(t.name, self.tu.member_types, self.bound_argument) or t
             return t
         if t.kind in ("pointer", "array") and t.pointee is not None and t.pointee.kind == "template":

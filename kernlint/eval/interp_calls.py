@@ -5,14 +5,14 @@ import dataclasses
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import atomics, builtins_math, coop_groups, library_calls
 from kernlint.eval import events as ev
 from kernlint.eval import asserted_shape
-from kernlint.eval import dependent_types
+from kernlint.ir import dependent_types
 from kernlint.eval.values import UNKNOWN, Frame, Val, unknown
-from kernlint.function_table import key_file
+from kernlint.ir.function_table import key_file
 from kernlint.eval.limits import MAX_INLINE_DEPTH
 from kernlint.eval.stmt_facts import _PURE_CALL, _MAKE_VECTOR, _BARRIERS, _local_lvalue, reference_use
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import bounded_index, library_calls
 from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
-from kernlint.launch import fold_bound
+from kernlint.project.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
 from kernlint.eval.stmt_facts import _pointer_chain_type, _strip_implicit, _target_name, _stmt_cost
 from kernlint.eval.interp_memory import MemoryMixin

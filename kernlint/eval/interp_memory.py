@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import uniform_data

@@ -20,7 +20,7 @@ a call qualified by the name clang could not resolve, is counted the same way fr
 """
 from __future__ import annotations
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 
 _OBJECT_KINDS = ("struct", "unknown", "template")
 

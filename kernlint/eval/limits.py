@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 
@@ -16,7 +16,7 @@ MAX_INLINE_DEPTH = 6
 MAX_EVAL_NESTING = 200  # statements + expressions being evaluated, nested (helpers inlined included)
 DEFAULT_BUDGET = 60_000
 CALL_KEY_OFFSET = 100_000  # region keys of kernel call lines for helper regions: column -(col + this)
-CLOCK_EVERY = 500  # steps between charges to the file's work budget (kernlint/deadline.py)
+CLOCK_EVERY = 500  # steps between charges to the file's work budget (kernlint/base/deadline.py)
 # Sampled values for unknowns. Sizes are multiples of 1024 elements (aligned rows, as allocations
 # from cudaMalloc/cudaMallocPitch usually are) and large enough that tail guards keep every lane.
 SIZE_SAMPLES = (4096, 6144)
@@ -24,7 +24,7 @@ SIZE_STEP = 256  # later integer parameters are sampled 256 lower each (rows sta
 BLOCK_SAMPLES = ((0, 0, 0), (3, 2, 1))
 GRID_SAMPLE = (64, 64, 4)
 POINTER_SPACING = 1 << 36  # byte distance between the sampled bases of distinct pointer params
-_pure = ir.is_pure  # `e` reads no memory, calls nothing and changes nothing (kernlint/ir.py)
+_pure = ir.is_pure  # `e` reads no memory, calls nothing and changes nothing (kernlint/ir/nodes.py)
 
 
 class BudgetExceeded(Exception):
@@ -44,7 +44,7 @@ class EvalResult:
     # earlier load read): what --confirm substitutes at that site (kernlint/confirm/seeding.py).
     load_sites: dict[str, str] = field(default_factory=dict)
     truncated: bool = False
-    out_of_time: bool = False  # truncated by the file's work budget (kernlint/deadline.py), not the step budget
+    out_of_time: bool = False  # truncated by the file's work budget (kernlint/base/deadline.py), not the step budget
     steps: int = 0  # evaluation steps taken: what a cache reusing this result must charge (deadline.py)
     shared_layout: dict[str, tuple[int, ir.CType]] = field(default_factory=dict)  # name -> (base, type)
     coverage: tuple[cov.SiteStatus, ...] = ()  # every access and branch site: evaluated, or why not

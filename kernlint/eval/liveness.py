@@ -12,8 +12,8 @@ next iteration and the code after the loop are followed.
 """
 from __future__ import annotations
 
-from kernlint import ir
-from kernlint.memo import by_identity
+from kernlint.ir import nodes as ir
+from kernlint.base.memo import by_identity
 
 DEF, USE = "def", "use"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.values import UNINIT, Val, any_set, spread
-from kernlint.memo import by_identity
+from kernlint.base.memo import by_identity
 
 # The cause an element the model does not know is reported under (eval/coverage.py).
 UNTRACKED = ("unmodelled", "a value kept in a thread-local array")

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.uniform_data import short
 
 # Small values for a re-sampled parameter: near a host loop's start, one per sample.

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import roles, uniform_data
 from kernlint.eval.coverage import SiteStatus
 from kernlint.eval.events import Event
-from kernlint.frozen import frozen
-from kernlint.launch import LaunchShape
+from kernlint.base.frozen import frozen
+from kernlint.project.launch import LaunchShape
 
 
 @frozen

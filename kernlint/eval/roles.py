@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernlint import ir
-from kernlint.frozen import frozen
-from kernlint.memo import by_identities, by_identity
+from kernlint.ir import nodes as ir
+from kernlint.base.frozen import frozen
+from kernlint.base.memo import by_identities, by_identity
 
 EXTENT = "extent"
 PITCH = "row pitch"

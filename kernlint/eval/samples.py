@@ -4,7 +4,7 @@ iteration counts (small values, as host loops pass them).
 Runtime sizes are sampled large and 1024-aligned (eval/interp.py), which keeps tail guards quiet but
 hides two things:
 - `a[i + s]` with `s` a runtime parameter is misaligned unless `s` is a multiple of the elements in a
-  32-byte sector; aligned samples never show it. eval/odd_offsets.py evaluates the kernel once more
+  32-byte sector; aligned samples never show it. checks/odd_offsets.py evaluates the kernel once more
   with each such offset set to a small odd value (a result of its own, so `--confirm` runs it with
   that value), and reports what becomes misaligned as a conditional KL103 ("misaligned unless `s` is
   a multiple of 8"), stating the value it used.
@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from kernlint import ir
-from kernlint.memo import by_identity
+from kernlint.ir import nodes as ir
+from kernlint.base.memo import by_identity
 
 # The odd value an additive offset takes in the extra evaluation: one element past alignment.
 ODD_OFFSET = 1

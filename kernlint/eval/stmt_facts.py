@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.values import Val
-from kernlint.memo import by_identity
+from kernlint.base.memo import by_identity
 
 
 def _block_member(e: ir.Expr) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.limits import MAX_LOOP_ITERATIONS
 from kernlint.eval.events import Loop
 

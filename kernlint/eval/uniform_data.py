@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval.values import spread
 
 # Symbols for loaded values are named `@load:LINE:COL:END_LINE:END_COL` (the load's span in the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 
 # `ns::name(` or `ns::inner::name<...>(` at the unresolved name's column.

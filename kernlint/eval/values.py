@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from kernlint import ir
-from kernlint.frozen import frozen
+from kernlint.ir import nodes as ir
+from kernlint.base.frozen import frozen
 
 # The interpreter (eval/interp.py) as the helper modules it calls with itself see it (atomics, cooperative
 # groups): they call back into it, and name its type loosely rather than import the module that imports them.

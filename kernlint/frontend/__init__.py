@@ -1,4 +1,6 @@
-"""The front end: CUDA source text -> `kernlint.ir.TranslationUnit`.
+"""The front end: CUDA source text -> `kernlint.ir.nodes.TranslationUnit`.
+
+May import kernlint.ir and below (the layers: tests/test_layers.py).
 
 libclang is reached only from `clang_frontend`; the rest of kernlint sees the IR alone.
 """

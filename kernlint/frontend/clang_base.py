@@ -7,8 +7,8 @@ import ctypes
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from kernlint import ir
-from kernlint.frozen import frozen
+from kernlint.ir import nodes as ir
+from kernlint.base.frozen import frozen
 
 try:  # libclang is a hard dependency, but keep the import error readable.
     import clang.cindex as ci

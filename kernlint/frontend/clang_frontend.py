@@ -1,5 +1,5 @@
 """Parse a .cu/.cuh file with libclang and lower its kernels and device functions to the IR (the kernels
-at once, other device functions when first asked for: kernlint/function_table.py).
+at once, other device functions when first asked for: kernlint/ir/function_table.py).
 
 Decisions (see DESIGN.md): parse as CUDA device code (`--cuda-device-only`) against kernlint's own
 shim header, never a CUDA installation; every `#include` that cannot be found is fed to clang as an
@@ -14,13 +14,13 @@ import re
 import weakref
 from typing import Any, Callable, Iterable
 
-from kernlint import ir
-from kernlint.eval.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
-from kernlint.function_table import FunctionTable
+from kernlint.ir import nodes as ir
+from kernlint.ir.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
+from kernlint.ir.function_table import FunctionTable
 from kernlint.frontend import shared_ir, shim_pch
-from kernlint.includes import scan_includes
-from kernlint.known_headers import stub_text
-from kernlint.occupancy import DEFAULT_ARCH
+from kernlint.ir.includes import scan_includes
+from kernlint.ir.known_headers import stub_text
+from kernlint.model.occupancy import DEFAULT_ARCH
 
 try:  # libclang is a hard dependency, but keep the import error readable.
     import clang.cindex as ci
@@ -625,8 +625,8 @@ def _text_instantiations(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 def fold_tokens(toks: list[str], macros: dict[str, int]) -> int | None:
     """Value of an object-like macro whose body is integer arithmetic over literals and other macros.
 
-    Bounded (kernlint.intfold): values beyond 64 bits, huge literals and deep nesting are unknown (None)."""
-    from kernlint import intfold
+    Bounded (kernlint.ir.intfold): values beyond 64 bits, huge literals and deep nesting are unknown (None)."""
+    from kernlint.ir import intfold
 
     parts: list[str | int] = []
     for t in toks:

@@ -5,7 +5,7 @@ import bisect
 import re
 from typing import Callable
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.frontend.clang_base import (
     _BINOPS,
     _INT_KINDS,
@@ -26,7 +26,7 @@ from kernlint.frontend.lowering import (
     _split_template_args,
     _template_args_from_tokens,
 )
-from kernlint.project.pointer_offsets import _assignments_of, arg_offsets
+from kernlint.frontend.pointer_offsets import _assignments_of, arg_offsets
 
 
 def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
@@ -53,7 +53,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
     assigns: dict[str, tuple[list[int], list[str]]] = {}
 
     def offsets(launch: ci.Cursor, arg_cursors: list[ci.Cursor]) -> tuple[str, ...]:
-        """Pointer offsets the arguments pass (project/pointer_offsets.py), from the text before the launch."""
+        """Pointer offsets the arguments pass (frontend/pointer_offsets.py), from the text before the launch."""
         nonlocal tokens
         ptrs = [a for a in arg_cursors if a.type.get_canonical().kind == ci.TypeKind.POINTER]
         if not ptrs:
@@ -403,7 +403,7 @@ def _fold_int(c: ci.Cursor, inits: dict[str, ci.Cursor | None], depth: int = 0) 
             return None
         if op not in ("+", "-", "*", "/", "%", "<<", ">>"):
             return None
-        from kernlint import intfold
+        from kernlint.ir import intfold
 
         return intfold.evaluate([a, op, b])  # bounded: `1 << huge` is unknown, never a huge int
     if c.kind == K.MEMBER_REF_EXPR and kids and kids[0].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):

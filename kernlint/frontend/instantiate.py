@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from kernlint.eval.dependent_types import split_args
+from kernlint.ir.dependent_types import split_args
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 

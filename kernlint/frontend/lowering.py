@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
-from kernlint import deadline, ir
+from kernlint.base import deadline
+from kernlint.ir import nodes as ir
 from kernlint.frontend.clang_base import (
     _BINARY_SPELLINGS,
     _BINOPS,

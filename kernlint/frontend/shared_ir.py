@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from typing import Callable
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 
 _SHARED: dict[tuple, ir.Function] = {}
 MAX_SHARED = 2048  # functions kept; emptied when full (memory stays bounded over many files)

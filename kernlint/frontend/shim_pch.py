@@ -19,7 +19,7 @@ A PCH holds the predefined macros and language options it was built with: one is
 parse arguments (architecture, command-line defines). Anything unexpected (the build fails, clang
 reports a problem with the PCH) switches the PCH off for the rest of the process: parses then include
 the shim as text, as before. The PCH lives in a private temporary directory of the process, removed
-at exit; one left by a worker that was killed is removed by its parent (kernlint/leftovers.py), or
+at exit; one left by a worker that was killed is removed by its parent (kernlint/system/leftovers.py), or
 else by the next process that makes one. `KERNLINT_NO_PCH=1` always includes the shim as text.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ import shutil
 import tempfile
 from typing import Any
 
-from kernlint.leftovers import PCH_DIR as _PREFIX
+from kernlint.system.leftovers import PCH_DIR as _PREFIX
 
 EXCLUDE = True  # see above (False: the index lists the PCH's declarations too)
 WARM_PARSES = 2  # parses of a process before it builds a PCH (it costs about three parses of the shim)

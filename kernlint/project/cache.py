@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kernlint.cachedir import cache_dir
-from kernlint.leftovers import atomic_write
+from kernlint.system.cachedir import cache_dir
+from kernlint.system.leftovers import atomic_write
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
 
 
@@ -94,7 +94,7 @@ class FactsCache:
         self.dirty = False
         if self.file is None:
             return
-        from kernlint.inputs import ReadProblem, read_regular
+        from kernlint.base.inputs import ReadProblem, read_regular
 
         try:
             # Only a regular file, size-capped: a FIFO or a link to /dev/zero in its place must not hang.

@@ -60,7 +60,7 @@ READ_MEMORY_MB = 1024
 def read_all(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
     """`read_with_clang` of each (path, text, text-scan facts) in `items`, in order.
 
-    Many files (a cold index) are read in isolated worker processes (kernlint/isolation.py), one per core:
+    Many files (a cold index) are read in isolated worker processes (kernlint/system/isolation.py), one per core:
     libclang's crash or hang on one file costs only that file's clang values (its text-scan facts stay),
     and this process never loads libclang for the index, so the lint workers forked after it stay cheap.
     A few files, or a process that may not start workers (a daemonic lint worker), read them here."""
@@ -102,7 +102,7 @@ def _read_task(task: tuple[FileFacts, str, str, str]) -> FileFacts:
 
 
 def _read_isolated(items: list[tuple[str, str, FileFacts]], root: str) -> list[FileFacts]:
-    from kernlint.isolation import Failure, Limits, default_jobs, run_isolated
+    from kernlint.system.isolation import Failure, Limits, default_jobs, run_isolated
 
     tasks = [(facts, path, text, root) for path, text, facts in items]
     out = [facts for _p, _t, facts in items]
@@ -147,7 +147,7 @@ def read_with_clang(facts: FileFacts, path: str, text: str, root: str) -> FileFa
 
 def _value_of(g: object) -> int | None:
     """The integer a probe constant was initialized to, as the front end folded it (None: not folded)."""
-    from kernlint import ir
+    from kernlint.ir import nodes as ir
 
     init = getattr(g, "init", None)
     while isinstance(init, ir.Cast):

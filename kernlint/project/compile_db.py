@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 
 
 @frozen

@@ -1,7 +1,7 @@
 """What the index keeps per file (frozen data, cached as JSON): see `scan` for how it is found."""
 from __future__ import annotations
 
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 
 
 SCAN_VERSION = 13  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
@@ -18,7 +18,7 @@ class RawLaunch:
     host_params: tuple[tuple[str, bool, str], ...] = ()  # its template parameters (name, is_type, default)
     locals: tuple[tuple[str, str], ...] = ()  # simple `[const] int|dim3 NAME = ...` of the host function
     host_args: tuple[str, ...] = ()  # the host function's parameter names (a launch argument naming one stays unknown)
-    arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; project/pointer_offsets.py)
+    arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes ("" none; frontend/pointer_offsets.py)
     arg_types: tuple[str, ...] = ()  # per argument naming a host variable, its declared type (`floatX *`; "" unknown)
     host_arg_types: tuple[str, ...] = ()  # in a host function template: its parameters' declared types
     # The configuration as clang folded it (project/clang_scan.py; None: not folded, the text is folded instead)

@@ -5,7 +5,7 @@ import functools
 import re
 from typing import Mapping
 
-from kernlint import intfold
+from kernlint.ir import intfold
 
 
 _TOKEN = (r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*|<<|>>|\S")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from kernlint.project.pointer_offsets import offset_candidate
+from kernlint.frontend.pointer_offsets import offset_candidate
 from kernlint.project.host_text import (
     _BRACES,
     _DECL_KEYWORDS,

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 from kernlint.project.cache import FactsCache, content_hash
 from kernlint.project.compile_db import FileFlags, find_compile_db, load_compile_db
 from kernlint.project.fold import fold
@@ -88,7 +88,7 @@ class ProjectLaunch:
     via: str = ""  # "run<float> at main.cu:12" when bound through a host function template
     block_text: str = ""
     in_template: bool = False  # inside a host function template
-    arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes (project/pointer_offsets.py)
+    arg_offsets: tuple[str, ...] = ()  # per argument, a pointer offset it passes (frontend/pointer_offsets.py)
     # per argument naming a host variable, its declared type with the host's binding and the file's
     # type aliases applied (`__nv_bfloat16 *`; "" unknown): template type arguments are deduced from it
     arg_types: tuple[str, ...] = ()
@@ -796,7 +796,7 @@ def _walk(root: Path, max_files: int, shallow: bool = False) -> list[str]:
 def _add_included(root: Path, out: list[str], max_files: int) -> None:
     """Append to `out` the source files under `root` that files of `out` include with quotes, transitively
     (each file's own directory first, as the compiler looks; files over the size cap are not read)."""
-    from kernlint.includes import INCLUDE_RE
+    from kernlint.ir.includes import INCLUDE_RE
 
     base = os.path.join(str(root), "")
     seen = set(out)

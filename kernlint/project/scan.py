@@ -22,7 +22,7 @@ from kernlint.project.host_text import (
     _type_before,
 )
 from kernlint.project.one_pass import angle_closes, class_member, parameter_name
-from kernlint.project.pointer_offsets import arg_offsets
+from kernlint.frontend.pointer_offsets import arg_offsets
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 # Preprocessor lines: `#` first on its line but for spaces and tabs. The patterns start at the `#` (a literal

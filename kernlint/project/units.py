@@ -12,13 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kernlint import ir
+from kernlint.ir import nodes as ir
 from kernlint.frontend import FrontendError, parse_source
 from kernlint.frontend.instantiate import dependent_lines, instantiate_region
-from kernlint.occupancy import DEFAULT_ARCH
+from kernlint.model.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
-    from kernlint.engine import LintOptions
+    from kernlint.base.options import LintOptions
     from kernlint.project.index import ProjectIndex
 
 _INSTANCES: dict[str, tuple[ir.TranslationUnit, ir.Function] | None] = {}

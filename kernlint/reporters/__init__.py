@@ -1,5 +1,7 @@
 """Reporters: turn diagnostics into text for one output format.
 
+May import kernlint.confirm and below (the layers: tests/test_layers.py).
+
 Every format is a module with `render(diagnostics, ctx) -> str`; this package picks one by name.
 Reporters only build strings: the CLI prints them (`click.echo(out, nl=False)`, since every
 non-empty result already ends in a newline) and decides the exit code.
@@ -12,9 +14,9 @@ from dataclasses import field
 from typing import Any
 
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval.coverage import KernelCoverage
-from kernlint.frozen import frozen
+from kernlint.base.frozen import frozen
 
 FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
 PER_SITE_FORMATS = frozenset({"json", "sarif", "github"})
@@ -59,7 +61,7 @@ class ReportContext:
     problems: tuple[tuple[str, int, str], ...] = ()
     files_checked: int = 0
     kernels: Sequence[KernelCoverage] | None = None
-    # kernlint.roofline.Roofline per kernel and launch (JSON merges them into `kernels`); `statistics`
+    # kernlint.checks.roofline.Roofline per kernel and launch (JSON merges them into `kernels`); `statistics`
     # asks the text format for the roofline table.
     roofline: Sequence[Any] | None = None
     statistics: bool = False

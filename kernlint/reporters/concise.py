@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kernlint.diagnostics import Diagnostic
-from kernlint.inputs import display_path
+from kernlint.base.diagnostics import Diagnostic
+from kernlint.base.inputs import display_path
 from kernlint.reporters import ReportContext
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.reporters import ReportContext
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -3,7 +3,7 @@
 When the run has coverage records, the object also has `"kernels"`: one
 `{"name", "path", "line", "coverage": {"status", "accesses", "branches", "access_lines", "reasons"}}`
 per kernel (status full/partial/none; accesses and branches as `{"evaluated", "seen"}`), with the
-kernel's roofline figures and the costs `kernlint compare` reads (kernlint/roofline.py). Inputs that
+kernel's roofline figures and the costs `kernlint compare` reads (kernlint/checks/roofline.py). Inputs that
 could not be linted are listed under `"errors"` (`{"path", "line", "message"}`).
 
 Named `json_` so that it does not shadow the standard library's `json` inside this package.
@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 from kernlint.reporters import ReportContext
 
 
@@ -44,7 +44,7 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
 
 
 def _with_roofline(kernel: dict[str, Any], rooflines: Sequence[Any]) -> dict[str, Any]:
-    """Add the kernel's roofline figures (kernlint/roofline.py): those of its first launch shape at the
+    """Add the kernel's roofline figures (kernlint/checks/roofline.py): those of its first launch shape at the
     top level, every launch under `"launches"` when there are several."""
     mine = [r.to_dict() for r in rooflines if r.path == kernel["path"] and r.kernel == kernel["name"]]
     if mine:

@@ -2,7 +2,7 @@
 
 One run; `tool.driver.rules` describes the rules that have results (as ruff does), with the rule's
 Markdown doc as help; each result carries its region, a partial fingerprint that survives line
-shifts (shared with baselines, see `kernlint.baseline`), the numbers and assumptions behind the
+shifts (shared with baselines, see `kernlint.reporters.baseline`), the numbers and assumptions behind the
 finding in `properties`, and suggested edits as `fixes`. `tests/test_reporters.py` validates the
 output against the OASIS schema vendored beside this file.
 """
@@ -15,10 +15,10 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote as _quote
 
-from kernlint import docs
-from kernlint.baseline import fingerprints
+from kernlint.checks import docs
+from kernlint.reporters.baseline import fingerprints
 from kernlint.checks.base import Rule
-from kernlint.diagnostics import Diagnostic, Edit, Severity
+from kernlint.base.diagnostics import Diagnostic, Edit, Severity
 from kernlint.reporters import ReportContext
 from kernlint.reporters.json_ import jsonable
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval.coverage import summary as coverage_summary
-from kernlint.inputs import display_path
+from kernlint.base.inputs import display_path
 from kernlint.reporters import ReportContext, source_line
 
 _RESET = "\x1b[0m"
@@ -142,7 +142,7 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     if ctx.kernels is not None and (ctx.kernels or ctx.files_checked or not ctx.problems):
         closing.append(coverage_summary(ctx.kernels, ctx.included_kernels))
     if ctx.statistics and ctx.roofline:
-        from kernlint.roofline import table
+        from kernlint.checks.roofline import table
 
         closing.append(table(ctx.roofline))
     # The summary comes last, as ruff's "Found N errors." does.

@@ -1,5 +1,7 @@
 """`kernlint server`: a Language Server over stdio (needs the `server` extra: pygls and lsprotocol).
 
+May import kernlint.runner, kernlint.reporters and below (the layers: tests/test_layers.py).
+
 `main` checks the extra is installed, keeps standard output for the protocol alone (anything else
 written to it, by kernlint or a library, goes to standard error) and serves until the client exits.
 """

@@ -1,14 +1,14 @@
 """Code actions: apply a finding's computed fix, suppress its code on its line, fix all that re-linting proves.
 
 Edits are computed here as (line, column, end_line, end_column, text) in kernlint's 1-based character
-positions (as `kernlint.fix.apply_edits` reads them); `kernlint.server.protocol` turns them into LSP
-text edits. A suppression is checked by parsing the edited text with `kernlint.suppress`: the action
+positions (as `kernlint.engine.fix.apply_edits` reads them); `kernlint.server.protocol` turns them into LSP
+text edits. A suppression is checked by parsing the edited text with `kernlint.engine.suppress`: the action
 is offered only when the comment it adds really silences that code on that line.
 """
 from __future__ import annotations
 
-from kernlint.diagnostics import Diagnostic, Edit
-from kernlint.suppress import parse_suppressions
+from kernlint.base.diagnostics import Diagnostic, Edit
+from kernlint.engine.suppress import parse_suppressions
 
 
 def fix_edits(d: Diagnostic) -> tuple[Edit, ...]:
@@ -38,7 +38,7 @@ def suppression_edit(text: str, line: int, code: str) -> Edit | None:
         return None
     if _covers(text, line, code):
         return None  # already silenced there
-    from kernlint.fix import apply_edits
+    from kernlint.engine.fix import apply_edits
 
     candidates: list[Edit] = []
     for s in parse_suppressions(text):

@@ -15,7 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernlint.diagnostics import Diagnostic, Severity
+from kernlint.base.diagnostics import Diagnostic, Severity
 
 SOURCE = "kernlint"
 _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -64,8 +64,8 @@ def span_range(lines: Sequence[str], line: int, column: int, end_line: int = 0, 
 
 def doc_uri(code: str) -> str | None:
     """Where the rule's doc can be read: the Markdown file kernlint ships (rules/KLxxx.md)."""
-    from kernlint.docs import _docs_root, find_rule
-    from kernlint.rule_table import RULES
+    from kernlint.checks.docs import _docs_root, find_rule
+    from kernlint.checks.rule_table import RULES
 
     try:
         rule = find_rule(code, RULES)

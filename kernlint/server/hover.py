@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kernlint.diagnostics import Diagnostic
+from kernlint.base.diagnostics import Diagnostic
 
 LANES_PER_ROW = 4  # (lane, value, value) triples per table row: 32 lanes in 8 rows
 _CODE_RE = re.compile(r"KL\d{3}", re.IGNORECASE)
@@ -60,7 +60,7 @@ def _table(header: tuple[str, ...], cells: Sequence[tuple[Any, ...]]) -> str:
 
 def global_table(e: Any) -> str:
     """Lane -> byte offset / sector for the request of global access `e` that touches the most sectors."""
-    from kernlint.metrics import SECTOR_BYTES, global_sectors
+    from kernlint.model.metrics import SECTOR_BYTES, global_sectors
 
     sectors, _ideal = global_sectors(e.address, e.mask, e.width)
     at = _worst_request(sectors, e.mask)
@@ -79,7 +79,7 @@ def global_table(e: Any) -> str:
 
 def shared_table(e: Any) -> str:
     """Lane -> word / bank for the request of shared access `e` with the highest conflict degree."""
-    from kernlint.metrics import shared_wavefronts
+    from kernlint.model.metrics import shared_wavefronts
 
     ways, _wave, _ideal = shared_wavefronts(e.address, e.mask, e.width)
     at = _worst_request(ways, e.mask)
@@ -186,8 +186,8 @@ def code_at(line_text: str, character: int) -> str | None:
 
 def rule_markdown(code: str) -> str | None:
     """The rule's documentation (what `kernlint --explain CODE` prints), or None for an unknown code."""
-    from kernlint.docs import rule_doc
-    from kernlint.rule_table import RULES
+    from kernlint.checks.docs import rule_doc
+    from kernlint.checks.rule_table import RULES
 
     try:
         return rule_doc(code, RULES)

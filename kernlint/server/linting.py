@@ -4,7 +4,7 @@ The buffer's unsaved text is what is linted. Settings are the file's nearest con
 client's settings laid over it, as the command line's flags are (`config.merge_cli`). Each lint
 runs in this process, so the parsed headers, the project index and the lowered IR stay warm
 between edits; an outcome is reused from the result cache while the text and everything it
-depended on are unchanged (`kernlint.resultcache`). No pygls here: the protocol lives in
+depended on are unchanged (`kernlint.runner.resultcache`). No pygls here: the protocol lives in
 `kernlint.server.protocol`.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kernlint.diagnostics import Diagnostic
-from kernlint.frozen import frozen
+from kernlint.base.diagnostics import Diagnostic
+from kernlint.base.frozen import frozen
 
 CLIENT_KEYS = ("select", "ignore", "arch", "block", "defines")
 """The settings a client may send (under `kernlint` in `workspace/didChangeConfiguration`, or as
@@ -32,7 +32,7 @@ def client_overrides(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     `select`/`ignore`: a list or a comma-separated string; `block`: "32,8" or [32, 8]; `defines`: a
     mapping {"N": 4096} or a list of "N=4096". Raises SettingsProblem for a value of the wrong shape.
     """
-    from kernlint.config import ConfigError, merge_cli
+    from kernlint.settings.config import ConfigError, merge_cli
 
     raw = raw or {}
     out: dict[str, Any] = {}
@@ -54,7 +54,7 @@ def client_overrides(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     if block:
         if isinstance(block, (list, tuple)):
             block = ",".join(str(b) for b in block)
-        from kernlint.flag_values import _parse_block  # the flag's own parser: the same shapes, the same checks
+        from kernlint.settings.flags import _parse_block  # the flag's own parser: the same shapes, the same checks
 
         try:
             out["block"] = _parse_block(str(block))
@@ -68,13 +68,13 @@ def client_overrides(raw: Mapping[str, Any] | None) -> dict[str, Any]:
             items = list(defines)
         else:
             raise SettingsProblem(f"kernlint.defines: expected {{\"NAME\": VALUE}} or [\"NAME=VALUE\"], got {defines!r}")
-        from kernlint.flag_values import _parse_defines
+        from kernlint.settings.flags import _parse_defines
 
         try:
             out["define"] = _parse_defines(tuple(items))
         except Exception as exc:  # click.BadParameter
             raise SettingsProblem(f"kernlint.defines: {getattr(exc, 'message', exc)}") from None
-    from kernlint.rule_table import RULES
+    from kernlint.checks.rule_table import RULES
 
     try:
         merge_cli(_defaults(), RULES, **out)  # reject unknown selectors and bad values now, once
@@ -88,7 +88,7 @@ def client_overrides(raw: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _defaults() -> Any:
-    from kernlint.config import Settings
+    from kernlint.settings.config import Settings
 
     return Settings()
 
@@ -113,7 +113,7 @@ class BufferLinter:
     """Lints buffers with the client's settings over each file's config; keeps the result cache open."""
 
     def __init__(self, cache_dir: str | None = None, use_cache: bool = True) -> None:
-        from kernlint.resultcache import ResultCache, cache_root
+        from kernlint.runner.resultcache import ResultCache, cache_root
 
         self.overrides: dict[str, Any] = {}
         root = cache_root(cache_dir) if use_cache else None
@@ -123,7 +123,8 @@ class BufferLinter:
         """Forget what this process memoised about files on disk (the project indexes, the parses of
         template instances through their headers, the lints of reached files): a file other than the buffer changed. The result
         cache needs nothing: each lookup checks what its entry depended on."""
-        from kernlint.project import index, reached_lints, units
+        from kernlint.project import index, units
+        from kernlint.runner import reached_lints
 
         index._INDEXES.clear()  # "built once per run": a server's run lasts while files change
         units._INSTANCES.clear()
@@ -135,10 +136,10 @@ class BufferLinter:
 
     def _job(self, path: str, data: bytes, exact: bool = True) -> tuple[Any, Any]:
         """The FileJob and LintSetup of `path` as the CLI builds them (raises ConfigError for a bad config)."""
-        from kernlint.discover import SettingsResolver
-        from kernlint.options import LintOptions
-        from kernlint.parallel import FileJob, LintSetup
-        from kernlint.rule_table import RULES
+        from kernlint.settings.discover import SettingsResolver
+        from kernlint.base.options import LintOptions
+        from kernlint.runner.parallel import FileJob, LintSetup
+        from kernlint.checks.rule_table import RULES
 
         # A resolver per lint: a config edited on disk counts at the next keystroke (its parse is cheap).
         s = SettingsResolver(RULES, self.overrides).settings_for(path)
@@ -148,7 +149,7 @@ class BufferLinter:
                               arch=s.arch, occupancy_threshold=s.occupancy_threshold, resources=exact)
         job = FileJob(path, path, data=data, settings=s, options=options,
                       build_dir=str(s.compile_commands) if s.compile_commands else None, no_project=not s.project)
-        from kernlint import deadline
+        from kernlint.base import deadline
 
         setup = LintSetup(arch=s.arch, roofline_peak=s.roofline_peak,
                           work_budget=(deadline.steps_for(s.timeout) if s.work_budget is None
@@ -163,9 +164,9 @@ class BufferLinter:
         for KL401/KL403 are then estimated and KL402 is not checked, as with `--no-ptxas`. The server
         lints that way while the user types, and exactly on open and save."""
         from kernlint.checks.grouping import expand
-        from kernlint.config import ConfigError
-        from kernlint.parallel import lint_file
-        from kernlint.resultcache import _index_for, job_key
+        from kernlint.settings.config import ConfigError
+        from kernlint.runner.parallel import lint_file
+        from kernlint.runner.resultcache import _index_for, job_key
 
         data = text.encode("utf-8", "surrogatepass")
         try:
@@ -199,9 +200,9 @@ class BufferLinter:
                           exact, outcome.result)
 
     def fix_all(self, path: str, text: str, grouped: Sequence[Diagnostic], exact: bool = True) -> tuple[str, int]:
-        """The text with every edit that re-linting proves (kernlint.fix), and how many findings it fixes."""
-        from kernlint.fix import fix_file
-        from kernlint.parallel import lint_file
+        """The text with every edit that re-linting proves (kernlint.engine.fix), and how many findings it fixes."""
+        from kernlint.engine.fix import fix_file
+        from kernlint.runner.parallel import lint_file
 
         if not any(d.fixes for d in grouped):
             return text, 0

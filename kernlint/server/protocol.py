@@ -326,7 +326,7 @@ def build(cache_dir: str | None = None, use_cache: bool = True) -> KernlintServe
 
 
 async def _resolve_fix_all(ls: KernlintServer, action: types.CodeAction) -> types.CodeAction:
-    """Fill in the fix-all action's edit: the edits `kernlint.fix` proves, as one whole-document edit."""
+    """Fill in the fix-all action's edit: the edits `kernlint.engine.fix` proves, as one whole-document edit."""
     data = action.data if isinstance(action.data, Mapping) else {}
     uri = str(data.get("uri", ""))
     done = ls.lints.get(uri)
