@@ -24,6 +24,14 @@ The transposing variants also exchange the items through `temp_storage` in share
 exchange is CUB's internal business (its padding and timeslicing choices avoid the bank conflicts a
 naive model would invent), so it is not modelled: only the global accesses are.
 
+`TempStorage` is a struct with a zero-length array: kernlint does not claim its size (CUB's real one is
+internal, a function of the algorithm and the architecture), and a size of 0 is what kernlint's own
+`sizeof` of a dependent type reads as unknown. A `sizeof` clang folds itself (a `static constexpr`
+member of a concrete traits class: `smem_ + Ktraits::kSmemSize`) reads 0, so offsets past CUB's storage
+shift by a constant; bank conflicts between 4-byte word accesses of one array do not depend on such a
+shift (every word moves to the bank `shift / 4` further), so findings there rest on the kernel's own
+indexing.
+
 `thread t` is CUB's linear thread id (RowMajorTid: x + y * BLOCK_DIM_X + z * BLOCK_DIM_X *
 BLOCK_DIM_Y, the y and z terms only when those dimensions exceed 1).
 
@@ -69,7 +77,7 @@ template <typename T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, BlockLoadAlgorithm 
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
 class BlockLoad {
 public:
-  struct TempStorage { unsigned char bytes[4]; };
+  struct TempStorage { unsigned char layout_unknown[0]; };
   __device__ BlockLoad() {}
   __device__ BlockLoad(TempStorage &temp_storage) {}
   __device__ void Load(const T *ptr, T (&items)[ITEMS_PER_THREAD]) {
@@ -118,7 +126,7 @@ template <typename T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, BlockStoreAlgorithm
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
 class BlockStore {
 public:
-  struct TempStorage { unsigned char bytes[4]; };
+  struct TempStorage { unsigned char layout_unknown[0]; };
   __device__ BlockStore() {}
   __device__ BlockStore(TempStorage &temp_storage) {}
   __device__ void Store(T *ptr, T (&items)[ITEMS_PER_THREAD]) {
@@ -152,7 +160,7 @@ template <typename T, int BLOCK_DIM_X, BlockReduceAlgorithm ALGORITHM = BLOCK_RE
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
 class BlockReduce {
 public:
-  struct TempStorage { unsigned char bytes[4]; };
+  struct TempStorage { unsigned char layout_unknown[0]; };
   __device__ BlockReduce() {}
   __device__ BlockReduce(TempStorage &temp_storage) {}
   __device__ T Sum(T input);
@@ -167,7 +175,7 @@ template <typename T, int BLOCK_DIM_X, BlockScanAlgorithm ALGORITHM = BLOCK_SCAN
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
 class BlockScan {
 public:
-  struct TempStorage { unsigned char bytes[4]; };
+  struct TempStorage { unsigned char layout_unknown[0]; };
   __device__ BlockScan() {}
   __device__ BlockScan(TempStorage &temp_storage) {}
   __device__ T BlockScanResult(T input);
@@ -191,7 +199,7 @@ public:
 template <typename T, int LOGICAL_WARP_THREADS = 32>
 class WarpReduce {
 public:
-  struct TempStorage { unsigned char bytes[4]; };
+  struct TempStorage { unsigned char layout_unknown[0]; };
   __device__ WarpReduce(TempStorage &temp_storage) {}
   __device__ T Sum(T input);
   __device__ T Sum(T input, int valid_items);
@@ -203,7 +211,7 @@ template <typename T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, bool WARP_TIME_SLIC
           int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1>
 class BlockExchange {
 public:
-  struct TempStorage { unsigned char bytes[4]; };
+  struct TempStorage { unsigned char layout_unknown[0]; };
   __device__ BlockExchange() {}
   __device__ BlockExchange(TempStorage &temp_storage) {}
   template <typename OutputT> __device__ void BlockedToStriped(T (&input)[ITEMS_PER_THREAD], OutputT (&output)[ITEMS_PER_THREAD]);

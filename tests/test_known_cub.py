@@ -35,3 +35,4 @@ def test_block_load_and_store_are_evaluated(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(clang_frontend, "stub_text", lambda name: "")
     before = _coverage(text + "\n// (no stub)\n", str(FIXTURE.with_name("cub_without_stub.cu")))
     assert before["direct"][0] in ("partial", "none") and before["warp_striped"][0] in ("partial", "none")
+
