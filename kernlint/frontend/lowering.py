@@ -316,8 +316,8 @@ class _Lowering:
                         template_args = _split_template_args(toks[j + 1:])
                 elif base and base[0].type.get_canonical().kind in (ci.TypeKind.RECORD, ci.TypeKind.POINTER):
                     bt = base[0].type.get_canonical()
-                    template_args = _split_type_args((bt.get_pointee() if bt.kind == ci.TypeKind.POINTER
-                                                      else bt).spelling)
+                    bt = bt.get_pointee() if bt.kind == ci.TypeKind.POINTER else bt
+                    template_args = _specialization_args(bt.get_declaration(), _split_type_args(bt.spelling))
                 if base and base[0].kind == K.CXX_THIS_EXPR:
                     receiver = ir.Ref("this", "local", self.types.convert(base[0].type.get_pointee()), span)
             elif inner.kind == K.DECL_REF_EXPR and inner.referenced is not None \
@@ -742,6 +742,33 @@ def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[
                 out[i] = spelling.replace("struct ", "").replace("class ", "")
         elif kind == ci.TemplateArgumentKind.INTEGRAL:
             out[i] = str(template_int_value(decl, i))
+    return tuple(out)
+
+
+def _specialization_args(decl: ci.Cursor | None, written: tuple[str, ...]) -> tuple[str, ...]:
+    """The template arguments of a class template specialization a method is called on, from clang's
+    declaration of it: each of them, the defaulted ones too (a spelling leaves those out:
+    `BlockLoad<float, 128, 4>`), an integral or enumerator argument as its value
+    (`cub::BLOCK_LOAD_WARP_TRANSPOSE` means nothing inside the method; 4 does). `written` when clang
+    has no concrete specialization (a dependent type) or an argument is neither a type nor an integer."""
+    try:
+        n = decl.get_num_template_arguments() if decl is not None else -1
+    except Exception:  # noqa: BLE001 - older libclang bindings
+        return written
+    if n <= 0 or n < len(written):
+        return written
+    out = []
+    for i in range(n):
+        kind = decl.get_template_argument_kind(i)  # type: ignore[union-attr]
+        if kind == ci.TemplateArgumentKind.TYPE:
+            spelling = decl.get_template_argument_type(i).get_canonical().spelling  # type: ignore[union-attr]
+            if not spelling or "type-parameter" in spelling:
+                return written
+            out.append(spelling.replace("struct ", "").replace("class ", ""))
+        elif kind == ci.TemplateArgumentKind.INTEGRAL:
+            out.append(str(template_int_value(decl, i)))  # type: ignore[arg-type]
+        else:
+            return written
     return tuple(out)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from kernlint.ir.known_cub import CUB, is_cub
+
 # cuComplex.h (CUDA Toolkit): `typedef float2 cuFloatComplex; typedef double2 cuDoubleComplex;
 # typedef cuFloatComplex cuComplex;` (float2/double2 come from the shim's vector types).
 _CUCOMPLEX = """\
@@ -76,6 +78,8 @@ STANDARD: dict[str, str] = {
 
 def stub_text(name: str) -> str:
     """The text of the stub for the missing include `name` (as written): known types, else empty."""
+    if is_cub(name):
+        return CUB  # (by path: `block_load.cuh` alone names no library)
     base = posixpath.basename(name.replace("\\", "/"))
     return KNOWN.get(base) or STANDARD.get(base, "")
 
