@@ -36,3 +36,14 @@ def test_block_load_and_store_are_evaluated(monkeypatch: pytest.MonkeyPatch) -> 
     before = _coverage(text + "\n// (no stub)\n", str(FIXTURE.with_name("cub_without_stub.cu")))
     assert before["direct"][0] in ("partial", "none") and before["warp_striped"][0] in ("partial", "none")
 
+
+
+def test_a_finding_inside_the_cub_model_is_not_judged_on_a_gpu() -> None:
+    # On a GPU the real CUB is compiled and its accesses are not traced: --confirm says not-run, with why.
+    from kernlint.confirm.verdict import in_library_model
+
+    res = lint_source(FIXTURE.read_text(), str(FIXTURE), LintOptions(resources=False))
+    stubbed = next(r.unit.stubbed for r in res.results if r.unit is not None)
+    by_line = {d.line: d for d in res.diagnostics if d.code in ("KL101", "KL102")}
+    assert in_library_model(by_line[17], stubbed) and in_library_model(by_line[44], stubbed)
+    assert not in_library_model(by_line[17], ())  # (no CUB header read as the stub: nothing modelled)

@@ -30,6 +30,8 @@ NOT_RUN_REASONS = {
     "not-traced": "no probe could be placed at the site, it never ran in the traced blocks, or its trace was cut "
                   "short without showing the pattern",
     "no-launch": "the kernel was not analysed or has no launch shape",
+    "library-model": "the access is inside kernlint's model of a library whose header was not found (CUB): the GPU "
+                     "build compiles the real library, whose accesses are not traced",
 }
 
 

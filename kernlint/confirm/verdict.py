@@ -4,6 +4,8 @@ summaries it is judged by.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
+import re
 from typing import Any
 
 import numpy as np
@@ -17,11 +19,13 @@ from kernlint.confirm.model import (
     _bits,
     _confirmable,
     _mark,
+    NOT_RUN_REASONS,
     _run_category,
 )
 from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval import events as ev
 from kernlint.eval.result import KernelResult
+from kernlint.ir.known_cub import is_cub
 
 
 def _loop_entries(mask: np.ndarray, ballot: np.ndarray, count: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -261,10 +265,26 @@ def _launch_text(run: KernelRun) -> str:
     return text + (f", {vals}" if vals else "")
 
 
+_INLINED = re.compile(r"the access is in .* at ([^\s:]+):\d+, inlined here")
+
+
+def in_library_model(d: Diagnostic, stubbed: tuple[str, ...]) -> bool:
+    """Whether `d`'s access is inside kernlint's model of a missing library header (the CUB stub,
+    kernlint/ir/known_cub.py), `stubbed` being the includes its unit read as stubs. On a GPU the real
+    library is compiled instead, and what it does inside is not traced: such a finding is not judged."""
+    models = {posixpath.basename(n.replace("\\", "/")) for n in stubbed if is_cub(n)}
+    if not models:
+        return False
+    return any((m := _INLINED.search(n)) is not None and m.group(1) in models for n in d.notes)
+
+
 def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
+    if any(r.result.unit is not None and in_library_model(d, r.result.unit.stubbed) for r in runs):
+        return _mark(d, "not-run", {"confirm_not_run": "library-model"},
+                     "not run on a GPU: " + NOT_RUN_REASONS["library-model"])
     lane_data = any("data-dependent branch" in a for a in d.assumptions)
     loaded = any(_LOADED.search(a) for a in d.assumptions)
     if lane_data or (loaded and not all(r.seeded for r in runs)):
