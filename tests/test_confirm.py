@@ -28,9 +28,12 @@ from kernlint.eval import events as ev
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 OPTIONS = LintOptions(resources=False)
+# (Not the CUB fixture: its findings are in kernlint's model of a missing library, which a GPU build
+# replaces with the real one, whose accesses are not traced: not-run by design, tests/test_known_cub.py.)
 CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
                           if p.name.split("_")[0] in ("KL101", "KL102", "KL103", "KL201", "KL301", "KL302",
-                                                      "KL303", "KL304", "KL401", "KL404", "KL405"))
+                                                      "KL303", "KL304", "KL401", "KL404", "KL405")
+                          and p.name != "KL101_cub_block_load.cu")
 
 
 def _rule_of(fixture: Path) -> str:
