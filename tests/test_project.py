@@ -165,6 +165,20 @@ def test_cache_second_build_scans_nothing_and_survives_corruption(tmp_path: Path
     assert ProjectIndex.build(root).scanned == 2
 
 
+def test_facts_cached_by_other_scanning_code_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache written by other code (another kernlint, a branch, an edit that forgot SCAN_VERSION) is
+    rebuilt, not read: its facts would be what that code found (on this machine a branch's cache of the
+    same SCAN_VERSION once gave another file's kernels wrong bindings)."""
+    from kernlint.project import cache as cache_mod
+
+    root = make(tmp_path / "p", {"a.cu": KERNEL, "b.cu": '#include "a.cu"\n'})
+    assert ProjectIndex.build(root).scanned == 2
+    assert ProjectIndex.build(root).scanned == 0
+    monkeypatch.setattr(cache_mod, "_SCANNER_STAMP", "other-code")
+    assert ProjectIndex.build(root).scanned == 2  # not read: rebuilt under this code's stamp
+    assert ProjectIndex.build(root).scanned == 0  # and rewritten for it
+
+
 def test_cached_facts_are_decoded_when_first_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An index built from the on-disk cache decodes no file's facts until a question needs them (a warm
     re-run may need none); its answers are those of a fresh scan, also when an entry's facts are damaged."""

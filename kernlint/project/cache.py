@@ -12,12 +12,43 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from kernlint.system.cachedir import cache_dir
 from kernlint.system.leftovers import atomic_write
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch
+
+
+_SCANNER_STAMP: str | None = None
+
+
+def scanner_stamp() -> str:
+    """A digest of the code that decides a file's facts (the project, front-end and IR modules and the shim
+    kernlint parses with), by each file's name, size and modification time: a cache written by other
+    code (an upgrade, a branch, an edit that forgot to bump SCAN_VERSION) is not read, only rebuilt. Only
+    stat calls, once per process: the warm index stays cheap."""
+    global _SCANNER_STAMP
+    if _SCANNER_STAMP is None:
+        import kernlint
+
+        pkg = Path(kernlint.__file__).resolve().parent
+        h = hashlib.blake2b(digest_size=8)
+        for sub in ("project", "frontend", "ir"):
+            try:
+                names = sorted(os.listdir(pkg / sub))
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith((".py", ".h")):
+                    try:
+                        st = os.stat(pkg / sub / name)
+                    except OSError:
+                        continue
+                    h.update(f"{sub}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _SCANNER_STAMP = h.hexdigest()
+    return _SCANNER_STAMP
 
 
 def content_hash(data: bytes) -> str:
@@ -99,7 +130,8 @@ class FactsCache:
         try:
             # Only a regular file, size-capped: a FIFO or a link to /dev/zero in its place must not hang.
             data = json.loads(read_regular(self.file, 256 << 20).decode("utf-8"))
-            if isinstance(data, dict) and data.get("version") == SCAN_VERSION and data.get("root") == str(root):
+            if (isinstance(data, dict) and data.get("version") == SCAN_VERSION and data.get("root") == str(root)
+                    and data.get("code") == scanner_stamp()):
                 files = data.get("files", {})
                 self.raw = files if isinstance(files, dict) else {}
         except (ReadProblem, OSError, ValueError, RecursionError):
@@ -164,5 +196,6 @@ class FactsCache:
             entry: dict[str, Any] = {"hash": h, "stamp": list(st), "facts": dataclasses.asdict(f)}
             entry["sum"] = entry_sum(p, entry)
             files[p] = entry
-        payload = json.dumps({"version": SCAN_VERSION, "root": str(root), "files": files}, separators=(",", ":"))
+        payload = json.dumps({"version": SCAN_VERSION, "code": scanner_stamp(), "root": str(root), "files": files},
+                             separators=(",", ":"))
         atomic_write(self.file, payload.encode("utf-8"))
