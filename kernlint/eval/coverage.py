@@ -227,6 +227,11 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
         matches = [f for f in tu.functions.named(e.name) if len(f.params) == len(e.args) and not f.is_kernel]
         if len(matches) > 1 and e.template_args:
             matches = [f for f in matches if len(f.template_params) >= len(e.template_args)]
+        if not matches and "::" not in e.name:
+            # A method's call of another method without `this->` (`load(p, v, N)` in the other overload
+            # of a class template's `load`): clang leaves it unresolved, and the methods spelled so are
+            # the candidates; one of that arity is the callee.
+            matches = [f for f in tu.functions.methods_spelled(e.name) if len(f.params) == len(e.args)]
         fn = matches[0] if len(matches) == 1 else None
     if fn is None or fn.body is None or fn.is_kernel:
         return None

@@ -150,6 +150,17 @@ class FunctionTable(Mapping[str, Function]):
         self._named[name] = out
         return out
 
+    def methods_spelled(self, spelling: str) -> tuple[Function, ...]:
+        """The methods (`Class::spelling`) whose own name is `spelling`, in the table's order: the
+        candidates of a call `spelling(...)` made inside a method without `this->` (clang leaves it
+        unresolved in a class template)."""
+        tail = "::" + spelling
+        keys = [*self._by_name.get(spelling, ()),  # not lowered yet: filed under their spelling
+                *(k for name, ks in self._by_name.items() if name.endswith(tail) for k in ks)]
+        position = {k: i for i, k in enumerate(self._entries)}
+        keys = sorted(dict.fromkeys(keys), key=position.__getitem__)
+        return tuple(fn for fn in (self[k] for k in keys) if fn.name.endswith(tail))
+
     def at_place(self, target: str) -> Iterator[Function]:
         """The functions whose key names the same place as `target` (`...@file:line:column`), in the table's
         order, lowered as they are yielded: a class template's member, which clang names by its
