@@ -364,3 +364,12 @@ def test_kl401_opt_in_shared_memory_is_info() -> None:
     # Under the 48 KB default the same limiter is still a warning.
     diag = only(lint(block_size=128, resources=exact(32), dynamic_shared_bytes=40 * KB), "KL401")
     assert diag.severity is Severity.WARNING
+
+
+def test_an_unknown_dynamic_shared_amount_is_said_to_be_counted_as_none() -> None:
+    # A launch `k<<<g, b, n * sizeof(float)>>>` whose amount does not fold: counted as 0 B, and said so
+    # (more shared memory can only lower occupancy, so a KL401 found without it stands).
+    said = only(lint(resources=exact(128), dynamic_shared_unknown=True), "KL401").assumptions
+    assert any("0 B dynamic per block (the dynamic amount is not known: counted as none" in a for a in said)
+    known = only(lint(resources=exact(128)), "KL401").assumptions
+    assert not any("not known" in a for a in known)

@@ -148,11 +148,13 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
         block_size = None
         block_source = "unknown"
         dynamic = 0
+        dynamic_unknown = False
         # Not a guess, nor one of the values tried for a block of runtime values (launch.runtime_blocks).
         if first is not None and first.shape.guess != "default" and not first.shape.guess.startswith("runtime:"):
             block_size = first.shape.threads
             block_source = first.shape.source
             dynamic = first.shape.dynamic_shared or 0
+            dynamic_unknown = first.shape.dynamic_shared is None
         bindings = dict(first.shape.bindings) if first is not None else {}
         lb = fold_bound(fn.launch_bounds[0], bindings, macros) if fn.launch_bounds else None
         lb_min = fold_bound(fn.launch_bounds[1], bindings, macros) if len(fn.launch_bounds) > 1 else None
@@ -167,7 +169,7 @@ def check_translation_unit(tu: ir.TranslationUnit, text: str, options: "LintOpti
                 block_source=block_source, resources=resources, static_shared_bytes=shared,
                 dynamic_shared_bytes=dynamic, arch=arch, threshold=options.occupancy_threshold,
                 launch_bounds=lb, launch_sites=sites, launch_bounds_min_blocks=lb_min,
-                register_estimate=estimate,
+                register_estimate=estimate, dynamic_shared_unknown=dynamic_unknown,
             )
         except ValueError:
             return  # an arch the calculator does not know: the CLI validated it, so nothing to add

@@ -267,6 +267,7 @@ def occupancy_diagnostics(
     launch_sites: tuple[tuple[int, ...], ...] = (),
     launch_bounds_min_blocks: int | None = None,
     register_estimate: KernelResources | None = None,
+    dynamic_shared_unknown: bool = False,
 ) -> list[Diagnostic]:
     """Return the KL401-KL405 findings for one kernel (or one template instantiation).
 
@@ -280,6 +281,8 @@ def occupancy_diagnostics(
     not reported. ``register_estimate`` is the register estimate from the source (the figure a run without nvcc
     uses; when ``resources`` is the estimate it is that): KL401's severity follows what the estimate can
     decide over its margin, so that a kernel has one severity with and without nvcc.
+    ``dynamic_shared_unknown``: the dynamic shared-memory amount is not known (a launch's that did not fold,
+    or a shape given without one): counted as 0, which the assumption says (more only lowers occupancy).
     """
     limits = arch_limits(arch)
     exact = resources is not None and resources.source == "exact"
@@ -313,7 +316,9 @@ def occupancy_diagnostics(
             bounds = f"{launch_bounds}, {min_blocks}" if launch_bounds_min_blocks else f"{launch_bounds}"
             assumptions.append(f"estimate capped at {cap} registers by __launch_bounds__({bounds})")
             registers = cap
-    assumptions.append(f"shared memory {_bytes(static)} static + {_bytes(dynamic)} dynamic per block")
+    assumptions.append(f"shared memory {_bytes(static)} static + {_bytes(dynamic)} dynamic per block"
+                       + (" (the dynamic amount is not known: counted as none; more would only lower "
+                          "occupancy)" if dynamic_shared_unknown else ""))
     assumptions.append(f"default shared-memory carve-out (the runtime assumes the largest, "
                        f"{_bytes(limits.shared_per_sm)} per SM)")
     assumption_tuple = tuple(assumptions)
