@@ -254,38 +254,17 @@ def _read_cache(key: str) -> dict[str, Any] | None:
 
 
 def _write_cache(key: str, data: dict[str, Any]) -> None:
-    """Store a result; any failure (read-only dir, full disk) just means no cache."""
+    """Store a result; any failure (read-only dir, full disk) just means no cache (said once, as every
+    cache write: `leftovers.atomic_write`, which also leaves no temporary file behind)."""
     if not _caching():
         return
+    from kernlint.system.cacheentry import seal
+
     try:
-        directory = cache_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so a concurrent run never reads half a file.
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=leftovers.temp_file_prefix(), suffix=".tmp")
-    except OSError as exc:
-        from kernlint.system import cachenotes
-
-        cachenotes.record(cache_dir(), exc)
-        return
-    try:
-        from kernlint.system.cacheentry import seal
-
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(seal(key, json.dumps(data).encode("utf-8")))
-        os.replace(tmp, directory / f"resources-{key}.json")
-    except OSError as exc:
-        from kernlint.system import cachenotes
-
-        cachenotes.record(directory, exc)
+        payload = seal(key, json.dumps(data).encode("utf-8"))
     except (TypeError, ValueError):
-        pass
-    finally:
-        # Whatever went wrong (a full disk, a failed rename, an interruption), no temporary file stays.
-        if os.path.lexists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        return
+    leftovers.atomic_write(cache_dir() / f"resources-{key}.json", payload)
 
 
 @functools.lru_cache(maxsize=8)
