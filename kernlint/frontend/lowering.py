@@ -6,6 +6,7 @@ from typing import Callable, Iterable
 
 from kernlint.base import deadline
 from kernlint.ir import nodes as ir
+from kernlint.frontend import memory_refs
 from kernlint.frontend.clang_base import (
     _BINARY_SPELLINGS,
     _BINOPS,
@@ -43,6 +44,8 @@ class _Lowering:
         # is named many times; asking libclang each time cost a call or a visit per use.
         self.parent_kinds: dict[tuple[int, int | None], ci.CursorKind | None] = {}
         self.var_attrs: dict[tuple[int, int | None], frozenset[ci.CursorKind]] = {}
+        # Local references bound to an element of memory, lowered as pointers (frontend/memory_refs.py).
+        self.memory_refs: set[tuple[int, int | None]] = set()
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -190,8 +193,26 @@ class _Lowering:
                 if K.CUDACONSTANT_ATTR in attrs:
                     return ir.Ref(name, "constant", ctype, span)
                 return ir.Ref(name, "global", ctype, span)
+            if key in self.memory_refs:  # `x` of `T &x = a[i]` is `*x` of `T *x = &a[i]`: an access site
+                span = _span(c)
+                return ir.Unary("*", ir.Ref(name, "local", ir.CType("pointer", 8, False, pointee=ctype), span),
+                                ctype, span)
             return ir.Ref(name, "local", ctype, span)
         return ir.Ref(name, "unknown", ctype, span)
+
+    def _memory_var(self, decl: ci.Cursor) -> bool:
+        """Whether a variable declaration is of memory kernlint addresses: `__shared__`, `__constant__`
+        or at namespace scope."""
+        key = (decl._kind_id, decl.data[0])
+        attrs = self.var_attrs.get(key)
+        if attrs is None:
+            attrs = self.var_attrs[key] = frozenset(k.kind for k in decl.get_children())
+        if K.CUDASHARED_ATTR in attrs or K.CUDACONSTANT_ATTR in attrs:
+            return True
+        if key not in self.parent_kinds:
+            parent = decl.semantic_parent
+            self.parent_kinds[key] = parent.kind if parent is not None else None
+        return self.parent_kinds[key] in (K.TRANSLATION_UNIT, K.NAMESPACE)
 
     def member(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         kids = [k for k in c.get_children() if k.kind.is_expression()]
@@ -259,11 +280,11 @@ class _Lowering:
             if len(args) == 1 and (name == ctype.name.split("<")[0].split("::")[-1] or ctype.kind == "struct") \
                     and not _initializes_members(defn, self.ctx.path):
                 # A copy/converting construction `T v = expr`: the value is the argument's.
-                return ir.Cast(self.expr(args[0]), ctype, False, span)
+                return ir.Cast(self.arguments(ref, args)[0], ctype, False, span)
             # A constructor with a body kernlint can run (`Acc a(0.f)`, `View v(layout)` whose
             # `: lay(l)` keeps the argument in a member): the call's value is the object.
             target = _function_key(defn if defn is not None else ref) if _is_device(defn or ref) else ""
-            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target,
+            return ir.Call(name, self.arguments(ref, args), ctype, span, None, target,
                            _split_type_args(ctype.name))
         if ref is not None and ref.kind == K.CONVERSION_FUNCTION and kids:
             # `float* s = SharedMemory<float>()`: construct, then call `operator float*()` on the object.
@@ -378,7 +399,7 @@ class _Lowering:
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
                                  template_args)
         scope = _namespace_of(ref, callee_kids[0] if callee_kids else None) if not target and receiver is None else ""
-        return ir.Call(name, tuple(self.expr(a) for a in arg_kids), ctype, span, receiver, target, template_args,
+        return ir.Call(name, self.arguments(ref, arg_kids), ctype, span, receiver, target, template_args,
                        via, scope)
 
     def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
@@ -557,7 +578,43 @@ class _Lowering:
             init = self.converted(init_c[-1], self.expr(init_c[-1]), ctype)
         extern = v.storage_class == ci.StorageClass.EXTERN
         static = v.storage_class == ci.StorageClass.STATIC
+        if init is not None and ctype.kind == "reference" and ctype.pointee is not None \
+                and memory_refs.binds_memory(v, init_c[-1], self._memory_var,
+                                             lambda d: (d._kind_id, d.data[0]) in self.memory_refs):
+            # `T &x = a[i]` as `T *x = &a[i]`; its uses are `*x` (decl_ref): nothing is read here.
+            self.memory_refs.add((v._kind_id, v.data[0]))
+            pointer = ir.CType("pointer", 8, False, pointee=ctype.pointee, name=ctype.name)
+            init = self.address_of(init_c[-1], pointer)
+            return ir.VarDecl(v.spelling, pointer, init, _span(v), shared, extern, static)
         return ir.VarDecl(v.spelling, ctype, init, _span(v), shared, extern, static)
+
+    def address_of(self, c: ci.Cursor, pointer: ir.CType) -> ir.Expr:
+        """`&e` for the memory lvalue `e` a reference is bound to; of a conditional, each side's."""
+        c = memory_refs.strip(c)
+        if c.kind == K.CONDITIONAL_OPERATOR:
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            return ir.Cond(self.expr(kids[0]), self.address_of(kids[1], pointer), self.address_of(kids[2], pointer),
+                           pointer, _span(c))
+        if c.kind == K.CXX_REINTERPRET_CAST_EXPR:  # `&reinterpret_cast<T &>(x)` is `reinterpret_cast<T *>(&x)`
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            inner = ir.CType("pointer", 8, False, pointee=self.types.convert(kids[-1].type))
+            return ir.Cast(self.address_of(kids[-1], inner), pointer, True, _span(c))
+        return ir.Unary("&", self.expr(c), pointer, _span(c))
+
+    def arguments(self, callee: ci.Cursor | None, kids: list[ci.Cursor]) -> tuple[ir.Expr, ...]:
+        """A call's arguments. A reference to memory (frontend/memory_refs.py) passed on to a reference
+        parameter of class type (`BlockScan(temp_storage)`) is not read by the call: it is an opaque value
+        there, not a load of the whole object."""
+        if not self.memory_refs or callee is None:
+            return tuple(self.expr(a) for a in kids)
+        params = list(callee.get_arguments()) if callee.kind in (K.CONSTRUCTOR, K.FUNCTION_DECL, K.CXX_METHOD) else []
+        out = []
+        for i, a in enumerate(kids):
+            if i < len(params) and memory_refs.passed_on(a, params[i], self.memory_refs):
+                out.append(ir.Opaque("a reference passed on", self.ctype(a), _span(a)))
+            else:
+                out.append(self.expr(a))
+        return tuple(out)
 
     def for_stmt(self, c: ci.Cursor, span: ir.Span) -> ir.Stmt:
         kids = list(c.get_children())
