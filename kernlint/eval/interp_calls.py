@@ -14,6 +14,8 @@ from kernlint.ir import dependent_types
 from kernlint.eval.values import UNKNOWN, Frame, Val, unknown
 from kernlint.ir.function_table import key_file
 from kernlint.eval.limits import MAX_INLINE_DEPTH
+from kernlint.ir.substitute import replace_refs
+from kernlint.frontend import memory_refs
 from kernlint.eval.stmt_facts import _PURE_CALL, _MAKE_VECTOR, _BARRIERS, _local_lvalue, reference_use
 
 
@@ -222,6 +224,23 @@ class CallsMixin:
             return inner
         return None
 
+    def _object_reference(self, p: ir.Param, arg: ir.Expr) -> bool:
+        """Whether `arg` is an element of memory (`ps[i]`, `*p`, `s->node`) bound to `p`, a reference to a
+        class type."""
+        t = self.resolve(p.ctype)
+        if t.kind != "reference" or t.pointee is None:
+            return False
+        pointee = self.resolve(t.pointee)
+        if pointee.kind != "struct" or memory_refs.vector_like(pointee.size, pointee.align):
+            return False  # (a vector-like element is read whole, at the call, as before)
+        inner = arg
+        while isinstance(inner, ir.Cast) and not inner.explicit:
+            inner = inner.operand
+        if not (isinstance(inner, ir.Index) or isinstance(inner, ir.Unary) and inner.op == "*"
+                or isinstance(inner, ir.Member) and inner.arrow):
+            return False
+        return _local_lvalue(arg) is None and self.ref_target(arg) is None
+
     def _memory_reference(self, p: ir.Param, arg: ir.Expr) -> bool:
         """Whether `arg` is a scalar element of global or shared memory (`out[i]`, `*p`, `s->x`)
         bound to `p`, a non-const reference parameter."""
@@ -249,7 +268,19 @@ class CallsMixin:
         # call) when it writes it, both when both.
         element_refs = {i: reference_use(callee, p.name) for i, p in enumerate(callee.params)
                         if i < len(e.args) and self._memory_reference(p, e.args[i])}
-        args = [Val(None, why=("unmodelled", f"written through reference parameter `{callee.params[i].name}`"))
+        # An element of memory bound to a reference parameter of class type (`advance(ps[i])` with
+        # `void advance(Particle &p)`): the call reads nothing by itself; the callee's `p` is that
+        # element (its address, below), so each field it reads or writes is an access there.
+        object_refs = {i: lv[0] for i, p in enumerate(callee.params)
+                       if i < len(e.args) and self._object_reference(p, e.args[i])
+                       and (lv := self.lvalue(e.args[i])) is not None and lv[0].space not in ("", "local")}
+        for i in object_refs:  # (the argument's own site makes no access: it is not counted as one)
+            site = e.args[i]
+            while isinstance(site, ir.Cast) and not site.explicit:
+                site = site.operand
+            self.cov.local.add(self.site_key(site.span, cov.ACCESS))  # type: ignore[attr-defined]
+        args = [object_refs[i] if i in object_refs else
+                Val(None, why=("unmodelled", f"written through reference parameter `{callee.params[i].name}`"))
                 if i in element_refs and not element_refs[i][0] else self.eval(a) for i, a in enumerate(e.args)]
         frame = Frame()
         if method:
@@ -264,6 +295,12 @@ class CallsMixin:
             t = self.resolve(p.ctype)
             if t.kind in ("int", "bool", "float"):
                 v = self.convert(v, t)
+            if i in object_refs:
+                # (the callee's `p` reads as `*&p`: eval/interp_calls.object_body)
+                frame.env["&" + p.name] = v
+                frame.decl_mask["&" + p.name] = self.mask.copy()
+                frame.ctype_of["&" + p.name] = ir.CType("pointer", 8, False, pointee=t.pointee)
+                continue
             if t.kind == "reference" and not v.field("__cg"):
                 pointee = self.resolve(t.pointee) if t.pointee is not None else None
                 if pointee is not None and (pointee.const or t.name.startswith("const ")):
@@ -320,7 +357,8 @@ class CallsMixin:
         self.call_sites.append((e.span, callee.name, callee.span, same_file, key_file(callee.key)))
         try:
             assert callee.body is not None
-            self.exec_block(callee.body)
+            self.exec_block(object_body(callee, frozenset(callee.params[i].name for i in object_refs), e.span)
+                            if object_refs else callee.body)
         finally:
             self.call_sites.pop()
             self.frames.pop()
@@ -341,3 +379,29 @@ class CallsMixin:
                 return obj  # a constructor: the call's value is the object it built
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
+
+
+_OBJECT_BODIES: dict[tuple[int, frozenset[str], ir.Span], tuple[ir.Function, ir.Block]] = {}
+
+
+def object_body(callee: ir.Function, names: frozenset[str], at: ir.Span) -> ir.Block:
+    """`callee`'s body with each reference parameter in `names` read through its address: `p` becomes
+    `*(&p)`, the pointer the caller bound (frame name `&p`); the access sites without a place of their own
+    are at the call `at`. Kept per callee, names and call (the callee outlives the run's calls)."""
+    key = (id(callee), names, at)
+    kept = _OBJECT_BODIES.get(key)
+    if kept is not None and kept[0] is callee:
+        return kept[1]
+
+    def replace(r: ir.Ref) -> ir.Expr | None:
+        if r.kind != "param" or r.name not in names:
+            return None
+        pointer = ir.CType("pointer", 8, False, pointee=r.ctype)
+        return ir.Unary("*", ir.Ref("&" + r.name, "local", pointer, r.span), r.ctype,
+                        r.span if r.span != ir.NO_SPAN else at)
+
+    body = replace_refs(callee.body, replace)
+    if len(_OBJECT_BODIES) > 256:
+        _OBJECT_BODIES.clear()
+    _OBJECT_BODIES[key] = (callee, body)  # type: ignore[assignment]
+    return body  # type: ignore[return-value]

@@ -8,7 +8,8 @@ the reference a write to a thread's own copy (the store never reported).
 So a local reference whose initializer is an element of memory (reached through a pointer, or an element
 of a `__shared__`, `__constant__` or global array) is lowered as a pointer to that element, `T *x = &a[i];`,
 and each use of `x` as `*x`: the access happens, and is reported, where the reference is read or written.
-References to a thread's own variables, to whole arrays (`float (&row)[33] = tile[ty]`, which already name
+References to a vector-like class (`const uchar4 &c = img[i]`: see `vector_like`), to a thread's own
+variables, to whole arrays (`float (&row)[33] = tile[ty]`, which already name
 an address) and to what a call returns are lowered as before.
 """
 from __future__ import annotations
@@ -43,7 +44,17 @@ def binds_memory(var: ci.Cursor, init: ci.Cursor, is_memory_var, is_memory_ref) 
     if pointee.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
                         ci.TypeKind.DEPENDENTSIZEDARRAY, ci.TypeKind.INVALID):
         return False
+    if pointee.kind == ci.TypeKind.RECORD and vector_like(pointee.get_size(), pointee.get_align()):
+        return False
     return _names_memory(strip(init), is_memory_var, is_memory_ref, 0)
+
+
+def vector_like(size: int, align: int) -> bool:
+    """A class as wide as its alignment, at most 16 bytes (`uchar4`, `float2`, `float4`, an aligned pair):
+    the compiler reads such an element whole in one vector instruction, whichever fields are used, so
+    splitting its reads by field would report accesses narrower than the real one. Such references keep
+    the element read where they are bound."""
+    return 0 < size <= 16 and size == align
 
 
 def _names_memory(c: ci.Cursor, is_memory_var, is_memory_ref, depth: int) -> bool:
