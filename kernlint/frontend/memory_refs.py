@@ -68,7 +68,8 @@ def _names_memory(c: ci.Cursor, is_memory_var, is_memory_ref, depth: int) -> boo
         return _names_memory(base, is_memory_var, is_memory_ref, depth + 1)  # `s[i][j]`: an element of s
     if c.kind == K.UNARY_OPERATOR and len(kids) == 1:
         toks = [t.spelling for _, t in zip(range(1), c.get_tokens())]
-        return bool(toks) and toks[0] == "*" and _is_pointer(kids[0].type)
+        return bool(toks) and toks[0] == "*" and _is_pointer(kids[0].type) \
+            and strip(kids[0]).kind != K.CXX_THIS_EXPR  # (`*this`: the object a method runs on)
     if c.kind == K.MEMBER_REF_EXPR and kids:
         base = strip(kids[0])
         if _is_pointer(kids[0].type):
