@@ -185,7 +185,8 @@ def is_local_storage(e: ir.Expr, shared: Iterable[str] = ()) -> bool:
                 and e.name not in shared)
     if isinstance(e, ir.Member) and not e.arrow:
         return is_local_storage(e.base, shared)
-    if isinstance(e, ir.Index) and e.ctype.kind == "array":
+    if isinstance(e, ir.Index) and e.ctype.kind in ("array", "struct", "template"):
+        # a row of a local array, or one of its objects (`accum[i][j].x[0]` on an array of fragments)
         return is_local_storage(e.base, shared)
     return False
 
