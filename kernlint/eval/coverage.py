@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint.ir import nodes as ir
-from kernlint.eval.library_calls import is_library_transfer, unresolved_call
+from kernlint.eval.library_calls import is_asm_access, is_async_copy, is_library_transfer, unresolved_call
 from kernlint.base.frozen import frozen
 from kernlint.base.memo import by_identities, by_identity
 
@@ -84,6 +84,11 @@ REASONS: dict[str, tuple[str, str, str]] = {
                 "evaluate (its accesses are inside the library)",
                 "check the copy and MMA atoms' layouts with the library's own tools (CuTe's print_latex, "
                 "Nsight Compute); kernlint evaluates plain pointer and array accesses only"),
+    "asm": ("inline PTX `{d}` addresses memory kernlint does not evaluate (only `cp.async` copies are read)",
+            "inline PTX `{d}` addresses memory kernlint does not evaluate (only `cp.async` copies are read)",
+            "write the access in CUDA C++ (a vector load or store, `__ldg`, `__stcs`), which kernlint evaluates"),
+    "async_copy": ("{d}", "{d}", "copy 4, 8 or 16 bytes per call, with a byte count (and source size) the launch "
+                   "fixes, from an address kernlint can follow"),
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
                "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
@@ -439,6 +444,11 @@ class _Walker:
             self.expr(e.args[1], outer, depth)
             if e.args[0].ctype.kind in ("pointer", "template"):
                 self.site(e.span, outer, ACCESS)
+            return
+        if is_async_copy(e) or is_asm_access(e):
+            for a in e.args:
+                self.expr(a, outer, depth)
+            self.site(e.span, outer, ACCESS)  # a copy's read and write (eval/async_copy.py), an asm's access
             return
         if name == "operator=" and e.receiver is None and len(e.args) >= 2:
             self.expr(e.args[-1], outer, depth)

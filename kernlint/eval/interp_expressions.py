@@ -183,7 +183,7 @@ class ExpressionsMixin:
         key = (id(data), t.kind, t.size, t.signed, not v.deps, v.is_float)
         hit = self._converted.get(key)
         if hit is not None and hit[0] is data:
-            return Val(hit[1], v.deps)
+            return self._as_address(Val(hit[1], v.deps), v, t)
         source = data
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
@@ -195,7 +195,15 @@ class ExpressionsMixin:
         if len(self._converted) >= 256:
             self._converted.clear()
         self._converted[key] = (source, out)
-        return Val(out, v.deps)
+        return self._as_address(Val(out, v.deps), v, t)
+
+    @staticmethod
+    def _as_address(r: Val, v: Val, t: ir.CType) -> Val:
+        """`r`, the integer `v` converted to `t`, still pointing where `v` does when `v` is an address and `t`
+        wide enough to hold it (`unsigned s = __cvta_generic_to_shared(p)`, then an inline-asm operand)."""
+        if v.space and v.space != "local" and t.size >= 4:
+            return Val(r.data, r.deps, v.space, v.root)
+        return r
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
