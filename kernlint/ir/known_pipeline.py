@@ -53,14 +53,10 @@ template <class Group, thread_scope Scope, uint8_t Stages>
 __device__ pipeline<Scope> make_pipeline(const Group &group, pipeline_shared_state<Scope, Stages> *state) {
   return pipeline<Scope>();
 }
-template <class Group, thread_scope Scope, uint8_t Stages>
+// (one template for the producer count and the role: kernlint finds a template's body by name and arity)
+template <class Group, thread_scope Scope, uint8_t Stages, class CountOrRole>
 __device__ pipeline<Scope> make_pipeline(const Group &group, pipeline_shared_state<Scope, Stages> *state,
-                                         size_t producer_count) {
-  return pipeline<Scope>();
-}
-template <class Group, thread_scope Scope, uint8_t Stages>
-__device__ pipeline<Scope> make_pipeline(const Group &group, pipeline_shared_state<Scope, Stages> *state,
-                                         pipeline_role role) {
+                                         CountOrRole producers) {
   return pipeline<Scope>();
 }
 template <uint8_t Prior, thread_scope Scope> __device__ void pipeline_consumer_wait_prior(pipeline<Scope> &pipe) {}
