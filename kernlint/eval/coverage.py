@@ -84,8 +84,10 @@ REASONS: dict[str, tuple[str, str, str]] = {
                 "evaluate (its accesses are inside the library)",
                 "check the copy and MMA atoms' layouts with the library's own tools (CuTe's print_latex, "
                 "Nsight Compute); kernlint evaluates plain pointer and array accesses only"),
-    "asm": ("inline PTX `{d}` addresses memory kernlint does not evaluate (only `cp.async` copies are read)",
-            "inline PTX `{d}` addresses memory kernlint does not evaluate (only `cp.async` copies are read)",
+    "asm": ("inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
+            "standing alone, no other instruction)",
+            "inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
+            "standing alone, no other instruction)",
             "write the access in CUDA C++ (a vector load or store, `__ldg`, `__stcs`), which kernlint evaluates"),
     "async_copy": ("{d}", "{d}", "copy 4, 8 or 16 bytes per call, with a byte count (and source size) the launch "
                    "fixes, from an address kernlint can follow"),

@@ -1,4 +1,4 @@
-"""The stubs for missing asynchronous-copy headers (libcu++ `<cuda/pipeline>`, `<cuda/barrier>`, `<cuda_pipeline.h>`,
+"""The stubs for missing asynchronous-copy headers (libcu++ `<cuda/pipeline>`, `<cuda/barrier>`,
 `<cooperative_groups/memcpy_async.h>`): the per-thread copies modelled as the accesses the CUDA guide documents.
 
 Ampere-era kernels stage global memory into shared memory with `cuda::memcpy_async(dst, src, size, pipe)`
@@ -23,6 +23,12 @@ Pipelines and barriers are empty objects whose methods do nothing kernlint model
 memory access). The per-thread overloads take the non-template bases of `pipeline<Scope>` and
 `barrier<Scope>`, so no template argument has to be deduced for them. A real header, when found, always
 wins (stubs are searched after every include directory).
+
+`<cuda_pipeline.h>` and `<cuda_pipeline_primitives.h>` need no stub: their primitives
+(`__pipeline_memcpy_async`, `__pipeline_commit`, `__pipeline_wait_prior`) are declared by kernlint's CUDA
+shim in every file. The experimental C++ form of `<cuda_pipeline.h>` (`nvcuda::experimental::memcpy_async(
+dst, src, pipe)`, sizeof(T) bytes) is not declared: a template whose T kernlint could not bind would copy
+an unknown size, so such a call stays an unresolved one (KL904).
 """
 from __future__ import annotations
 
@@ -91,25 +97,6 @@ __device__ void memcpy_async(const Group &group, void *dst, const void *src, siz
 #endif
 """
 
-# <cuda_pipeline.h> (CUDA C++ Programming Guide, "Pipeline Primitives Interface"): the primitives are the
-# shim's (`__pipeline_memcpy_async`, ...); the header's C++ form, `nvcuda::experimental::memcpy_async(dst,
-# src, pipe)`, copies one object of type T, `sizeof(T)` bytes, per thread.
-_CUDA_PIPELINE = """\
-#ifndef KERNLINT_KNOWN_CUDA_PIPELINE_H
-#define KERNLINT_KNOWN_CUDA_PIPELINE_H
-namespace nvcuda { namespace experimental {
-class pipeline {
-public:
-  __device__ void commit() {}
-  __device__ void wait_prior(size_t prior) {}
-};
-template <class T> __device__ void memcpy_async(T &dst, const T &src, pipeline &pipe) {
-  __pipeline_memcpy_async(&dst, &src, sizeof(T));
-}
-} }
-#endif
-"""
-
 _CG_ASYNC = """\
 #ifndef KERNLINT_KNOWN_CG_MEMCPY_ASYNC
 #define KERNLINT_KNOWN_CG_MEMCPY_ASYNC
@@ -125,8 +112,6 @@ template <unsigned int Prior, class Group> __device__ void wait_prior(const Grou
 ASYNC: dict[str, str] = {
     "cuda/pipeline": _CUDA,
     "cuda/barrier": _CUDA,
-    "cuda_pipeline.h": _CUDA_PIPELINE,
-    "cuda_pipeline_primitives.h": "",
     "cooperative_groups/memcpy_async.h": _CG_ASYNC,
 }
 
