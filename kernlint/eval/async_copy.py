@@ -35,6 +35,19 @@ def _vector(name: str, n: int) -> ir.CType:
     return ir.CType("struct", n, name=name, fields=fields, align=n)
 
 
+# An async copy's events carry this before the copy's name in `text` (the checks' note, --confirm's verdict).
+TEXT_PREFIX = "async:"
+NOTE_PREFIX = "the access is each lane's part of the asynchronous copy"
+
+
+def async_note(text: str) -> str | None:
+    """The note for a finding on an asynchronous copy's access (`text`: the event's), else None."""
+    if not text.startswith(TEXT_PREFIX):
+        return None
+    return (f"{NOTE_PREFIX} `{text[len(TEXT_PREFIX):]}`: its global read and its shared write, one vector access of "
+            "the copy's size each (CUDA C++ Programming Guide, \"Asynchronous Data Copies\"; PTX ISA, \"cp.async\")")
+
+
 # The access each lane makes for a copy of this many bytes (the CUDA vector types of those sizes).
 _TYPES = {4: _uint(4), 8: _vector("uint2", 8), 16: _vector("uint4", 16)}
 
@@ -84,9 +97,9 @@ def eval_async_copy(interp: Interp, e: ir.Call) -> Val:
     try:
         if reads.any():
             interp.mask = reads
-            interp.access(e, src, t, "load")
+            interp.access(e, src, t, "load", text=TEXT_PREFIX + name)
         interp.mask = parent
-        interp.access(e, dst, t, "store")
+        interp.access(e, dst, t, "store", text=TEXT_PREFIX + name)
     finally:
         interp.mask = parent
     return UNKNOWN
