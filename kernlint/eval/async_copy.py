@@ -73,9 +73,9 @@ def eval_async_copy(interp: Interp, e: ir.Call) -> Val:
     interp.recent_loads.forget()  # (the shared write lands later, when the pipeline waits: no value is reused)
     n = _uniform_int(size, interp.mask)
     if n not in _TYPES:
-        what = "a byte count that does not fold" if n is None else f"{n} bytes"
-        return _not_evaluated(interp, key, f"`{name}` of {what} per thread (kernlint evaluates copies of 4, 8 or "
-                                           "16 bytes, one vector access each)")
+        what = "a byte count that does not fold to one value for the warp" if n is None else f"{n} bytes per thread"
+        return _not_evaluated(interp, key, f"`{name}` of {what} (kernlint evaluates copies of 4, 8 or 16 bytes, "
+                                           "one vector access each)")
     reads = interp.mask
     if extra is not None:
         # src-size (cp.async) or zfill (__pipeline_memcpy_async): the bytes read are src-size, or size - zfill.

@@ -108,7 +108,7 @@ template <unsigned int Prior, class Group> __device__ void wait_prior(const Grou
 #endif
 """
 
-# Missing include (as written, or its last two components) -> the stub's text.
+# Missing include (its last two components, else its file name) -> the stub's text.
 ASYNC: dict[str, str] = {
     "cuda/pipeline": _CUDA,
     "cuda/barrier": _CUDA,
@@ -120,11 +120,6 @@ def _key(name: str) -> str:
     parts = posixpath.normpath(name.replace("\\", "/")).split("/")
     two = "/".join(parts[-2:])
     return two if two in ASYNC else parts[-1]
-
-
-def is_async_header(name: str) -> bool:
-    """Whether a missing include, as written, is one of the headers stubbed here."""
-    return bool(ASYNC.get(_key(name)))
 
 
 def async_stub(name: str) -> str | None:
