@@ -448,7 +448,7 @@ class _Walker:
                 self.site(e.span, outer, ACCESS)
             return
         if is_async_copy(e) or is_asm_access(e):
-            for a in e.args:
+            for a in e.args if is_async_copy(e) else ():  # (an asm's operands are not run: interp_calls)
                 self.expr(a, outer, depth)
             self.site(e.span, outer, ACCESS)  # a copy's read and write (eval/async_copy.py), an asm's access
             return

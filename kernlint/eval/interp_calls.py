@@ -97,8 +97,7 @@ class CallsMixin:
                 self.access(e, p, self.resolve(pt.pointee), "store")
             return UNKNOWN
         if library_calls.is_asm_access(e):
-            for a in e.args:
-                self.eval(a)
+            # Not run: its operands are not evaluated either (no work of it is counted as evaluated).
             self.recent_loads.forget()  # (it may write memory)
             self.uniform_loads.forget("")
             if self.any_active():
