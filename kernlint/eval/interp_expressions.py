@@ -375,6 +375,12 @@ class ExpressionsMixin:
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         r = self._arith(op, a, b, rtype, ltype, btype)
+        if (a.space or b.space) and not r.space and r.data is not None and op in ("+", "-") \
+                and (not a.space or not b.space) and (a.space or op == "+"):
+            # An address held as an integer (`smem + 16` after `__cvta_generic_to_shared`: convert) moved by
+            # a byte count still points into the same memory.
+            base = a if a.space else b
+            r = Val(r.data, r.deps, base.space, base.root)
         if r.data is None and (a.data is None) is not (b.data is None) and rtype.kind in ("int", "bool"):
             bound = bounded_index.arith(op, a, b)  # `code & 7`: unknown, but within a range
             if bound is not None:
