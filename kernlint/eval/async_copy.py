@@ -1,5 +1,6 @@
-"""Per-thread asynchronous global-to-shared copies (`cp.async`, `__pipeline_memcpy_async`, `cuda::memcpy_async`)
-evaluated as the one global read and one shared write of 4, 8 or 16 bytes each lane makes.
+"""Per-thread asynchronous copies evaluated as the one global read and one shared write each lane makes.
+
+The copies: `cp.async`, `__pipeline_memcpy_async`, `cuda::memcpy_async`, of 4, 8 or 16 bytes per thread.
 
 PTX ISA, "cp.async": each thread copies cp-size bytes (4, 8 or 16; with `.cg` only 16) from the global
 address to the shared address; an optional src-size operand reads only that many bytes and fills the

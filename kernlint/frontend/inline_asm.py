@@ -1,5 +1,7 @@
-"""Inline PTX (`asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g))`): the asynchronous copies
-read from the statement's tokens and lowered as calls the evaluator models; other memory instructions counted.
+"""Inline PTX read from an asm statement's tokens: `cp.async` copies lowered as calls, other memory uses counted.
+
+`asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g))` becomes a call the evaluator
+models (eval/async_copy.py).
 
 libclang gives a GCC asm statement (CursorKind.ASM_STMT) its operand expressions as children (the outputs,
 then the inputs) and nothing else: the template string and the constraints are read here from its tokens.

@@ -1,5 +1,6 @@
-"""The stubs for missing asynchronous-copy headers (libcu++ `<cuda/pipeline>`, `<cuda/barrier>`,
-`<cooperative_groups/memcpy_async.h>`): the per-thread copies modelled as the accesses the CUDA guide documents.
+"""The stubs for missing asynchronous-copy headers: `cuda::memcpy_async` made the accesses the CUDA guide documents.
+
+The headers: libcu++ `<cuda/pipeline>` and `<cuda/barrier>`, and `<cooperative_groups/memcpy_async.h>`.
 
 Ampere-era kernels stage global memory into shared memory with `cuda::memcpy_async(dst, src, size, pipe)`
 (or `..., barrier)`). The CUDA C++ Programming Guide ("Asynchronous Data Copies", "memcpy_async API") says
