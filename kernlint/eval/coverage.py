@@ -89,6 +89,11 @@ REASONS: dict[str, tuple[str, str, str]] = {
             "inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
             "standing alone, no other instruction)",
             "write the access in CUDA C++ (a vector load or store, `__ldg`, `__stcs`), which kernlint evaluates"),
+    "collective_copy": ("calls `{d}`, a collective copy: the group's threads share its bytes as the library "
+                        "decides (CUDA C++ Programming Guide, \"memcpy_async API\"), so no lane's addresses are known",
+                        "calls `{d}`, a collective copy whose lane mapping is the library's",
+                        "a per-thread copy (no group argument) of 4, 8 or 16 bytes is evaluated, one vector access "
+                        "per lane"),
     "async_copy": ("{d}", "{d}", "copy 4, 8 or 16 bytes per call, with a byte count (and source size) the launch "
                    "fixes, from an address kernlint can follow"),
     "budget": ("the evaluator's step budget ran out before this point",

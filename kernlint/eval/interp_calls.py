@@ -157,7 +157,9 @@ class CallsMixin:
             # missing header (`a[i]` on `cufftComplex *a`): those names are why.
             return unknown(*args, why=("missing_type", missing[0]), uniform=False)
         if e.scope and library_calls.is_library_transfer(e):
-            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("library", library_calls.qualified(e)))
+            # (a group's memcpy_async is a collective copy: its reason says so, ir/known_pipeline.py)
+            kind = "collective_copy" if e.name == "memcpy_async" else "library"
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), (kind, library_calls.qualified(e)))
         return unknown(*args, why=("fnptr", e.via) if e.via else ("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:
