@@ -453,7 +453,7 @@ def _on_loaded_values(d: Diagnostic) -> bool:
     no barrier/collective in a kernel that hung at one (only those are judged from the trace)."""
     if d.confirmation != "not-run":
         return False
-    return d.metrics.get("confirm_not_run") in ("data-dependent", "library-model") or (
+    return d.metrics.get("confirm_not_run") in ("data-dependent", "library-model", "async-copy") or (
         d.metrics.get("confirm_not_run") == "fault" and any("kernel hung" in n for n in d.notes))
 
 
@@ -753,6 +753,26 @@ def test_a_site_behind_a_branch_on_loaded_data_that_never_ran_is_data_dependent(
     out = _verdict(d, plan)
     assert out.confirmation == "not-run" and out.metrics["confirm_not_run"] == "data-dependent"
     assert "loaded data (line 26)" in out.notes[-1]
+
+
+def test_a_finding_on_an_asynchronous_copy_is_not_run_with_its_reason() -> None:
+    """An asynchronous copy (cuda::memcpy_async, inline-asm cp.async, __pipeline_memcpy_async) is a load and a
+    store at once, made by a call or an asm statement the instrumentation does not rewrite: its findings are
+    not-run 'async-copy', saying so, whatever the run measured; the other findings of the file are judged."""
+    from kernlint.confirm.verdict import _verdict
+
+    for name in ("KL101_async_copy.cu", "KL201_async_copy.cu"):
+        path = FIXTURES / name
+        text, result = _lint(path)
+        plan = confirm.plan_file(result, text, OPTIONS)
+        for r in plan.runs:  # as if the GPU ran every kernel and traced nothing at the copies
+            r.status, r.measured, r.traced_spans = "ok", object(), set()
+        copies = [d for d in result.diagnostics if d.code in ("KL101", "KL201")]
+        assert copies, name
+        for d in copies:
+            out = _verdict(d, plan)
+            assert out.confirmation == "not-run" and out.metrics["confirm_not_run"] == "async-copy", (name, d.line)
+            assert "asynchronous copy" in out.notes[-1]
 
 
 _RESAMPLED_GUARD = """\

@@ -32,6 +32,9 @@ NOT_RUN_REASONS = {
     "no-launch": "the kernel was not analysed or has no launch shape",
     "library-model": "the access is inside kernlint's model of a library whose header was not found (CUB): the GPU "
                      "build compiles the real library, whose accesses are not traced",
+    "async-copy": "the access is an asynchronous copy (cp.async, __pipeline_memcpy_async, cuda::memcpy_async): the "
+                  "instrumentation traces a load or a store it can wrap in the source, and a copy is both at once, "
+                  "made by a call or an asm statement it does not rewrite",
 }
 
 

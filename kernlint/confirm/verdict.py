@@ -24,6 +24,7 @@ from kernlint.confirm.model import (
 )
 from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval import events as ev
+from kernlint.eval.async_copy import NOTE_PREFIX as ASYNC_NOTE
 from kernlint.eval.result import KernelResult
 from kernlint.ir.known_cub import is_cub
 
@@ -282,6 +283,8 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
+    if any(n.startswith(ASYNC_NOTE) for n in d.notes):
+        return _mark(d, "not-run", {"confirm_not_run": "async-copy"}, "not run on a GPU: " + NOT_RUN_REASONS["async-copy"])
     if any(r.result.unit is not None and in_library_model(d, r.result.unit.stubbed) for r in runs):
         return _mark(d, "not-run", {"confirm_not_run": "library-model"},
                      "not run on a GPU: " + NOT_RUN_REASONS["library-model"])

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint.ir import nodes as ir
-from kernlint.eval.library_calls import is_library_transfer, unresolved_call
+from kernlint.eval.library_calls import is_asm_access, is_async_copy, is_library_transfer, unresolved_call
 from kernlint.base.frozen import frozen
 from kernlint.base.memo import by_identities, by_identity
 
@@ -84,6 +84,18 @@ REASONS: dict[str, tuple[str, str, str]] = {
                 "evaluate (its accesses are inside the library)",
                 "check the copy and MMA atoms' layouts with the library's own tools (CuTe's print_latex, "
                 "Nsight Compute); kernlint evaluates plain pointer and array accesses only"),
+    "asm": ("inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
+            "standing alone, no other instruction)",
+            "inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
+            "standing alone, no other instruction)",
+            "write the access in CUDA C++ (a vector load or store, `__ldg`, `__stcs`), which kernlint evaluates"),
+    "collective_copy": ("calls `{d}`, a collective copy: the group's threads share its bytes as the library "
+                        "decides (CUDA C++ Programming Guide, \"memcpy_async API\"), so no lane's addresses are known",
+                        "calls `{d}`, a collective copy whose lane mapping is the library's",
+                        "a per-thread copy (no group argument) of 4, 8 or 16 bytes is evaluated, one vector access "
+                        "per lane"),
+    "async_copy": ("{d}", "{d}", "copy 4, 8 or 16 bytes per call, with a byte count (and source size) the launch "
+                   "fixes, from an address kernlint can follow"),
     "budget": ("the evaluator's step budget ran out before this point",
                "the evaluator's step budget ran out before this point",
                "real sizes (--define NAME=VALUE) shorten the loops that use the budget"),
@@ -440,6 +452,11 @@ class _Walker:
             self.expr(e.args[1], outer, depth)
             if e.args[0].ctype.kind in ("pointer", "template"):
                 self.site(e.span, outer, ACCESS)
+            return
+        if is_async_copy(e) or is_asm_access(e):
+            for a in e.args if is_async_copy(e) else ():  # (an asm's operands are not run: interp_calls)
+                self.expr(a, outer, depth)
+            self.site(e.span, outer, ACCESS)  # a copy's read and write (eval/async_copy.py), an asm's access
             return
         if name == "operator=" and e.receiver is None and len(e.args) >= 2:
             self.expr(e.args[-1], outer, depth)

@@ -7,7 +7,7 @@ import numpy as np
 
 from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
-from kernlint.eval import atomics, builtins_math, coop_groups, library_calls
+from kernlint.eval import async_copy, atomics, builtins_math, coop_groups, library_calls
 from kernlint.eval import events as ev
 from kernlint.eval import asserted_shape
 from kernlint.ir import dependent_types
@@ -98,6 +98,22 @@ class CallsMixin:
             if pt.kind == "pointer" and pt.pointee is not None:
                 self.access(e, p, self.resolve(pt.pointee), "store")
             return UNKNOWN
+        if library_calls.is_asm_access(e):
+            # Not run: its operands are not evaluated either (no work of it is counted as evaluated).
+            self.recent_loads.forget()  # (it may write memory)
+            self.uniform_loads.forget("")
+            if self.any_active():
+                self.cov.drop(self.site_key(e.span, cov.ACCESS), ("asm", library_calls.asm_instruction(e)))
+                self.unmeasured_requests += 1
+            return UNKNOWN
+        if library_calls.is_async_copy(e):
+            return async_copy.eval_async_copy(self, e)  # cp.async and its C++ spellings (eval/async_copy.py)
+        if name in ("__cvta_generic_to_shared", "__cvta_generic_to_global") and len(e.args) == 1 and e.receiver is None:
+            # The address in the shared (global) window of what the generic pointer points to (CUDA C++
+            # Programming Guide, "Address Space Conversion Functions"): kernlint's addresses are already
+            # per-space offsets, so the value is the pointer's, and an integer converted from it keeps
+            # pointing there (interp_expressions.convert) until an inline-asm operand uses it.
+            return self.eval(e.args[0])
         if name == "__builtin_assume_aligned" and e.args:
             v = self.eval(e.args[0])  # the pointer itself (the alignment is a promise to the compiler)
             for a in e.args[1:]:
@@ -143,7 +159,9 @@ class CallsMixin:
             # missing header (`a[i]` on `cufftComplex *a`): those names are why.
             return unknown(*args, why=("missing_type", missing[0]), uniform=False)
         if e.scope and library_calls.is_library_transfer(e):
-            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("library", library_calls.qualified(e)))
+            # (a group's memcpy_async is a collective copy: its reason says so, ir/known_pipeline.py)
+            kind = "collective_copy" if e.name == "memcpy_async" else "library"
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), (kind, library_calls.qualified(e)))
         return unknown(*args, why=("fnptr", e.via) if e.via else ("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:

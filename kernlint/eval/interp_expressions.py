@@ -183,7 +183,7 @@ class ExpressionsMixin:
         key = (id(data), t.kind, t.size, t.signed, not v.deps, v.is_float)
         hit = self._converted.get(key)
         if hit is not None and hit[0] is data:
-            return Val(hit[1], v.deps)
+            return self._as_address(Val(hit[1], v.deps), v, t)
         source = data
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
@@ -195,7 +195,15 @@ class ExpressionsMixin:
         if len(self._converted) >= 256:
             self._converted.clear()
         self._converted[key] = (source, out)
-        return Val(out, v.deps)
+        return self._as_address(Val(out, v.deps), v, t)
+
+    @staticmethod
+    def _as_address(r: Val, v: Val, t: ir.CType) -> Val:
+        """`r`, the integer `v` converted to `t`, still pointing where `v` does when `v` is an address and `t`
+        wide enough to hold it (`unsigned s = __cvta_generic_to_shared(p)`, then an inline-asm operand)."""
+        if v.space and v.space != "local" and t.size >= 4:
+            return Val(r.data, r.deps, v.space, v.root)
+        return r
 
     def eval_cond(self, e: ir.Cond) -> Val:
         c = self.eval(e.cond)
@@ -367,6 +375,12 @@ class ExpressionsMixin:
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         r = self._arith(op, a, b, rtype, ltype, btype)
+        if (a.space or b.space) and not r.space and r.data is not None and op in ("+", "-") \
+                and (not a.space or not b.space) and (a.space or op == "+"):
+            # An address held as an integer (`smem + 16` after `__cvta_generic_to_shared`: convert) moved by
+            # a byte count still points into the same memory.
+            base = a if a.space else b
+            r = Val(r.data, r.deps, base.space, base.root)
         if r.data is None and (a.data is None) is not (b.data is None) and rtype.kind in ("int", "bool"):
             bound = bounded_index.arith(op, a, b)  # `code & 7`: unknown, but within a range
             if bound is not None:

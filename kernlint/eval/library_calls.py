@@ -67,3 +67,31 @@ def _variable_address(e: ir.Expr) -> bool:
 def qualified(e: ir.Call) -> str:
     """`tl::copy`: the call's name with the namespace it was declared in."""
     return f"{e.scope}::{e.name}" if e.scope else e.name
+
+
+# Per-thread asynchronous copies the evaluator models (eval/async_copy.py): the intrinsic or kernlint's
+# internal name -> the copy as the source spells it (for reasons).
+COPIES = {
+    "__kernlint_memcpy_async": "cuda::memcpy_async",  # the body of the stub's per-thread forms (ir/known_pipeline.py)
+    "__pipeline_memcpy_async": "__pipeline_memcpy_async",
+    "__kernlint_cp_async": "cp.async",  # an inline-asm `cp.async` (frontend/inline_asm.py)
+}
+
+# Another inline-asm instruction that addresses memory (frontend/inline_asm.py): its input operands as the
+# arguments, the instruction's name as the one template argument. An access seen and not evaluated.
+ASM_ACCESS = "__kernlint_asm"
+
+
+def is_async_copy(e: ir.Call) -> bool:
+    """Whether `e` is a per-thread asynchronous copy (dst, src, size[, src-size or zfill]) kernlint evaluates."""
+    return e.receiver is None and e.name in COPIES and 3 <= len(e.args) <= 4
+
+
+def is_asm_access(e: ir.Call) -> bool:
+    """Whether `e` stands for an inline-asm memory instruction kernlint does not evaluate (`ld.global`)."""
+    return e.receiver is None and e.name == ASM_ACCESS
+
+
+def asm_instruction(e: ir.Call) -> str:
+    """The instruction an `is_asm_access` call stands for (`ld.global.ca.v4.u32`)."""
+    return e.template_args[0] if e.template_args else "asm"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from kernlint.ir import nodes as ir
+from kernlint.eval.library_calls import is_asm_access
 from kernlint.eval.values import Val
 from kernlint.base.memo import by_identity
 
@@ -419,10 +420,12 @@ def reference_use(fn: ir.Function, name: str) -> tuple[bool, bool]:
 @by_identity(max_entries=256)
 def opaque_statements(body: ir.Stmt) -> tuple[int, int]:
     """(statements the evaluator cannot run, statements it can) in `body`: an `OpaqueStmt` (inline
-    assembly, a construct the front end could not lower) is never evaluated; blocks count neither."""
+    assembly, a construct the front end could not lower) is never evaluated, nor is an inline-asm memory
+    instruction other than a cp.async copy (eval/library_calls.py); blocks count neither."""
     opaque = understood = 0
     for s in ir.iter_statements(body):
-        if isinstance(s, ir.OpaqueStmt):
+        if isinstance(s, ir.OpaqueStmt) or (isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.Call)
+                                            and is_asm_access(s.expr)):
             opaque += 1
         elif not isinstance(s, ir.Block):
             understood += 1

@@ -20,6 +20,7 @@ from kernlint.ir.function_table import FunctionTable
 from kernlint.frontend import shared_ir, shim_pch
 from kernlint.ir.includes import scan_includes
 from kernlint.ir.known_cub import is_cub_stub
+from kernlint.ir.known_pipeline import is_async_stub
 from kernlint.ir.known_headers import stub_text
 from kernlint.model.occupancy import DEFAULT_ARCH
 
@@ -462,8 +463,9 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
             if kind == K.MACRO_DEFINITION and main_only and not lib.clang_Location_isFromMainFile(child.location):
                 continue
             fname = file_of(child)
-            if fname is None or fname == shim or fname.startswith(STUB_DIR) and not is_cub_stub(fname):
-                continue  # (the CUB stub's Load/Store model accesses: lowered like a header's helpers)
+            if fname is None or fname == shim or fname.startswith(STUB_DIR) and not (
+                    is_cub_stub(fname) or is_async_stub(fname)):
+                continue  # (the CUB and async-copy stubs model accesses: lowered like a header's helpers)
             if kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL) and depth < 6:
                 visit(child, depth + 1)
             elif kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):

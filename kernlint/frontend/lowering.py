@@ -6,7 +6,7 @@ from typing import Callable, Iterable
 
 from kernlint.base import deadline
 from kernlint.ir import nodes as ir
-from kernlint.frontend import memory_refs
+from kernlint.frontend import inline_asm, memory_refs
 from kernlint.frontend.clang_base import (
     _BINARY_SPELLINGS,
     _BINOPS,
@@ -544,6 +544,13 @@ class _Lowering:
         if kind in (K.LABEL_STMT,):
             kids = list(c.get_children())
             return self.stmt(kids[0]) if kids else ir.Block((), span)
+        if kind == K.ASM_STMT:
+            read = inline_asm.operand_counts([t.spelling for t in c.get_tokens()])
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            if read is not None and read[1] + read[2] == len(kids):
+                lowered = inline_asm.lower_asm(read[0], read[1], [self.expr(k) for k in kids], span)
+                if lowered is not None:
+                    return lowered
         if kind == K.UNEXPOSED_STMT:
             # `#pragma unroll` and [[attributes]] wrap the statement they apply to (an AttributedStmt).
             kids = [k for k in c.get_children() if k.kind.is_statement() or k.kind.is_expression()
