@@ -45,12 +45,9 @@ from kernlint.frontend.clang_base import (
 from kernlint.frontend.clang_launches import (
     _launches,
 )
-from kernlint.frontend.lowering import (
-    _function_key,
-    _is_device,
-    _Lowering,
-    _split_template_args,
-)
+from kernlint.frontend.callees import _is_device
+from kernlint.frontend.lowering import _function_key, _Lowering
+from kernlint.frontend.template_args import _split_template_args
 
 
 def _is_kernel(c: ci.Cursor, kids: list[ci.Cursor] | None = None) -> bool:

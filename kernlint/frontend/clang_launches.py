@@ -18,14 +18,9 @@ from kernlint.frontend.clang_base import (
     spelled_line,
     template_int_value,
 )
-from kernlint.frontend.lowering import (
-    _function_key,
-    _is_callee_ref,
-    _listed,
-    _reassigned_names,
-    _split_template_args,
-    _template_args_from_tokens,
-)
+from kernlint.frontend.callees import _listed, _reassigned_names
+from kernlint.frontend.lowering import _function_key, _is_callee_ref
+from kernlint.frontend.template_args import _split_template_args, _template_args_from_tokens
 from kernlint.frontend.pointer_offsets import _assignments_of, arg_offsets
 
 

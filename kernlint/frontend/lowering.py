@@ -1,12 +1,19 @@
 """Lowering: a function body's libclang cursors to kernlint's IR (statements, expressions, types)."""
 from __future__ import annotations
 
-import re
-from typing import Callable, Iterable
+from typing import Iterable
 
 from kernlint.base import deadline
 from kernlint.ir import nodes as ir
 from kernlint.frontend import inline_asm, memory_refs
+from kernlint.frontend.callees import _function_pointer_callee, _is_device
+from kernlint.frontend.template_args import (
+    _resolved_template_args,
+    _specialization_args,
+    _split_template_args,
+    _split_type_args,
+    _template_args_from_tokens,
+)
 from kernlint.frontend.clang_base import (
     _BINARY_SPELLINGS,
     _BINOPS,
@@ -23,7 +30,6 @@ from kernlint.frontend.clang_base import (
     _TypeConverter,
     ci,
     shim_path,
-    template_int_value,
 )
 
 
@@ -727,44 +733,6 @@ def _for_header_parts(c: ci.Cursor, body: ci.Cursor | None = None) -> tuple[bool
     return (bool(parts[0]), bool(parts[1]), bool(parts[2]))
 
 
-def _template_args_from_tokens(c: ci.Cursor) -> tuple[str, ...]:
-    toks = [t.spelling for t in c.get_tokens()]
-    if len(toks) >= 3 and toks[1] == "<":
-        return _split_template_args(toks[2:])
-    return ()
-
-
-def _split_type_args(spelling: str) -> tuple[str, ...]:
-    """Template arguments of a class type's spelling: `SharedMemory<float>` -> ("float",)."""
-    if "<" not in spelling or not spelling.rstrip().endswith(">"):
-        return ()
-    return _split_template_args(re.findall(r"\w+|::|[^\s\w]", spelling[spelling.index("<") + 1:]))
-
-
-def _split_template_args(toks: list[str]) -> tuple[str, ...]:
-    depth = 0
-    args: list[list[str]] = [[]]
-    for t in toks:
-        if t == "<":
-            depth += 1
-        elif t == ">":
-            if depth == 0:
-                break
-            depth -= 1
-        elif t == ">>":
-            if depth == 0:
-                break
-            depth -= 1
-            if depth == 0:
-                args[-1].append(">")
-                break
-        if t == "," and depth == 0:
-            args.append([])
-            continue
-        args[-1].append(t)
-    return tuple(" ".join(a) for a in args if a)
-
-
 def _function_key(c: ci.Cursor) -> str:
     name = c.spelling
     if c.kind == K.CONSTRUCTOR:
@@ -774,137 +742,12 @@ def _function_key(c: ci.Cursor) -> str:
     return f"{name}@{c.location.file.name if c.location.file else ''}:{c.location.line}"
 
 
-def _is_device(c: ci.Cursor, kids: list[ci.Cursor] | None = None) -> bool:
-    """Whether `c` is `__device__` or `__global__` (`kids`: its children, when already listed)."""
-    return any(k.kind in (K.CUDADEVICE_ATTR, K.CUDAGLOBAL_ATTR) for k in (c.get_children() if kids is None else kids))
-
-
 def _element_call(name: str, receiver: ir.Expr, args: tuple[ir.Expr, ...], ctype: ir.CType, span: ir.Span,
                   target: str = "", template_args: tuple[str, ...] = ()) -> ir.Expr:
     """A call to a method returning a reference (`sdata[i]` through `T& operator[](int)`): the call
     yields the element's address (see _address_returns) and the expression is that element."""
     ptr = ir.CType("pointer", 8, False, pointee=ctype, name=ctype.name + " *")
     return ir.Unary("*", ir.Call(name, args, ptr, span, receiver, target, template_args), ctype, span)
-
-
-def _resolved_template_args(decl: ci.Cursor, written: tuple[str, ...]) -> tuple[str, ...]:
-    """The written template arguments of a call to a function template specialization, each type
-    replaced by its canonical spelling and each integer by its value where clang has them (a
-    typedef or macro name means nothing inside the callee); `written` when they do not line up."""
-    try:
-        n = decl.get_num_template_arguments()
-    except Exception:  # noqa: BLE001 - older libclang bindings
-        return written
-    if n < len(written) or n <= 0:
-        return written
-    out = list(written)
-    for i in range(len(written)):
-        kind = decl.get_template_argument_kind(i)
-        if kind == ci.TemplateArgumentKind.TYPE:
-            spelling = decl.get_template_argument_type(i).get_canonical().spelling
-            if spelling and "type-parameter" not in spelling:
-                out[i] = spelling.replace("struct ", "").replace("class ", "")
-        elif kind == ci.TemplateArgumentKind.INTEGRAL:
-            out[i] = str(template_int_value(decl, i))
-    return tuple(out)
-
-
-def _specialization_args(decl: ci.Cursor | None, written: tuple[str, ...]) -> tuple[str, ...]:
-    """The template arguments of a class template specialization a method is called on, from clang's
-    declaration of it: each of them, the defaulted ones too (a spelling leaves those out:
-    `BlockLoad<float, 128, 4>`), an integral or enumerator argument as its value
-    (`cub::BLOCK_LOAD_WARP_TRANSPOSE` means nothing inside the method; 4 does). `written` when clang
-    has no concrete specialization (a dependent type) or an argument is neither a type nor an integer."""
-    try:
-        n = decl.get_num_template_arguments() if decl is not None else -1
-    except Exception:  # noqa: BLE001 - older libclang bindings
-        return written
-    if n <= 0 or n < len(written):
-        return written
-    out = []
-    for i in range(n):
-        kind = decl.get_template_argument_kind(i)  # type: ignore[union-attr]
-        if kind == ci.TemplateArgumentKind.TYPE:
-            spelling = decl.get_template_argument_type(i).get_canonical().spelling  # type: ignore[union-attr]
-            if not spelling or "type-parameter" in spelling:
-                return written
-            out.append(spelling.replace("struct ", "").replace("class ", ""))
-        elif kind == ci.TemplateArgumentKind.INTEGRAL:
-            out.append(str(template_int_value(decl, i)))  # type: ignore[arg-type]
-        else:
-            return written
-    return tuple(out)
-
-
-def _function_pointer_callee(c: ci.Cursor) -> tuple[str, ci.Cursor | None] | None:
-    """For a call through a function pointer (`(*op)(a, b)`, `op(a, b)`, `(*table[k])(a)`): the
-    pointer as written, and the one function it can hold, when that is certain: a variable that is
-    `const`, or a local never assigned after its declaration, initialised with a function's name
-    (`= add`, `= &add`). None when `c` is no function pointer."""
-    n: ci.Cursor | None = c
-    while n is not None and n.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.UNARY_OPERATOR):
-        if n.kind == K.UNARY_OPERATOR and _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(n)) != "*":  # type: ignore[attr-defined]
-            return None
-        sub = [k for k in n.get_children() if k.kind.is_expression()]
-        n = sub[0] if len(sub) == 1 else None
-    if n is None:
-        return None
-    t = n.type.get_canonical()
-    if t.kind == ci.TypeKind.POINTER:
-        t = t.get_pointee()
-    if t.kind not in (ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO):
-        return None
-    written = " ".join(tok.spelling for tok in n.get_tokens())[:60] or "?"
-    var = n.referenced if n.kind == K.DECL_REF_EXPR else None
-    if var is None or var.kind != K.VAR_DECL:
-        return (written, None)
-    init = [k for k in var.get_children() if k.kind.is_expression()]
-    f = init[-1] if init else None
-    while f is not None and f.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.UNARY_OPERATOR):
-        if f.kind == K.UNARY_OPERATOR and _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(f)) != "&":  # type: ignore[attr-defined]
-            return (written, None)
-        sub = [k for k in f.get_children() if k.kind.is_expression()]
-        f = sub[0] if len(sub) == 1 else None
-    target = f.referenced if f is not None and f.kind == K.DECL_REF_EXPR else None
-    if target is None or target.kind != K.FUNCTION_DECL or not _is_device(target.get_definition() or target):
-        return (written, None)
-    parent = var.semantic_parent
-    fixed = var.type.is_const_qualified() or (
-        parent is not None and parent.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD)
-        and var.spelling not in _reassigned_names(parent))
-    return (written, target.get_definition() or target) if fixed else (written, None)
-
-
-def _listed(c: ci.Cursor) -> list[ci.Cursor]:
-    """A cursor's children, listed (the default where a walk can be given a cheaper `children`)."""
-    return list(c.get_children())
-
-
-def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None) -> set[str]:
-    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x).
-    `children`: a cursor's children, read only (clang_launches._children_once); by default, listed."""
-    kids_of = children or _listed
-    out: set[str] = set()
-    stack = [fn]
-    while stack:
-        n = stack.pop()
-        kids = kids_of(n)
-        stack.extend(kids)
-        target = None
-        if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
-            op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
-            if op and op.endswith("=") and op not in ("==", "!=", "<=", ">="):
-                target = kids[0]
-        elif n.kind == K.UNARY_OPERATOR and kids:
-            op = _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(n))  # type: ignore[attr-defined]
-            if op in ("pre++", "pre--", "post++", "post--", "&"):
-                target = kids[0]
-        while target is not None and target.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-            sub = [k for k in kids_of(target) if k.kind.is_expression()]
-            target = sub[0] if len(sub) == 1 else None
-        if target is not None and target.kind == K.DECL_REF_EXPR:
-            out.add(target.spelling)
-    return out
 
 
 def _namespace_of(ref: "ci.Cursor | None", callee: "ci.Cursor | None") -> str:
