@@ -251,6 +251,10 @@ class CallsMixin:
         pointee = self.resolve(t.pointee)
         if pointee.kind != "struct" or memory_refs.vector_like(pointee.size, pointee.align):
             return False  # (a vector-like element is read whole, at the call, as before)
+        return self._memory_element(arg)
+
+    def _memory_element(self, arg: ir.Expr) -> bool:
+        """Whether `arg` names an element of memory (`out[i]`, `*p`, `s->x`), not a thread's own variable."""
         inner = arg
         while isinstance(inner, ir.Cast) and not inner.explicit:
             inner = inner.operand
@@ -268,15 +272,7 @@ class CallsMixin:
         pointee = self.resolve(t.pointee)
         if pointee.const or t.name.startswith("const ") or pointee.kind not in ("int", "bool", "float"):
             return False
-        inner = arg
-        while isinstance(inner, ir.Cast) and not inner.explicit:
-            inner = inner.operand
-        if not (isinstance(inner, ir.Index) or isinstance(inner, ir.Unary) and inner.op == "*"
-                or isinstance(inner, ir.Member) and inner.arrow):
-            return False
-        if _local_lvalue(arg) is not None or self.ref_target(arg) is not None:
-            return False
-        return True
+        return self._memory_element(arg)
 
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
         method = "::" in callee.name
