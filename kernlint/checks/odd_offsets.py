@@ -28,7 +28,10 @@ def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
         if r.unit is None:
             continue
         known = {k for k, _v in r.defines} | {k for k, _v in r.shape.arg_samples}  # the host gives these
-        for p in sorted(offset_parameters(r.kernel) - known):
+        # Only a global access whose address depends on `p` can give a conditional KL103
+        # (conditional_findings): without one the evaluation again would find nothing.
+        addressed = set().union(*(e.deps for e in r.events if isinstance(e, MemoryAccess) and e.space == "global"))
+        for p in sorted((offset_parameters(r.kernel) - known) & addressed):
             defines = dict(r.defines)
             defines[p] = ODD_OFFSET
             run = Interpreter(r.unit, r.kernel, r.shape, defines).run()
