@@ -77,6 +77,56 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
 
         return arg_offsets(texts, "", values=values)
 
+    def emit(ch: ci.Cursor, callee: ci.Cursor, cargs: list, arg_kids: list[ci.Cursor]) -> None:
+        """One launch: `callee` names the kernel, `cargs` are the grid, block and shared-memory bytes as
+        written (cursors; None where the launch gives none), `arg_kids` the kernel's arguments."""
+        api = ch.spelling.startswith("cudaLaunch")  # a runtime API call, not `<<<>>>`
+        cargs = cargs + [None] * (3 - len(cargs))
+        grid = _fold_dim3(cargs[0], local_inits) if cargs[0] is not None else None
+        block = _fold_dim3(cargs[1], local_inits) if cargs[1] is not None else None
+        shmem = _fold_int(cargs[2], local_inits) if cargs[2] is not None else None
+        targs: tuple[str, ...] = ()
+        ref = callee
+        while ref.kind == K.UNEXPOSED_EXPR:
+            sub = [k for k in children(ref) if k.kind.is_expression()]
+            if not sub:
+                break
+            ref = sub[0]
+        if ref.kind == K.DECL_REF_EXPR:
+            targs = _template_args_from_tokens(ref)
+        block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if cargs[1] is not None else ""
+        name = ref.spelling or ("" if api else ch.spelling)
+        if not name and api:
+            return
+        if not name:
+            # A launch inside a host template has a dependent callee with no name.
+            toks = [t.spelling for t in ch.get_tokens()]
+            name = toks[0] if toks and toks[0].isidentifier() else ""
+            if len(toks) > 2 and toks[1] == "<":
+                targs = _split_template_args(toks[2:])
+        decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
+        if decl is not None and decl.kind == K.VAR_DECL:
+            # `auto kernel = &k<Traits>; kernel<<<g, b>>>(...)`: the kernel the variable holds.
+            held = _held_kernel(decl)
+            if held is not None:
+                name, targs = held
+                decl = None
+        targs = _aliased_template_args(targs, local_types, local_inits)
+        targs = _fold_template_args(targs, local_inits)
+        if decl is not None:
+            targs = _resolved_template_args(decl, targs)
+        deduced = _deduced_template_args(decl, targs) if decl is not None else ()
+        key = _function_key(decl.get_definition() or decl) if decl is not None else ""
+        args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
+                     for a in arg_kids)
+        dims = partial_dim3(cargs[1], local_inits) if block is None and cargs[1] is not None else None
+        span = _span(ch)
+        out.append(ir.Launch(name, deduced or targs, grid, block, shmem, span, block_text, args, key,
+                             block_dims=dims or (),
+                             arg_samples=_host_samples(ch, ancestors, arg_kids, args, local_inits),
+                             deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, arg_kids),
+                             spelled_line=spelled_line(ch, span)))
+
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
             return
@@ -97,49 +147,19 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                 if config is not None and config.kind == K.CALL_EXPR and config.spelling in (
                         "cudaConfigureCall", "__cudaPushCallConfiguration"):
                     cargs = [k for k in children(config) if k.kind.is_expression()][1:]
-                    grid = _fold_dim3(cargs[0], local_inits) if cargs else None
-                    block = _fold_dim3(cargs[1], local_inits) if len(cargs) > 1 else None
-                    shmem = _fold_int(cargs[2], local_inits) if len(cargs) > 2 else None
-                    callee = kids[0]
-                    targs: tuple[str, ...] = ()
-                    ref = callee
-                    while ref.kind == K.UNEXPOSED_EXPR:
-                        sub = [k for k in children(ref) if k.kind.is_expression()]
-                        if not sub:
-                            break
-                        ref = sub[0]
-                    if ref.kind == K.DECL_REF_EXPR:
-                        targs = _template_args_from_tokens(ref)
-                    block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if len(cargs) > 1 else ""
-                    name = ref.spelling or ch.spelling
-                    if not name:
-                        # A launch inside a host template has a dependent callee with no name.
-                        toks = [t.spelling for t in ch.get_tokens()]
-                        name = toks[0] if toks and toks[0].isidentifier() else ""
-                        if len(toks) > 2 and toks[1] == "<":
-                            targs = _split_template_args(toks[2:])
-                    decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
-                    if decl is not None and decl.kind == K.VAR_DECL:
-                        # `auto kernel = &k<Traits>; kernel<<<g, b>>>(...)`: the kernel the variable holds.
-                        held = _held_kernel(decl)
-                        if held is not None:
-                            name, targs = held
-                            decl = None
-                    targs = _aliased_template_args(targs, local_types, local_inits)
-                    targs = _fold_template_args(targs, local_inits)
-                    if decl is not None:
-                        targs = _resolved_template_args(decl, targs)
-                    deduced = _deduced_template_args(decl, targs) if decl is not None else ()
-                    key = _function_key(decl.get_definition() or decl) if decl is not None else ""
-                    args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
-                                 for a in kids[2:])
-                    dims = partial_dim3(cargs[1], local_inits) if block is None and len(cargs) > 1 else None
-                    span = _span(ch)
-                    out.append(ir.Launch(name, deduced or targs, grid, block, shmem, span, block_text, args, key,
-                                         block_dims=dims or (),
-                                         arg_samples=_host_samples(ch, ancestors, kids[2:], args, local_inits),
-                                         deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, kids[2:]),
-                                         spelled_line=spelled_line(ch, span)))
+                    emit(ch, kids[0], cargs[:3], kids[2:])
+                elif ch.spelling in ("cudaLaunchKernel", "cudaLaunchCooperativeKernel") and len(kids) >= 4:
+                    # `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)`: the arguments travel in
+                    # an array of pointers, so their values are not read.
+                    func = _kernel_ref(kids[1], children)
+                    if func is not None:
+                        emit(ch, func, [kids[2], kids[3]] + kids[5:6], [])
+                elif ch.spelling == "cudaLaunchKernelEx" and len(kids) >= 3:
+                    # `cudaLaunchKernelEx(&cfg, k, args...)`: the shape is the config's (its initializer,
+                    # then `cfg.gridDim = ...` / `cfg.blockDim = ...` assigned once).
+                    func = _kernel_ref(kids[2], children)
+                    if func is not None:
+                        emit(ch, func, _config_fields(kids[1], local_inits, children), kids[3:])
             scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
             if scoped:
                 ancestors.append(ch)
@@ -149,6 +169,65 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
 
     walk(c, 0)
     return out
+
+
+_CASTS = (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_STATIC_CAST_EXPR)
+
+
+def _kernel_ref(c: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]]) -> ci.Cursor | None:
+    """The name of the kernel a runtime-API launch is given (`(void*)k`, `&k<T>`, `reinterpret_cast<void*>(k)`,
+    a variable holding one), else None."""
+    n: ci.Cursor | None = c
+    for _ in range(8):
+        if n is None or n.kind == K.DECL_REF_EXPR:
+            break
+        if n.kind not in _CASTS and n.kind != K.UNARY_OPERATOR:
+            return None
+        if n.kind == K.UNARY_OPERATOR and _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(n)) != "&":  # type: ignore[attr-defined]
+            return None
+        sub = [k for k in children(n) if k.kind.is_expression()]
+        n = sub[-1] if sub else None
+    if n is None or n.kind != K.DECL_REF_EXPR or not n.spelling:
+        return None
+    ref = n.referenced
+    if ref is not None and ref.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.VAR_DECL):
+        return None
+    return n
+
+
+def _config_fields(c: ci.Cursor, inits: dict[str, ci.Cursor | None],
+                   children: Callable[[ci.Cursor], list[ci.Cursor]]) -> list[ci.Cursor | None]:
+    """The grid, block and dynamic shared-memory bytes of `cudaLaunchKernelEx`'s config argument (`&cfg`):
+    the local's aggregate initializer `{grid, block, smem, ...}` (cudaLaunchConfig_t's member order), each
+    overridden by a whole member assigned once in the function (`cfg.blockDim = dim3(16, 16);`); None
+    where neither says."""
+    n: ci.Cursor | None = c
+    while n is not None and n.kind != K.DECL_REF_EXPR and (n.kind in _CASTS or n.kind == K.UNARY_OPERATOR):
+        sub = [k for k in children(n) if k.kind.is_expression()]
+        n = sub[-1] if len(sub) == 1 else None
+    if n is None or n.kind != K.DECL_REF_EXPR:
+        return [None, None, None]
+    name = n.spelling
+    fields: list[ci.Cursor | None] = [None, None, None]
+    # (the declaration's initializer itself: `&cfg` given to the launch makes `cfg` a name the function
+    # may reassign for `inits`, but a whole new value would be an assignment `cfg = ...`, "cfg=0")
+    decl = n.referenced
+    init = None
+    if decl is not None and decl.kind == K.VAR_DECL and f"{name}=0" not in inits:
+        found = [k for k in children(decl) if k.kind.is_expression()]
+        init = found[-1] if found else None
+    while init is not None and init.kind in _CASTS:
+        sub = [k for k in children(init) if k.kind.is_expression()]
+        init = sub[0] if len(sub) == 1 else None
+    if init is not None and init.kind == K.INIT_LIST_EXPR:
+        items = [k for k in children(init) if k.kind.is_expression()]
+        for i in range(min(3, len(items))):
+            fields[i] = items[i]
+    for i, member in enumerate(("gridDim", "blockDim", "dynamicSmemBytes")):
+        key = f"{name}.{member}"
+        if f"{key}=0" in inits:
+            fields[i] = inits[f"{key}=0"] if f"{key}=1" not in inits else None
+    return fields
 
 
 def _children_once() -> Callable[[ci.Cursor], list[ci.Cursor]]:
@@ -332,6 +411,15 @@ def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.C
                 t = sub[0] if len(sub) == 1 else None
             if t is not None and t.kind == K.DECL_REF_EXPR:
                 wholes.setdefault(t.spelling, []).append(ops[1])
+            elif t is not None and t.kind == K.MEMBER_REF_EXPR and t.spelling in ("gridDim", "blockDim"):
+                # `cfg.blockDim = dim3(16, 16);` of a launch config (cudaLaunchKernelEx): keyed "cfg.blockDim"
+                base = [k for k in kids_of(t) if k.kind.is_expression()]
+                b = base[0] if base else None
+                while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+                    sub = [k for k in kids_of(b) if k.kind.is_expression()]
+                    b = sub[0] if len(sub) == 1 else None
+                if b is not None and b.kind == K.DECL_REF_EXPR:
+                    wholes.setdefault(f"{b.spelling}.{t.spelling}", []).append(ops[1])
             continue
         if n.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
             continue
@@ -339,6 +427,15 @@ def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.C
         if not op or not op.endswith("=") or op in ("==", "!=", "<=", ">="):
             continue
         lhs = kids[0]
+        if lhs.kind == K.MEMBER_REF_EXPR and lhs.spelling == "dynamicSmemBytes" and op == "=":
+            base = [k for k in kids_of(lhs) if k.kind.is_expression()]
+            b = base[0] if base else None
+            while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+                sub = [k for k in kids_of(b) if k.kind.is_expression()]
+                b = sub[0] if len(sub) == 1 else None
+            if b is not None and b.kind == K.DECL_REF_EXPR:
+                wholes.setdefault(f"{b.spelling}.dynamicSmemBytes", []).append(kids[1])
+            continue
         if lhs.kind != K.MEMBER_REF_EXPR or lhs.spelling not in ("x", "y", "z"):
             continue
         base = [k for k in kids_of(lhs) if k.kind.is_expression()]

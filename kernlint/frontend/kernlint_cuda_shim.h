@@ -272,6 +272,19 @@ __device__ int __dp2a_lo(int, int, int); __device__ int __dp2a_hi(int, int, int)
 /* Host-side runtime API that launch code commonly calls. */
 extern "C" int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);
 extern "C" unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
+/* Launches through the runtime API (CUDA Runtime API reference, "Execution Control"): read like `<<<>>>`
+   ones (frontend/clang_launches.py). The launch attributes are opaque here. */
+cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0);
+template <class T> cudaError_t cudaLaunchKernel(const T*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0);
+cudaError_t cudaLaunchCooperativeKernel(const void*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0);
+template <class T> cudaError_t cudaLaunchCooperativeKernel(const T*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0);
+struct cudaLaunchAttribute;
+typedef struct cudaLaunchConfig_st {
+  dim3 gridDim; dim3 blockDim; size_t dynamicSmemBytes; cudaStream_t stream;
+  cudaLaunchAttribute* attrs; unsigned int numAttrs;
+} cudaLaunchConfig_t;
+template <typename... ExpTypes, typename... ActTypes>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t*, void (*)(ExpTypes...), ActTypes&&...);
 cudaError_t cudaMalloc(void**, size_t);
 template <class T> cudaError_t cudaMalloc(T**, size_t);
 cudaError_t cudaFree(void*);

@@ -36,18 +36,26 @@ MAX_CLANG_LAUNCHES = 1000  # the most launches one file may spell and still be r
 def wanted(facts: FileFacts, text: str) -> bool:
     """The pre-filter: whether a file (its text and the text scan's facts) spells a launch or an explicit
     instantiation outside comments and strings: launches or instantiations the scan found, or a `<<<`
-    elsewhere (a macro's body). A file with more launches than MAX_CLANG_LAUNCHES (a generated
+    elsewhere (a macro's body), or a runtime-API launch (`cudaLaunchKernel`, `cudaLaunchKernelEx`,
+    `cudaLaunchCooperativeKernel`). A file with more launches than MAX_CLANG_LAUNCHES (a generated
     file) keeps the text scan's values: clang's walk costs about 0.7 ms of CPU per launch, so 10,000
     launches would cost 7 s of every cold index (issue 30 wants them indexed in a second or two)."""
     if len(facts.launches) > MAX_CLANG_LAUNCHES:
         return False
     if facts.launches or facts.instantiations:
         return True
-    if "<<<" not in text:
+    spelled = [m for m in _API_LAUNCHES if m in text]
+    if not spelled:
         return False
     from kernlint.project.scan import blank
 
-    return "<<<" in blank(text)
+    code = blank(text)
+    return any(m in code for m in spelled)
+
+
+# What a launch spells: `<<<`, or a runtime API call that launches a kernel given by name
+# (frontend/clang_launches.py reads both).
+_API_LAUNCHES = ("<<<", "cudaLaunchKernel", "cudaLaunchCooperativeKernel")
 
 
 ISOLATE_FROM = 8  # files to read at least, for isolated workers (fewer: read in this process)
