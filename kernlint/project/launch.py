@@ -321,8 +321,11 @@ def runtime_blocks(dims: tuple[str, ...], bound: int | None) -> list[tuple[tuple
         values.append(bound)
     limit = min(MAX_THREADS, bound) if bound else MAX_THREADS
     names = list(dict.fromkeys(d for d in dims if not d.isdigit()))  # one value per distinct expression
+    # A choice between two constants (`big ? 256 : 128`) can only be one of them: those, not guesses.
+    choices = {n: _constant_choice(n) for n in names}
+    tried = [choices[n] or tuple(values) for n in names]
     out: list[tuple[tuple[int, int, int], str]] = []
-    for combo in itertools.product(values, repeat=len(names)):
+    for combo in itertools.product(*tried):
         env = dict(zip(names, combo))
         b = tuple(int(d) if d.isdigit() else env[d] for d in dims[:3])
         block = (b[0], b[1], b[2]) if len(b) == 3 else None
@@ -331,10 +334,26 @@ def runtime_blocks(dims: tuple[str, ...], bound: int | None) -> list[tuple[tuple
         if block == (1, 1, 1) and names:
             continue  # one thread: its lanes share no request and take no branch apart, so it says nothing
         text = ", ".join(f"{n} = {v}" for n, v in env.items())
-        out.append((block, f"{text} (the block's runtime values, each tried as {', '.join(map(str, values))})"))
+        how = "; ".join(f"`{n}` is one of {' or '.join(map(str, choices[n]))}" for n in names if choices[n])
+        if any(not choices[n] for n in names):
+            how = "; ".join(x for x in (how, f"the block's runtime values, each tried as {', '.join(map(str, values))}")
+                            if x)
+        out.append((block, f"{text} ({how})"))
         if len(out) >= MAX_RUNTIME_SHAPES:
             break
     return out
+
+
+_CHOICE_RE = re.compile(r"^\(?\s*(.+?)\s*\?\s*\(?\s*(\d+)\s*\)?\s*:\s*\(?\s*(\d+)\s*\)?\s*\)?$")
+
+
+def _constant_choice(text: str) -> tuple[int, ...]:
+    """The two values of a block component written as a choice between integer constants (`big ? 256 :
+    128`, as its tokens are joined), in that order; () for anything else."""
+    m = _CHOICE_RE.match(text.strip())
+    if m is None or "?" in m.group(1):
+        return ()
+    return tuple(dict.fromkeys((int(m.group(2)), int(m.group(3)))))
 
 
 def _bound(fn: ir.Function, tu: ir.TranslationUnit, bindings_list: list, defines: dict[str, int]) -> int | None:
