@@ -74,3 +74,13 @@ def test_an_undeclared_call_given_a_pointer_is_an_access_seen_and_not_evaluated(
     assert coverage("stash_undeclared(&out[i], 1.f)") == (3, 2)  # an element's address
     assert coverage("read_into_undeclared(&r, i)") == (2, 2)  # the thread's own variable: an output
     assert coverage("r = scale_undeclared(i, 2)") == (2, 2)  # values only: no memory of the kernel's
+
+
+def test_an_undeclared_call_inside_a_helper_is_named() -> None:
+    """The call is in an inlined helper: its name comes from the helper's own unresolved names (it was `?`)."""
+    src = ("__device__ void helper(float* p, int i) { store_streaming(&p[i], 1.0f); }\n"
+           "__global__ void k(float* p) { helper(p, threadIdx.x); }\n")
+    res = lint_source(src, "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    [gap] = [g for g in rec.gaps if g.kind == "unresolved_call"]
+    assert gap.detail == "store_streaming"

@@ -122,6 +122,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # The first unresolved name on each line: an initializer clang dropped because of it leaves
         # the variable unknown for that reason (coverage names it).
         self.unresolved_names: dict[int, str] = {}
+        self.inlined_fns: list[ir.Function] = []  # the helpers being run, innermost last (their unresolved names)
         for ln, _c, msg in fn.unresolved:
             if msg.count("'") >= 2:
                 self.unresolved_names.setdefault(ln, msg.split("'")[1])

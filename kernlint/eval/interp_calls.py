@@ -367,6 +367,7 @@ class CallsMixin:
         entry = self.mask.copy()
         saved_loops = self.loop_stack
         self.frames.append(frame)
+        self.inlined_fns.append(callee)
         same_file = key_file(callee.key) == key_file(self.fn.key)
         self.call_sites.append((e.span, callee.name, callee.span, same_file, key_file(callee.key)))
         try:
@@ -375,6 +376,7 @@ class CallsMixin:
                             if object_refs else callee.body)
         finally:
             self.call_sites.pop()
+            self.inlined_fns.pop()
             self.frames.pop()
             self.bindings = saved_bindings
             self.loop_stack = saved_loops

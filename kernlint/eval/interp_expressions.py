@@ -61,7 +61,8 @@ class ExpressionsMixin:
             return Val(None, why=("unmodelled", "an initializer list"))
         if isinstance(e, ir.Opaque):
             if library_calls.unresolved_call(e):  # an access seen, not evaluated (eval/library_calls.py)
-                at = [m.split("'")[1] for ln, col, m in self.fn.unresolved
+                fn = self.inlined_fns[-1] if self.inlined_fns else self.fn  # (the function the call is in)
+                at = [m.split("'")[1] for ln, col, m in fn.unresolved
                       if (ln, col) == (e.span.line, e.span.column) and m.count("'") >= 2]
                 name = at[0] if at else self.unresolved_names.get(e.span.line, "?")
                 self.cov.drop(self.site_key(e.span, cov.ACCESS), ("unresolved_call", name))
