@@ -122,7 +122,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
         dims = partial_dim3(cargs[1], local_inits) if block is None and cargs[1] is not None else None
         span = _span(ch)
         out.append(ir.Launch(name, deduced or targs, grid, block, shmem, span, block_text, args, key,
-                             block_dims=dims or (),
+                             block_dims=dims or (), dim_values=_parameter_values(c, dims or (), source),
                              arg_samples=_host_samples(ch, ancestors, arg_kids, args, local_inits),
                              deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, arg_kids),
                              spelled_line=spelled_line(ch, span)))
@@ -169,6 +169,44 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
 
     walk(c, 0)
     return out
+
+
+def _parameter_values(fn: ci.Cursor, dims: tuple[str, ...], source: bytes | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """For each runtime block component of a launch in host function `fn` that is one of `fn`'s parameters
+    (`k<<<g, threads>>>` in `static void launch(..., int threads)`), the values the calls of `fn` pass it,
+    when `fn` can only be called from this file (`static`, an anonymous namespace) and every call there
+    passes a constant; nothing for the others."""
+    params = [a.spelling for a in fn.get_arguments()]
+    wanted = {d: params.index(d) for d in dims if d in params}
+    if not wanted or not fn.spelling or fn.linkage != ci.LinkageKind.INTERNAL:
+        return ()  # (a function other files can call may be given other values there)
+    usr = fn.get_usr()
+    here = fn.location.file.name if fn.location.file is not None else None
+    calls: list[list[ci.Cursor]] = []
+    stack = list(fn.translation_unit.cursor.get_children())
+    while stack:
+        top = stack.pop()
+        if top.location.file is None or top.location.file.name != here:
+            continue
+        if top.kind == K.NAMESPACE:
+            stack.extend(top.get_children())
+            continue
+        if top.kind not in (K.FUNCTION_DECL, K.CXX_METHOD, K.FUNCTION_TEMPLATE) or not top.is_definition():
+            continue
+        if source is not None and fn.spelling.encode() not in source[top.extent.start.offset:top.extent.end.offset]:
+            continue
+        for n in top.walk_preorder():
+            if n.kind == K.CALL_EXPR and n.spelling == fn.spelling and n.referenced is not None \
+                    and n.referenced.get_usr() == usr:
+                calls.append(list(n.get_arguments()))
+    if not calls:
+        return ()
+    out = []
+    for name, i in wanted.items():
+        values = [_fold_int(args[i], {}) if i < len(args) else None for args in calls]
+        if values and all(v is not None for v in values):
+            out.append((name, tuple(dict.fromkeys(int(v) for v in values if v is not None))))
+    return tuple(out)
 
 
 _CASTS = (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_STATIC_CAST_EXPR)

@@ -439,6 +439,9 @@ class Launch:
     # (`dim3 block(ne13, ne12)` -> ("ne13", "ne12", "1")); () when the block folds or nothing is known.
     # launch.py evaluates such a launch over plausible values of the runtime components.
     block_dims: tuple[str, ...] = ()
+    # For a runtime component that is a parameter of the host function holding the launch, the values every
+    # call of that function in the file passes, when each folds (`launch(in, out, 256)`): (name, values).
+    dim_values: tuple[tuple[str, tuple[int, ...]], ...] = ()
     # The line the launch is written at, where that is not span.line: a launch written in a macro's
     # argument (`BOOL_SWITCH(c, kB, [&] { k<<<g, b>>>(); })`) spans the macro's use; 0 otherwise.
     spelled_line: int = 0

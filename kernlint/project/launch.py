@@ -243,7 +243,7 @@ def _launch_shapes(fn: ir.Function, tu: ir.TranslationUnit, *, cli_block: tuple[
             # each, and combine() keeps only what every one of them shows (RUNTIME_VALUES).
             binding, bsource = _launch_binding(fn, ln)
             argv = tuple((p.name, v) for p, v in zip(fn.params, ln.args) if v is not None)
-            for block, text in runtime_blocks(ln.block_dims, bound):
+            for block, text in runtime_blocks(ln.block_dims, bound, dict(ln.dim_values)):
                 key = (block, binding, ln.args, ln.arg_samples)
                 if key in seen:
                     continue
@@ -311,9 +311,11 @@ RUNTIME_VALUES = (1, 32, 256)
 MAX_RUNTIME_SHAPES = 6  # combinations evaluated per launch (the first in order of the values)
 
 
-def runtime_blocks(dims: tuple[str, ...], bound: int | None) -> list[tuple[tuple[int, int, int], str]]:
+def runtime_blocks(dims: tuple[str, ...], bound: int | None,
+                   passed: dict[str, tuple[int, ...]] | None = None) -> list[tuple[tuple[int, int, int], str]]:
     """The block shapes to evaluate a launch whose block components `dims` are partly runtime
-    expressions under, each with the text that says which values it took ("ne13 = 1, ne12 = 32")."""
+    expressions under, each with the text that says which values it took ("ne13 = 1, ne12 = 32").
+    `passed`: for a component that is a parameter of the host function, the values its callers pass."""
     import itertools
 
     values = list(RUNTIME_VALUES)
@@ -322,7 +324,7 @@ def runtime_blocks(dims: tuple[str, ...], bound: int | None) -> list[tuple[tuple
     limit = min(MAX_THREADS, bound) if bound else MAX_THREADS
     names = list(dict.fromkeys(d for d in dims if not d.isdigit()))  # one value per distinct expression
     # A choice between two constants (`big ? 256 : 128`) can only be one of them: those, not guesses.
-    choices = {n: _constant_choice(n) for n in names}
+    choices = {n: (passed or {}).get(n) or _constant_choice(n) for n in names}
     tried = [choices[n] or tuple(values) for n in names]
     out: list[tuple[tuple[int, int, int], str]] = []
     for combo in itertools.product(*tried):
@@ -334,7 +336,8 @@ def runtime_blocks(dims: tuple[str, ...], bound: int | None) -> list[tuple[tuple
         if block == (1, 1, 1) and names:
             continue  # one thread: its lanes share no request and take no branch apart, so it says nothing
         text = ", ".join(f"{n} = {v}" for n, v in env.items())
-        how = "; ".join(f"`{n}` is one of {' or '.join(map(str, choices[n]))}" for n in names if choices[n])
+        how = "; ".join(f"`{n}` is {' or '.join(map(str, choices[n]))} at every call" if n in (passed or {})
+                        else f"`{n}` is one of {' or '.join(map(str, choices[n]))}" for n in names if choices[n])
         if any(not choices[n] for n in names):
             how = "; ".join(x for x in (how, f"the block's runtime values, each tried as {', '.join(map(str, values))}")
                             if x)
