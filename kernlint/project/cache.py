@@ -87,8 +87,11 @@ _NESTED_LAUNCH_FIELDS = frozenset({"host_params", "locals"})  # RawLaunch fields
 
 
 def _launch(d: dict[str, Any]) -> RawLaunch:
-    return RawLaunch(**{k: (_rows(v) if k in _NESTED_LAUNCH_FIELDS else tuple(v)) if isinstance(v, list) else v
-                        for k, v in d.items()})
+    out = {k: (_rows(v) if k in _NESTED_LAUNCH_FIELDS else tuple(v)) if isinstance(v, list) else v
+           for k, v in d.items()}
+    if "dim_values" in d:  # [[name, [values...]], ...]
+        out["dim_values"] = tuple((name, tuple(values)) for name, values in d["dim_values"])
+    return RawLaunch(**out)
 
 
 def facts_from_json(d: dict[str, Any]) -> FileFacts:

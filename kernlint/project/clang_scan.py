@@ -236,4 +236,6 @@ def _with_values(r: RawLaunch, c: object, written: bool = False) -> RawLaunch:
     return dataclasses.replace(r, kernel=kernel, template_args=tuple(targs), args=tuple(args),
                                grid_value=tuple(grid) if grid is not None else None,
                                block_value=tuple(block) if block is not None else None,
-                               shared_value=shared if shared is not None and len(r.config) > 2 else None)
+                               shared_value=shared if shared is not None and len(r.config) > 2 else None,
+                               block_dims=tuple(getattr(c, "block_dims", ())),
+                               dim_values=tuple(getattr(c, "dim_values", ())))

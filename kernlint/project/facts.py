@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.base.frozen import frozen
 
 
-SCAN_VERSION = 14  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 15  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen
@@ -25,6 +25,8 @@ class RawLaunch:
     grid_value: tuple[int, int, int] | None = None
     block_value: tuple[int, int, int] | None = None
     shared_value: int | None = None
+    block_dims: tuple[str, ...] = ()  # ir.Launch.block_dims, as clang read them (`threads`, an int parameter)
+    dim_values: tuple[tuple[str, tuple[int, ...]], ...] = ()  # ir.Launch.dim_values, as clang read them
 
 
 @frozen

@@ -93,6 +93,7 @@ class ProjectLaunch:
     # type aliases applied (`__nv_bfloat16 *`; "" unknown): template type arguments are deduced from it
     arg_types: tuple[str, ...] = ()
     block_dims: tuple[str, ...] = ()  # an unfolded block per component (ir.Launch.block_dims)
+    dim_values: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (ir.Launch.dim_values)
 
     def site(self, root: Path | None = None) -> str:
         return f"{_rel(self.path, root)}:{self.line}"
@@ -569,10 +570,12 @@ class ProjectIndex:
                 _fold_int(ln.config[2], e, unbound) if len(ln.config) > 2 else None
             args = tuple(_fold_int(a, e, unbound | set(ln.host_args)) for a in ln.args)
             types = tuple(self._arg_type(t, binding, unbound, path, e) for t in ln.arg_types)
-            dims = _partial_dim3(ln.config[1], e, unbound) if block is None and len(ln.config) > 1 else None
+            # (clang's components where its callers fix them: the text cannot tell an int parameter from a dim3)
+            dims = ((ln.block_dims if ln.dim_values else None) or _partial_dim3(ln.config[1], e, unbound)) \
+                if block is None and len(ln.config) > 1 else None
             out.append(ProjectLaunch(ln.kernel, targs, grid, block, shared, args, path, ln.line, via,
                                      ln.config[1] if len(ln.config) > 1 else "", bool(host_names), ln.arg_offsets,
-                                     types, dims or ()))
+                                     types, dims or (), ln.dim_values))
         self._launch_memo[key] = out
         return out
 

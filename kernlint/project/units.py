@@ -176,7 +176,8 @@ def project_launches(index: "ProjectIndex", fn: ir.Function, path: str) -> tuple
         targs = deduce_template_args(fn, pl.template_args, pl.arg_types)
         out.append(ir.Launch(pl.kernel, tuple(a or "" for a in targs), pl.grid, pl.block,
                              pl.shared_bytes, ir.Span(pl.line, 1, pl.line, 1), pl.block_text, pl.args, "",
-                             site, pl.via, arg_offsets=pl.arg_offsets, block_dims=pl.block_dims))
+                             site, pl.via, arg_offsets=pl.arg_offsets, block_dims=pl.block_dims,
+                             dim_values=pl.dim_values))
     return tuple(out)
 
 
