@@ -66,6 +66,10 @@ def test_operand_counts_reads_sections_from_tokens() -> None:
     assert inline_asm.operand_counts(toks) == ("ld %0, [%1];", 1, 1)
     # adjacent literals are one template; no operands at all
     assert inline_asm.operand_counts(['asm', 'volatile', '(', '"a;"', '"b;"', ')']) == ("a;b;", 0, 0)
+    # a comment between the template's literals (the front end's tokens keep comments) is not part of it
+    toks = ['asm', 'volatile', '(', '"ld.global.u32 %0, [%1];\\n"', '// expect: KL101', '"// done\\n"', ':', '"=r"',
+            '(', 'v', ')', ':', '"l"', '(', 'p', ')', ')']
+    assert inline_asm.operand_counts(toks) == ("ld.global.u32 %0, [%1];\n// done\n", 1, 1)
     # a template that is a macro, not string literals: not read
     assert inline_asm.operand_counts(['asm', 'volatile', '(', 'CP_ASYNC', '::', ')']) is None
 
@@ -155,7 +159,16 @@ def _ldst(name: str, address: int, values: tuple[int, ...], offset: int = 0, gua
      _ldst("ld.shared.b32", 2, (0,), guard=1, zero=True)),
 ])
 def test_ld_st_spellings_are_read(template: str, outputs: int, expected: LdSt) -> None:
-    assert parse_ld_st(template, outputs) == expected
+    assert parse_ld_st(template, outputs) == (expected,)
+
+
+def test_several_loads_at_one_address_operand_are_read_in_order() -> None:
+    template = ("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%8];\n"
+                "ld.global.cs.v4.u32 {%4,%5,%6,%7}, [%8+16];\n")
+    assert parse_ld_st(template, 8) == (_ldst("ld.global.cs.v4.u32", 8, (0, 1, 2, 3)),
+                                        _ldst("ld.global.cs.v4.u32", 8, (4, 5, 6, 7), 16))
+    stores = "st.shared.u32 [%0], %1;\nst.shared.u32 [%0+128], %2;"
+    assert parse_ld_st(stores, 0) == (_ldst("st.shared.u32", 0, (1,)), _ldst("st.shared.u32", 0, (2,), 128))
 
 
 @pytest.mark.parametrize("template, outputs", [
@@ -169,7 +182,10 @@ def test_ld_st_spellings_are_read(template: str, outputs: int, expected: LdSt) -
     ("ld.global.u32 %0, [%[p]];", 1),                     # a named operand
     ("ld.global.u32 %0, [%1], %2;", 1),                   # a cache policy without .L2::cache_hint
     ("ld.global.L2::cache_hint.u32 %0, [%1];", 1),        # .L2::cache_hint without its policy
-    ("ld.global.u32 %0, [%1];\nld.global.u32 %2, [%3];", 3),  # two loads
+    ("ld.global.u32 %0, [%2];\nld.global.u32 %1, [%3];", 2),  # two loads at two address operands
+    ("ld.global.u32 %0, [%2];\nst.global.u32 [%2+4], %1;", 1),  # a load and a store
+    ("ld.global.u32 %0, [%1];\nld.global.u32 %0, [%1+4];", 1),  # one output written twice
+    ("{ .reg .pred p; setp.ne.b32 p, %2, 0; @p ld.global.u32 %0, [%3]; @p ld.global.u32 %1, [%3+4]; }", 2),
     ("ld.global.u32 %0, [%1];\nadd.u32 %0, %0, 1;", 1),  # a load and arithmetic
     ("@%2 ld.global.u32 %0, [%1];", 1),                   # a guard that is no predicate register
     ("{ .reg .pred p; setp.lt.u32 p, %2, %3; @p ld.global.u32 %0, [%1]; }", 1),  # a comparison of two operands
@@ -216,6 +232,24 @@ def test_a_vector_load_is_the_access_its_cpp_spelling_makes() -> None:
         ("load", "global", 16, "in")
     assert np.array_equal(asm.address, cpp.address) and np.array_equal(asm.mask, cpp.mask)
     assert list((asm.address[0, 0] - asm.address[0, 0, 0])[:3]) == [0, 48, 96]
+
+
+def test_several_loads_of_one_template_are_each_an_access() -> None:
+    """`[%8]` then `[%8+16]`: two 16-byte loads at one site, the second 16 bytes past the first on every lane;
+    the address operand (a read of `ptrs[t]` here) is evaluated once: one pointer load, not two."""
+    src = """__global__ void k(const uint4* const* ptrs, unsigned* out) {
+    uint4 a, b;
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%8];\\n ld.global.v4.u32 {%4,%5,%6,%7}, [%8+16];"
+                 : "=r"(a.x), "=r"(a.y), "=r"(a.z), "=r"(a.w), "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w)
+                 : "l"(ptrs[0] + threadIdx.x * 2));
+    out[threadIdx.x] = a.x + b.w;
+}
+"""
+    r = _evaluate(src)
+    pointer = [e for e in _accesses(r, 5) if e.width == 8]
+    first, second = [e for e in _accesses(r, 3) if e.width == 16]
+    assert len(pointer) == 1 and first.kind == second.kind == "load"
+    assert np.array_equal(second.address - first.address, np.full_like(first.address, 16))
 
 
 @pytest.mark.parametrize("setp, pred, loading", [
@@ -273,7 +307,7 @@ def test_a_finding_on_an_inline_asm_access_is_not_run_on_a_gpu() -> None:
     for run in plan.runs:  # as if the GPU ran every kernel
         run.status, run.measured, run.traced_spans = "ok", object(), set()
     found = [d for d in result.diagnostics if d.code == "KL101"]
-    assert len(found) == 2
+    assert len(found) == 3
     for d in found:
         out = _verdict(d, plan)
         assert out.confirmation == "not-run" and out.metrics["confirm_not_run"] == "inline-asm", d.line

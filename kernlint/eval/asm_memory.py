@@ -40,16 +40,16 @@ def asm_note(text: str) -> str | None:
 def eval_ld_st(interp: Interp, e: ir.Call) -> Val:
     """Evaluate the access `e` stands for, on the lanes its guard lets through; or say why it is not. Its
     address is kept for the load's outputs (`eval_loaded`)."""
-    name, rule = e.template_args[0], e.template_args[1]
+    name, rule, again = e.template_args
     op = opcode(name)
-    base = interp.eval(e.args[0])
+    base = interp.asm_address[2] if again else interp.eval(e.args[0])  # (the statement's earlier instruction's)
     offset = int(e.args[1].value) if isinstance(e.args[1], ir.Lit) else 0
     addr = base if base.data is None or not offset else Val(base.data + offset, base.deps, base.space, base.root,
                                                             loads=base.loads, uniform=base.uniform)
     guard = interp.eval(e.args[2])
     for x in e.args[3:]:
         interp.eval(x)  # (a store's values, a cache policy, a guarded load's fallback values: read)
-    interp.asm_address = (e, addr)
+    interp.asm_address = (e, addr, base)
     key = interp.site_key(e.span, cov.ACCESS)
     if not interp.any_active():
         return UNKNOWN
@@ -84,7 +84,7 @@ def eval_loaded(interp: Interp, e: ir.Call) -> Val:
     """What a load's output holds afterwards: a value loaded from memory at the address of the access
     evaluated just before it in the same expression (unknown; tagged per lane where lanes read different
     addresses, as any load is)."""
-    at, addr = interp.asm_address
+    at, addr, _ = interp.asm_address
     return interp.loaded(at, addr) if at is not None else Val(None, why=("loaded", ""))
 
 

@@ -62,8 +62,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     """Evaluate one kernel under one launch shape."""
 
     _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
-    # The inline-asm load evaluated last and its address, for the outputs assigned next (eval/asm_memory.py).
-    asm_address: tuple[ir.Call | None, Val] = (None, UNKNOWN)
+    # The inline-asm access evaluated last, its address and its address operand's value, for the outputs
+    # assigned next and the statement's next instruction (eval/asm_memory.py).
+    asm_address: tuple[ir.Call | None, Val, Val] = (None, UNKNOWN, UNKNOWN)
     _any_of: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether a lane is active): any_active
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,

@@ -90,7 +90,7 @@ ASM_LOADED = "__kernlint_asm_loaded"
 
 def is_asm_ld_st(e: ir.Call) -> bool:
     """Whether `e` is a plain inline-asm `ld`/`st` kernlint evaluates (address, offset, guard, other inputs...)."""
-    return e.receiver is None and e.name == ASM_LD_ST and len(e.args) >= 3 and len(e.template_args) == 2
+    return e.receiver is None and e.name == ASM_LD_ST and len(e.args) >= 3 and len(e.template_args) == 3
 
 
 def is_asm_loaded(e: ir.Call) -> bool:

@@ -19,17 +19,19 @@ such copy with `[%N]` operands, and besides it at most `cp.async.commit_group`, 
 or `cp.async.wait_all` (which move no data), is lowered to `__kernlint_cp_async(dst, src, size[, src-size])`
 (eval/async_copy.py). The ignore-src form (a predicate operand) and anything else are not read as copies.
 
-A template that is one plain `ld` or `st` of global or shared memory (`parse_ld_st`; PTX ISA, "Data
-Movement and Conversion Instructions: ld" and ": st"):
+A template of plain `ld`s or `st`s of global or shared memory (`parse_ld_st`; PTX ISA, "Data Movement and
+Conversion Instructions: ld" and ": st"):
 
     ld{.weak|.volatile|.relaxed.scope|.acquire.scope}.ss{.cop}{.nc}{.L1::evict}{.L2::evict}{.L2::cache_hint}{.L2::prefetch}{.vec}.type d, [a]{, cache-policy};
     st{.weak|.volatile|.relaxed.scope|.release.scope}.ss{.cop}{.L1::evict}{.L2::evict}{.L2::cache_hint}{.vec}.type [a], b{, cache-policy};
 
-with `.ss` `.global`, `.shared` or `.shared::cta`, is one access per lane of (vector width x type size)
-bytes, 16 at most, at `[%N]` or `[%N+imm]`. It is lowered to a block: the address operand held in a
-temporary, the other inputs read, `__kernlint_asm_ldst(address, offset[, guard])` (the access, with the
-instruction as its template argument), and for a load each output assigned `__kernlint_asm_loaded(address,
-offset)`, a value loaded from memory. A load under a predicate is read only in the form
+with `.ss` `.global`, `.shared` or `.shared::cta`, makes one access per lane and instruction of (vector
+width x type size) bytes, 16 at most, at `[%N]` or `[%N+imm]`. Several instructions are read when they are
+all loads or all stores at one address operand (`[%4]`, `[%4+16]`). The template is lowered to one
+expression: for each instruction `__kernlint_asm_ldst(address, offset, guard, other inputs...)` (the
+access; the instruction, the guard's rule and whether the address is the previous instruction's as
+template arguments), then for a load each of its outputs assigned `__kernlint_asm_loaded()`, the value the
+access loaded from memory. A load under a predicate is read only alone and in the form
 `{ .reg .pred P; setp.ne.b32 P, %N, 0; [mov.b32 %out, x; ...] @P ld... }` (or `setp.eq` with `@!P`, and the
 two opposite pairings): the lanes take it exactly when operand N is not zero (is zero); the `mov`s give the
 outputs their value on the other lanes. Any other guard is not read.
@@ -170,10 +172,13 @@ def opcode(name: str) -> Opcode | None:
     if not space:
         return None  # (generic, local, const, param and distributed shared memory are not read)
     cop = take(_COP[op])
-    nc = take(("nc",)) if op == "ld" and space == "global" and sem in ("", "weak") else ""
+    # (.nc and the prefetch size change where the bytes are cached, not which bytes a lane reads)
+    if op == "ld" and space == "global" and sem in ("", "weak"):
+        take(("nc",))
     evict = [take(_L1_EVICT), take(_L2_EVICT)]
     hint = take(("L2::cache_hint",))
-    prefetch = take(_PREFETCH) if op == "ld" else ""
+    if op == "ld":
+        take(_PREFETCH)
     vec = take(("v2", "v4", "v8"))
     size = _type_bytes(words.pop(0)) if len(words) == 1 else None
     if size is None:
@@ -182,7 +187,6 @@ def opcode(name: str) -> Opcode | None:
         return None  # (ld.volatile takes a prefetch size only)
     if cop and sem in ("relaxed", "acquire", "release"):
         return None
-    del nc, prefetch  # (caching behaviour only: where the bytes come from is the same)
     lanes = int(vec[1:]) if vec else 1
     if lanes == 8 and size != 2:
         return None
@@ -222,15 +226,17 @@ def _read_ldst(ins: str) -> tuple[str, Opcode, int, int, tuple[int, ...]] | None
     return m.group("name"), op, int(m.group("address")), int(offset, 0) if offset else 0, values
 
 
-def parse_ld_st(template: str, outputs: int) -> LdSt | None:
-    """The one plain `ld`/`st` the template makes (see the module docstring), or None. `outputs`: the number
-    of output operands: a load's destinations must be exactly those, and what it reads inputs."""
+def parse_ld_st(template: str, outputs: int) -> tuple[LdSt, ...] | None:
+    """The plain `ld`s or `st`s the template makes (see the module docstring), in order, or None. `outputs`:
+    the number of output operands: the loads' destinations must be exactly those, each once, and what they
+    read inputs. Several instructions are read only unguarded, all loads or all stores, at one address
+    operand (`[%4]`, `[%4+16]`, ...)."""
     body = instructions(template)
     if len(body) >= 2 and body[0].startswith("{") and body[-1] == "}":
         body = [body[0][1:].strip()] + body[1:-1] if body[0] != "{" else body[1:-1]
         body = [b for b in body if b]
     guard: tuple[int, bool] | None = None
-    if len(body) > 1:
+    if len(body) > 1 and body[0].startswith(".reg"):
         # `.reg .pred P; setp.ne.b32 P, %N, 0; [mov.b32 %k, x; ...] @P ld...`: nothing else.
         decl = _PRED_DECL_RE.fullmatch(body[0])
         setp = _SETP_RE.fullmatch(body[1]) if len(body) > 2 else None
@@ -239,30 +245,33 @@ def parse_ld_st(template: str, outputs: int) -> LdSt | None:
                 or guarded.group(2) != decl.group(1):
             return None
         movs = [_MOV_RE.fullmatch(b) for b in body[2:-1]]
-        if not all(movs):
-            return None
-        read = _read_ldst(guarded.group(3))
-        if read is None or read[1].kind != "load" or any(int(m.group(1)) not in read[4] for m in movs if m):
+        one = _read_ldst(guarded.group(3))
+        if not all(movs) or one is None or one[1].kind != "load" \
+                or any(int(m.group(1)) not in one[4] for m in movs if m):
             return None
         guard = (int(setp.group(3)), (setp.group(1) == "eq") != (guarded.group(1) == "!"))
-    elif len(body) == 1:
-        read = _read_ldst(body[0])
+        reads = [one]
     else:
-        return None
-    if read is None:
-        return None
-    name, op, address, offset, values = read
-    inputs = [address] + ([guard[0]] if guard else [])
-    if op.kind == "load":
-        if sorted(set(values)) != list(range(outputs)) or len(set(values)) != len(values):
+        found = [_read_ldst(b) for b in body]
+        if not found or any(r is None for r in found):
+            return None
+        reads = [r for r in found if r is not None]
+    kinds = {r[1].kind for r in reads}
+    if len(kinds) != 1 or len({r[2] for r in reads}) != 1:
+        return None  # (loads and stores mixed, or more than one address operand)
+    values = [v for r in reads for v in r[4]]
+    inputs = [reads[0][2]] + ([guard[0]] if guard else [])
+    if kinds == {"load"}:
+        if sorted(values) != list(range(outputs)):
             return None  # (each output a destination, once)
     else:
-        inputs += list(values)
+        inputs += values
         if outputs:
             return None
     if any(k < outputs for k in inputs):
         return None
-    return LdSt(name, op, address, offset, values, guard[0] if guard else None, guard[1] if guard else False)
+    return tuple(LdSt(name, op, address, offset, vals, guard[0] if guard else None, guard[1] if guard else False)
+                 for name, op, address, offset, vals in reads)
 
 
 def memory_instruction(template: str) -> str:
@@ -288,6 +297,7 @@ def _decode(literal: str) -> str | None:
 def operand_counts(tokens: list[str]) -> tuple[str, int, int] | None:
     """(template, outputs, inputs) from an asm statement's tokens; None when the template is not string
     literals or the statement does not read."""
+    tokens = [t for t in tokens if not t.startswith(("//", "/*"))]  # (the front end's tokens keep comments)
     if not tokens or tokens[0] not in ("asm", "__asm__", "__asm"):
         return None
     i = 1
@@ -350,7 +360,7 @@ def lower_asm(template: str, outputs: int, operands: list[ir.Expr], span: ir.Spa
         if all(p is not None for p in parts):
             return ir.ExprStmt(ir.Call(CP_ASYNC, tuple(parts), void, span), span)  # type: ignore[arg-type]
     ldst = parse_ld_st(template, outputs)
-    if ldst is not None and len(operands) > max(ldst.values + (ldst.address,)):
+    if ldst is not None and len(operands) > max(k for x in ldst for k in x.values + (x.address,)):
         return _lower_ld_st(ldst, outputs, operands, span)
     name = memory_instruction(template)
     # What kernlint does not run leaves its outputs unknown (never the value they held before the asm).
@@ -362,17 +372,25 @@ def lower_asm(template: str, outputs: int, operands: list[ir.Expr], span: ir.Spa
     return ir.Block((ir.OpaqueStmt("asm_stmt", span),) + unknown, span) if unknown else None
 
 
-def _lower_ld_st(ldst: LdSt, outputs: int, operands: list[ir.Expr], span: ir.Span) -> ir.Stmt:
-    """The statement a plain `ld`/`st` stands for (see the module docstring): one expression, the access
-    `__kernlint_asm_ldst(address, offset, guard, other inputs...)` (guard 1 when there is none), then for
-    a load each output assigned `__kernlint_asm_loaded()`, the value the access just loaded."""
-    rest = tuple(x for k, x in enumerate(operands) if k >= outputs and k not in (ldst.address, ldst.guard))
-    guard = operands[ldst.guard] if ldst.guard is not None else ir.Lit(1, ir.INT, span)
-    rule = "zero" if ldst.guard_zero else "nonzero"
-    args = (operands[ldst.address], ir.Lit(ldst.offset, ir.INT, span), guard) + rest
-    expr: ir.Expr = ir.Call(LD_ST, args, ir.CType("void"), span, template_args=(ldst.name, rule))
-    for k in ldst.values if ldst.opcode.kind == "load" else ():
-        out = operands[k]
-        loaded = ir.Binary("=", out, ir.Call(LOADED, (), out.ctype, span), out.ctype, span)
-        expr = ir.Binary(",", expr, loaded, out.ctype, span)
+def _lower_ld_st(ldst: tuple[LdSt, ...], outputs: int, operands: list[ir.Expr], span: ir.Span) -> ir.Stmt:
+    """The statement plain `ld`s/`st`s stand for (see the module docstring): one expression, for each
+    instruction the access `__kernlint_asm_ldst(address, offset, guard, other inputs...)` (guard 1 when there
+    is none; after the first, address 0 and no inputs: the first's address again), each load's outputs then
+    assigned `__kernlint_asm_loaded()`, the value the access just loaded."""
+    first = ldst[0]
+    rest = tuple(x for k, x in enumerate(operands) if k >= outputs and k not in (first.address, first.guard))
+    guard = operands[first.guard] if first.guard is not None else ir.Lit(1, ir.INT, span)
+    rule = "zero" if first.guard_zero else "nonzero"
+    expr: ir.Expr | None = None
+    for i, one in enumerate(ldst):
+        offset = ir.Lit(one.offset, ir.INT, span)
+        args = (operands[one.address], offset, guard) + rest if i == 0 else \
+            (ir.Lit(0, ir.INT, span), offset, ir.Lit(1, ir.INT, span))
+        call = ir.Call(LD_ST, args, ir.CType("void"), span, template_args=(one.name, rule, "same" if i else ""))
+        expr = call if expr is None else ir.Binary(",", expr, call, call.ctype, span)
+        for k in one.values if one.opcode.kind == "load" else ():
+            out = operands[k]
+            loaded = ir.Binary("=", out, ir.Call(LOADED, (), out.ctype, span), out.ctype, span)
+            expr = ir.Binary(",", expr, loaded, out.ctype, span)
+    assert expr is not None
     return ir.ExprStmt(expr, span)
