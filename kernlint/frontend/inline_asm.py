@@ -51,6 +51,7 @@ CP_ASYNC = "__kernlint_cp_async"
 OTHER_ASM = "__kernlint_asm"
 LD_ST = "__kernlint_asm_ldst"
 LOADED = "__kernlint_asm_loaded"
+OUTPUT = "an inline-asm output"  # the reason of the unknown value an output of asm kernlint does not run gets
 
 _COPY_RE = re.compile(
     r"cp\.async\.(?P<cache>ca|cg)\.shared(?:::cta)?\.global(?P<mods>(?:\.L2::(?:cache_hint|64B|128B|256B))*)"
@@ -364,7 +365,7 @@ def lower_asm(template: str, outputs: int, operands: list[ir.Expr], span: ir.Spa
         return _lower_ld_st(ldst, outputs, operands, span)
     name = memory_instruction(template)
     # What kernlint does not run leaves its outputs unknown (never the value they held before the asm).
-    unknown = tuple(ir.ExprStmt(ir.Binary("=", out, ir.Opaque("an inline-asm output", out.ctype, span), out.ctype,
+    unknown = tuple(ir.ExprStmt(ir.Binary("=", out, ir.Opaque(OUTPUT, out.ctype, span), out.ctype,
                                           span), span) for out in operands[:outputs])
     if name:
         seen = ir.ExprStmt(ir.Call(OTHER_ASM, tuple(operands[outputs:]), void, span, template_args=(name,)), span)
