@@ -312,3 +312,12 @@ def test_a_finding_on_an_inline_asm_access_is_not_run_on_a_gpu() -> None:
         out = _verdict(d, plan)
         assert out.confirmation == "not-run" and out.metrics["confirm_not_run"] == "inline-asm", d.line
         assert "does not rewrite asm statements" in out.notes[-1]
+
+
+def test_the_instrumentation_never_rewrites_an_asm_statement() -> None:
+    """Even a template without a `;` (which the statement check would not catch) is left as it is."""
+    from kernlint.confirm.instrument import _check_site_text
+
+    for text in ('asm volatile("ld.global.u32 %0, [%1]" : "=r"(v) : "l"(p))', '__asm__("st.global.u32 [%0], %1" :: "l"(p), "r"(v))'):
+        assert "asm statement" in (_check_site_text("access", text) or "")
+    assert _check_site_text("access", "asmtable[i]") is None  # (a name that starts with asm is no asm)
