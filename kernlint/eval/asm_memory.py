@@ -1,15 +1,18 @@
 """Plain inline-PTX loads and stores (`ld.global.nc.v4.u32`, `st.shared.b32`) evaluated as one access per lane.
 
-The front end (frontend/inline_asm.py) lowers an asm statement that is one plain `ld` or `st` of global or
-shared memory to `__kernlint_asm_ldst(address, offset[, guard])`, its instruction name and guard rule as
-template arguments, and assigns each output of a load `__kernlint_asm_loaded(address, offset)`.
+The front end (frontend/inline_asm.py) lowers an asm statement of plain `ld`s or `st`s of global or shared
+memory to one expression: per instruction `__kernlint_asm_ldst(address, offset, guard, other inputs...)`,
+its instruction name, guard rule and whether it reuses the previous instruction's address operand as
+template arguments, then each output of a load assigned `__kernlint_asm_loaded()`.
 
 PTX ISA, "ld" and "st": each thread moves (vector width x type size) bytes at the address, one access
 (`ld.global.nc.v4.u32` 16 bytes, as `*(const uint4 *)p`), so the coalescing and bank rules judge it as they
 judge that vector access. The state space is the instruction's: an address kernlint follows into another
-space (a generic pointer given to `ld.shared`) is not evaluated, nor is one it cannot follow. What the
-load returns is unknown, a value loaded from memory per lane; a guard operand that does not fold leaves the
-access not evaluated, never guessed.
+space (a pointer into a `__shared__` array given to `ld.global`) is not evaluated, nor is one it cannot
+follow. (kernlint reads `__cvta_generic_to_shared(p)` as pointing where `p` points: a generic address given
+to `ld.shared` unconverted, a bug of its own, is not told apart.) What the load returns is unknown, a value
+loaded from memory per lane; a guard operand that does not fold leaves the access not evaluated, never
+guessed.
 """
 from __future__ import annotations
 

@@ -81,13 +81,13 @@ def eval_async_copy(interp: Interp, e: ir.Call) -> Val:
     if n not in _TYPES:
         what = "a byte count that does not fold to one value for the warp" if n is None else f"{n} bytes per thread"
         return not_evaluated(interp, key, f"`{name}` of {what} (kernlint evaluates copies of 4, 8 or 16 bytes, "
-                                           "one vector access each)")
+                                          "one vector access each)")
     reads = interp.mask
     if extra is not None:
         # src-size (cp.async) or zfill (__pipeline_memcpy_async): the bytes read are src-size, or size - zfill.
         if extra.data is None or extra.is_float:
             return not_evaluated(interp, key, f"`{name}` with a source size that does not fold (how much it "
-                                               "reads is unknown)")
+                                              "reads is unknown)")
         read = spread(extra.data if e.name == "__kernlint_cp_async" else n - extra.data, interp.mask.shape)
         partial = interp.mask & (read != 0) & (read != n)
         if partial.any():
