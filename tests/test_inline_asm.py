@@ -321,3 +321,19 @@ def test_the_instrumentation_never_rewrites_an_asm_statement() -> None:
     for text in ('asm volatile("ld.global.u32 %0, [%1]" : "=r"(v) : "l"(p))', '__asm__("st.global.u32 [%0], %1" :: "l"(p), "r"(v))'):
         assert "asm statement" in (_check_site_text("access", text) or "")
     assert _check_site_text("access", "asmtable[i]") is None  # (a name that starts with asm is no asm)
+
+
+def test_the_kernel_level_fixture_names_what_it_did_not_evaluate() -> None:
+    """fixtures/KL904_asm_ldst.cu: each kernel's KL904 says why, naming the instruction (or, for the index
+    read from a loaded value, that the address depends on loaded data), never a guess."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "KL904_asm_ldst.cu"
+    result = lint_source(path.read_text(), str(path), LintOptions(resources=False))
+    why = {d.kernel: d.message for d in result.diagnostics if d.code == "KL904"}
+    assert "inline PTX `ld.global.u32`" in why["guard_compares"]
+    assert "inline PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`" in why["matrix_load"]
+    assert "inline PTX `ld.global.v8.f32`" in why["wide_vector"]
+    assert "`ld.global.f32` at an address kernlint follows into shared memory" in why["wrong_space"]
+    assert "1 of 3 memory accesses" in why["loaded_index"] and "loaded data" in why["loaded_index"]
+    assert not [d for d in result.diagnostics if d.code != "KL904"]
