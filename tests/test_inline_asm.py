@@ -144,6 +144,8 @@ def _ldst(name: str, address: int, values: tuple[int, ...], offset: int = 0, gua
     ("ld.shared.b32 %0, [%1+8];", 1, _ldst("ld.shared.b32", 1, (0,), 8)),
     ("ld.shared.b32 %0, [%1 + 0x10];", 1, _ldst("ld.shared.b32", 1, (0,), 16)),
     ("ld.shared.b32 %0, [%1+-4];", 1, _ldst("ld.shared.b32", 1, (0,), -4)),
+    ("ld.shared.b32 %0, [%1+010];", 1, _ldst("ld.shared.b32", 1, (0,), 8)),  # (octal, as PTX reads it)
+    ("ld.shared.b32 %0, [%1+0];", 1, _ldst("ld.shared.b32", 1, (0,), 0)),
     ("{ ld.global.u32 %0, [%1]; }", 1, _ldst("ld.global.u32", 1, (0,))),
     ("ld.global.L2::cache_hint.b32 %0, [%1], %2;", 1, _ldst("ld.global.L2::cache_hint.b32", 1, (0,))),
     ("st.global.u32 [%1], %0; // write back\n", 0, _ldst("st.global.u32", 1, (0,))),
@@ -179,6 +181,8 @@ def test_several_loads_at_one_address_operand_are_read_in_order() -> None:
     ("ld.global.u32 %0, [%0];", 1),                       # the address an output
     ("st.global.u32 [%0], %1;", 1),                       # a store with an output
     ("ld.global.u32 %0, [%1+%2];", 1),                    # a register offset
+    ("ld.global.u32 %0, [%1+09];", 1),                    # no PTX integer
+    ("ld.global.u32 %0, [%1-4];", 1),                     # (kernlint reads [a+imm] only, imm signed)
     ("ld.global.u32 %0, [%[p]];", 1),                     # a named operand
     ("ld.global.u32 %0, [%1], %2;", 1),                   # a cache policy without .L2::cache_hint
     ("ld.global.L2::cache_hint.u32 %0, [%1];", 1),        # .L2::cache_hint without its policy

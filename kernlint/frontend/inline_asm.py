@@ -200,7 +200,7 @@ def opcode(name: str) -> Opcode | None:
 
 
 _VALUES = r"(?P<values>%\d+|\{\s*%\d+(?:\s*,\s*%\d+)*\s*\})"
-_ADDRESS = r"\[\s*%(?P<address>\d+)\s*(?:\+\s*(?P<offset>-?(?:0[xX][0-9a-fA-F]+|\d+))\s*)?\]"
+_ADDRESS = r"\[\s*%(?P<address>\d+)\s*(?:\+\s*(?P<offset>-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*))\s*)?\]"
 _POLICY = r"(?:\s*,\s*%(?P<policy>\d+))?"
 _LOAD_RE = re.compile(rf"(?P<name>ld\.\S+)\s+{_VALUES}\s*,\s*{_ADDRESS}{_POLICY}")
 _STORE_RE = re.compile(rf"(?P<name>st\.\S+)\s+{_ADDRESS}\s*,\s*{_VALUES}{_POLICY}")
@@ -223,8 +223,14 @@ def _read_ldst(ins: str) -> tuple[str, Opcode, int, int, tuple[int, ...]] | None
         return None  # (one value per vector element, in braces for a vector only)
     if op.cache_hint != (m.group("policy") is not None):
         return None  # (`.L2::cache_hint` takes a cache-policy operand, and only it)
-    offset = m.group("offset")
-    return m.group("name"), op, int(m.group("address")), int(offset, 0) if offset else 0, values
+    return m.group("name"), op, int(m.group("address")), _integer(m.group("offset") or "0"), values
+
+
+def _integer(text: str) -> int:
+    """A PTX integer literal (PTX ISA, "Constants"): decimal, hexadecimal `0x..` or octal `0..`, signed."""
+    digits = text.lstrip("-")
+    value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits, 8) if digits.startswith("0") else int(digits)
+    return -value if text.startswith("-") else value
 
 
 def parse_ld_st(template: str, outputs: int) -> tuple[LdSt, ...] | None:
