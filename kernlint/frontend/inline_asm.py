@@ -367,7 +367,7 @@ def lower_asm(template: str, outputs: int, operands: list[ir.Expr], span: ir.Spa
         if all(p is not None for p in parts):
             return ir.ExprStmt(ir.Call(CP_ASYNC, tuple(parts), void, span), span)  # type: ignore[arg-type]
     ldst = parse_ld_st(template, outputs)
-    if ldst is not None and len(operands) > max(k for x in ldst for k in x.values + (x.address,)):
+    if ldst is not None and len(operands) > max(k for x in ldst for k in x.values + (x.address, x.guard or 0)):
         return _lower_ld_st(ldst, outputs, operands, span)
     name = memory_instruction(template)
     # What kernlint does not run leaves its outputs unknown (never the value they held before the asm).
