@@ -159,6 +159,8 @@ def _ldst(name: str, address: int, values: tuple[int, ...], offset: int = 0, gua
      _ldst("ld.shared.b32", 2, (0,), guard=1, zero=True)),
     ("{ .reg .pred p; setp.ne.b32 p, %1, 0; @!p ld.shared.b32 %0, [%2]; }", 1,
      _ldst("ld.shared.b32", 2, (0,), guard=1, zero=True)),
+    ("{ .reg .pred p; setp.ne.b32 p, %2, 0; @p st.global.u32 [%0], %1; }", 0,
+     _ldst("st.global.u32", 0, (1,), guard=2)),
 ])
 def test_ld_st_spellings_are_read(template: str, outputs: int, expected: LdSt) -> None:
     assert parse_ld_st(template, outputs) == (expected,)
@@ -196,7 +198,7 @@ def test_several_loads_at_one_address_operand_are_read_in_order() -> None:
     ("{ .reg .pred p; setp.ne.b16 p, %2, 0; @p ld.global.u32 %0, [%1]; }", 1),  # 16 bits of the operand
     ("{ .reg .pred p; setp.ne.b32 p, %2, 1; @p ld.global.u32 %0, [%1]; }", 1),  # not a test against zero
     ("{ .reg .pred p, q; setp.ne.b32 p, %2, 0; @q ld.global.u32 %0, [%1]; }", 1),  # another predicate
-    ("{ .reg .pred p; setp.ne.b32 p, %2, 0; @p st.global.u32 [%0], %1; }", 0),  # guarded stores: not read
+    ("{ .reg .pred p; setp.ne.b32 p, %2, 0; mov.b32 %1, 0; @p st.global.u32 [%0], %1; }", 0),  # a store's mov
     ("{ .reg .pred p; setp.ne.b32 p, %2, 0; add.u32 %0, %0, 1; @p ld.global.u32 %0, [%1]; }", 1),
     ("{ .reg .pred p; setp.ne.b32 p, %3, 0; mov.b32 %1, 0; @p ld.global.u32 %0, [%2]; }", 2),  # mov elsewhere
     ("ld.global.v8.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, [%8];", 8),

@@ -31,10 +31,10 @@ all loads or all stores at one address operand (`[%4]`, `[%4+16]`). The template
 expression: for each instruction `__kernlint_asm_ldst(address, offset, guard, other inputs...)` (the
 access; the instruction, the guard's rule and whether the address is the previous instruction's as
 template arguments), then for a load each of its outputs assigned `__kernlint_asm_loaded()`, the value the
-access loaded from memory. A load under a predicate is read only alone and in the form
+access loaded from memory. A load or store under a predicate is read only alone and in the form
 `{ .reg .pred P; setp.ne.b32 P, %N, 0; [mov.b32 %out, x; ...] @P ld... }` (or `setp.eq` with `@!P`, and the
-two opposite pairings): the lanes take it exactly when operand N is not zero (is zero); the `mov`s give the
-outputs their value on the other lanes. Any other guard is not read.
+two opposite pairings; `@P st...` without `mov`s): the lanes take it exactly when operand N is not zero (is
+zero); the `mov`s give a load's outputs their value on the other lanes. Any other guard is not read.
 
 Any other template that addresses memory (`[%N]`: `ldmatrix`, `red`, `ld.global.v8.f32`, a predicate set
 otherwise, ...) is lowered to `__kernlint_asm(inputs...)` with the instruction's name as its one template
@@ -244,7 +244,7 @@ def parse_ld_st(template: str, outputs: int) -> tuple[LdSt, ...] | None:
         body = [b for b in body if b]
     guard: tuple[int, bool] | None = None
     if len(body) > 1 and body[0].startswith(".reg"):
-        # `.reg .pred P; setp.ne.b32 P, %N, 0; [mov.b32 %k, x; ...] @P ld...`: nothing else.
+        # `.reg .pred P; setp.ne.b32 P, %N, 0; [mov.b32 %k, x; ...] @P ld...` (or `@P st...`): nothing else.
         decl = _PRED_DECL_RE.fullmatch(body[0])
         setp = _SETP_RE.fullmatch(body[1]) if len(body) > 2 else None
         guarded = _GUARD_RE.fullmatch(body[-1])
@@ -253,7 +253,7 @@ def parse_ld_st(template: str, outputs: int) -> tuple[LdSt, ...] | None:
             return None
         movs = [_MOV_RE.fullmatch(b) for b in body[2:-1]]
         one = _read_ldst(guarded.group(3))
-        if not all(movs) or one is None or one[1].kind != "load" \
+        if not all(movs) or one is None or (one[1].kind != "load" and movs) \
                 or any(int(m.group(1)) not in one[4] for m in movs if m):
             return None
         guard = (int(setp.group(3)), (setp.group(1) == "eq") != (guarded.group(1) == "!"))
