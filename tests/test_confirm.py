@@ -449,11 +449,12 @@ _TABLE_KEYS = ("sectors", "ideal_sectors", "ways", "wavefronts", "ideal_wavefron
 
 def _on_loaded_values(d: Diagnostic) -> bool:
     """Not judged by design: a finding that depends on values loaded from memory (zeroed inputs), one
-    inside kernlint's model of a missing library (the GPU compiles the real one, untraced), or one that is
+    inside kernlint's model of a missing library (the GPU compiles the real one, untraced), one on an access
+    made by an asm statement or a copy (not rewritten, untraced), or one that is
     no barrier/collective in a kernel that hung at one (only those are judged from the trace)."""
     if d.confirmation != "not-run":
         return False
-    return d.metrics.get("confirm_not_run") in ("data-dependent", "library-model", "async-copy") or (
+    return d.metrics.get("confirm_not_run") in ("data-dependent", "library-model", "async-copy", "inline-asm") or (
         d.metrics.get("confirm_not_run") == "fault" and any("kernel hung" in n for n in d.notes))
 
 

@@ -15,6 +15,7 @@ from kernlint.checks import l1_reuse
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval import data_shape, roles
+from kernlint.eval.asm_memory import asm_note
 from kernlint.eval.async_copy import async_note
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess
@@ -556,8 +557,8 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             notes.append(f"consecutive lanes are {stride} bytes apart; each {'reads' if kind == 'load' else 'writes'} {e.width} bytes")
         if e.text.startswith("in ") and " called from line " not in e.text:
             notes.append(f"the access is {e.text}, inlined here")
-        elif async_note(e.text):
-            notes.append(async_note(e.text))  # type: ignore[arg-type]
+        elif async_note(e.text) or asm_note(e.text):
+            notes.append(async_note(e.text) or asm_note(e.text))  # type: ignore[arg-type]
         if len(e.merged) > 1:
             fields = " and ".join("." + f for f in e.merged)
             notes.append(f"the loads of {fields} of one element are counted as one {e.width}-byte vector access, "

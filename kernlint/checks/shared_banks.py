@@ -31,6 +31,7 @@ from kernlint.checks.bank_sites import (
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
 from kernlint.base.diagnostics import Diagnostic, Edit, Severity
+from kernlint.eval.asm_memory import asm_note
 from kernlint.eval.async_copy import async_note
 from kernlint.eval.atomics import atomic_note, contention
 from kernlint.eval.events import MemoryAccess, Work
@@ -825,8 +826,8 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
                  f"{site.total_ideal} would do")
     if e.text.startswith("in ") and " called from line " not in e.text:
         notes.append(f"the access is {e.text}, inlined here")
-    elif async_note(e.text):
-        notes.append(async_note(e.text))  # type: ignore[arg-type]
+    elif async_note(e.text) or asm_note(e.text):
+        notes.append(async_note(e.text) or asm_note(e.text))  # type: ignore[arg-type]
     notes.extend(call_chain_notes(e.via))
     if e.text.startswith("atomic"):
         notes.append(atomic_note(e.text, contention([e])))

@@ -321,6 +321,8 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
     """Why `s` cannot be rewritten as a site of `kind`, or None when it can."""
     if not s.strip():
         return "empty source range"
+    if re.match(r"\s*(?:asm|__asm__|__asm)\b", s):
+        return "an asm statement: its accesses are not rewritten (verdict: not-run 'inline-asm')"
     if ";" in s or "{" in s or "}" in s:
         return "source range spans statements (macro expansion?)"
     if not _balanced(s):

@@ -35,6 +35,8 @@ NOT_RUN_REASONS = {
     "async-copy": "the access is an asynchronous copy (cp.async, __pipeline_memcpy_async, cuda::memcpy_async): the "
                   "instrumentation traces a load or a store it can wrap in the source, and a copy is both at once, "
                   "made by a call or an asm statement it does not rewrite",
+    "inline-asm": "the access is an inline-PTX load or store (an asm statement): the instrumentation traces a load "
+                  "or a store it can wrap in the source, and it does not rewrite asm statements",
 }
 
 

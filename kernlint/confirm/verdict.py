@@ -24,6 +24,7 @@ from kernlint.confirm.model import (
 )
 from kernlint.base.diagnostics import Diagnostic
 from kernlint.eval import events as ev
+from kernlint.eval.asm_memory import NOTE_PREFIX as ASM_NOTE
 from kernlint.eval.async_copy import NOTE_PREFIX as ASYNC_NOTE
 from kernlint.eval.result import KernelResult
 from kernlint.ir.known_cub import is_cub
@@ -269,6 +270,11 @@ def _launch_text(run: KernelRun) -> str:
 _INLINED = re.compile(r"the access is in .* at ([^\s:]+):\d+, inlined here")
 
 
+# Accesses the instrumentation cannot wrap in the source (made by a call or an asm statement it does not
+# rewrite), by the note their findings carry: the NOT_RUN_REASONS key that says so.
+_UNTRACED_ACCESSES = ((ASYNC_NOTE, "async-copy"), (ASM_NOTE, "inline-asm"))
+
+
 def in_library_model(d: Diagnostic, stubbed: tuple[str, ...]) -> bool:
     """Whether `d`'s access is inside kernlint's model of a missing library header (the CUB stub,
     kernlint/ir/known_cub.py), `stubbed` being the includes its unit read as stubs. On a GPU the real
@@ -283,8 +289,9 @@ def _verdict(d: Diagnostic, plan: FilePlan) -> Diagnostic:
     runs = [r for r in plan.runs if r.result.kernel.name == d.kernel]
     if not runs:
         return _mark(d, "not-run", {"confirm_not_run": "no-launch"}, "not run on a GPU: no launch shape for this kernel")
-    if any(n.startswith(ASYNC_NOTE) for n in d.notes):
-        return _mark(d, "not-run", {"confirm_not_run": "async-copy"}, "not run on a GPU: " + NOT_RUN_REASONS["async-copy"])
+    for prefix, reason in _UNTRACED_ACCESSES:
+        if any(n.startswith(prefix) for n in d.notes):
+            return _mark(d, "not-run", {"confirm_not_run": reason}, "not run on a GPU: " + NOT_RUN_REASONS[reason])
     if any(r.result.unit is not None and in_library_model(d, r.result.unit.stubbed) for r in runs):
         return _mark(d, "not-run", {"confirm_not_run": "library-model"},
                      "not run on a GPU: " + NOT_RUN_REASONS["library-model"])

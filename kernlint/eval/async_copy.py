@@ -53,6 +53,11 @@ def async_note(text: str) -> str | None:
 _TYPES = {4: _uint(4), 8: _vector("uint2", 8), 16: _vector("uint4", 16)}
 
 
+def access_type(n: int) -> ir.CType:
+    """The type of one access of `n` bytes (1, 2, 4, 8 or 16): an unsigned integer, or a vector of them."""
+    return _TYPES.get(n) or ir.CType("int", n, False, name=f"uint{8 * n}_t", align=n)
+
+
 def _uniform_int(v: Val, mask: np.ndarray) -> int | None:
     """The one value `v` has on every active lane, else None."""
     if v.data is None or v.is_float:
@@ -75,18 +80,18 @@ def eval_async_copy(interp: Interp, e: ir.Call) -> Val:
     n = _uniform_int(size, interp.mask)
     if n not in _TYPES:
         what = "a byte count that does not fold to one value for the warp" if n is None else f"{n} bytes per thread"
-        return _not_evaluated(interp, key, f"`{name}` of {what} (kernlint evaluates copies of 4, 8 or 16 bytes, "
-                                           "one vector access each)")
+        return not_evaluated(interp, key, f"`{name}` of {what} (kernlint evaluates copies of 4, 8 or 16 bytes, "
+                                          "one vector access each)")
     reads = interp.mask
     if extra is not None:
         # src-size (cp.async) or zfill (__pipeline_memcpy_async): the bytes read are src-size, or size - zfill.
         if extra.data is None or extra.is_float:
-            return _not_evaluated(interp, key, f"`{name}` with a source size that does not fold (how much it "
-                                               "reads is unknown)")
+            return not_evaluated(interp, key, f"`{name}` with a source size that does not fold (how much it "
+                                              "reads is unknown)")
         read = spread(extra.data if e.name == "__kernlint_cp_async" else n - extra.data, interp.mask.shape)
         partial = interp.mask & (read != 0) & (read != n)
         if partial.any():
-            return _not_evaluated(interp, key, f"`{name}` reading part of its {n} bytes on some lanes")
+            return not_evaluated(interp, key, f"`{name}` reading part of its {n} bytes on some lanes")
         reads = interp.mask & (read == n)
     for addr in (dst, src):
         if addr.data is None or not addr.space:
@@ -106,7 +111,8 @@ def eval_async_copy(interp: Interp, e: ir.Call) -> Val:
     return UNKNOWN
 
 
-def _not_evaluated(interp: Interp, key: cov.SiteKey, why: str) -> Val:
-    interp.cov.drop(key, ("async_copy", why))
+def not_evaluated(interp: Interp, key: cov.SiteKey, why: str, kind: str = "async_copy") -> Val:
+    """Count the access at `key` seen and not evaluated, for the reason `why` (of coverage.REASONS' `kind`)."""
+    interp.cov.drop(key, (kind, why))
     interp.unmeasured_requests += 1
     return UNKNOWN

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint.ir import nodes as ir
-from kernlint.eval.library_calls import is_asm_access, is_async_copy, is_library_transfer, unresolved_call
+from kernlint.eval.library_calls import is_asm_access, is_asm_ld_st, is_async_copy, is_library_transfer, unresolved_call
 from kernlint.base.frozen import frozen
 from kernlint.base.memo import by_identities, by_identity
 
@@ -85,15 +85,17 @@ REASONS: dict[str, tuple[str, str, str]] = {
                 "check the copy and MMA atoms' layouts with the library's own tools (CuTe's print_latex, "
                 "Nsight Compute); kernlint evaluates plain pointer and array accesses only"),
     "asm": ("inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
-            "standing alone, no other instruction)",
+            "or a plain `ld`/`st` of global or shared memory of up to 16 bytes)",
             "inline PTX `{d}` addresses memory in a form kernlint does not evaluate (it reads a `cp.async` copy "
-            "standing alone, no other instruction)",
+            "or a plain `ld`/`st` of global or shared memory of up to 16 bytes)",
             "write the access in CUDA C++ (a vector load or store, `__ldg`, `__stcs`), which kernlint evaluates"),
     "collective_copy": ("calls `{d}`, a collective copy: the group's threads share its bytes as the library "
                         "decides (CUDA C++ Programming Guide, \"memcpy_async API\"), so no lane's addresses are known",
                         "calls `{d}`, a collective copy whose lane mapping is the library's",
                         "a per-thread copy (no group argument) of 4, 8 or 16 bytes is evaluated, one vector access "
                         "per lane"),
+    "asm_memory": ("{d}", "{d}", "an address into the instruction's state space that kernlint can follow, and a "
+                   "guard operand the launch fixes"),
     "async_copy": ("{d}", "{d}", "copy 4, 8 or 16 bytes per call, with a byte count (and source size) the launch "
                    "fixes, from an address kernlint can follow"),
     "budget": ("the evaluator's step budget ran out before this point",
@@ -452,6 +454,11 @@ class _Walker:
             self.expr(e.args[1], outer, depth)
             if e.args[0].ctype.kind in ("pointer", "template"):
                 self.site(e.span, outer, ACCESS)
+            return
+        if is_asm_ld_st(e):
+            for a in e.args:
+                self.expr(a, outer, depth)
+            self.site(e.span, outer, ACCESS)  # a plain inline-PTX load or store (eval/asm_memory.py)
             return
         if is_async_copy(e) or is_asm_access(e):
             for a in e.args if is_async_copy(e) else ():  # (an asm's operands are not run: interp_calls)

@@ -30,7 +30,7 @@ from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.ir import dependent_types
 from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
-from kernlint.eval.values import any_set, Frame, Val, const
+from kernlint.eval.values import UNKNOWN, any_set, Frame, Val, const
 from kernlint.project.launch import LaunchShape, fold_bound
 from kernlint.eval.limits import WARP, MAX_LOOP_ITERATIONS, MAX_EVENTS_PER_SITE, MAX_INLINE_DEPTH, MAX_EVAL_NESTING, DEFAULT_BUDGET, CALL_KEY_OFFSET, CLOCK_EVERY, SIZE_SAMPLES, SIZE_STEP, BLOCK_SAMPLES, GRID_SAMPLE, POINTER_SPACING, _pure, BudgetExceeded, _LoopExit, EvalResult  # noqa: F401 (re-exported)
 from kernlint.eval.stmt_facts import _sampled_name, _template_param_name, _fold_dim, _subtype_map, _builtin_type, _strip_implicit
@@ -62,6 +62,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
     """Evaluate one kernel under one launch shape."""
 
     _work_mask: np.ndarray | None = None  # the mask `_work_lanes` was counted from (see count_work)
+    # The inline-asm access evaluated last, its address and its address operand's value, for the outputs
+    # assigned next and the statement's next instruction (eval/asm_memory.py).
+    asm_address: tuple[ir.Call | None, Val, Val] = (None, UNKNOWN, UNKNOWN)
     _any_of: tuple[np.ndarray | None, bool] = (None, False)  # (a mask, whether a lane is active): any_active
 
     def __init__(self, tu: ir.TranslationUnit, fn: ir.Function, shape: LaunchShape,

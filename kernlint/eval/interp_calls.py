@@ -7,7 +7,7 @@ import numpy as np
 
 from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
-from kernlint.eval import async_copy, atomics, builtins_math, coop_groups, library_calls
+from kernlint.eval import asm_memory, async_copy, atomics, builtins_math, coop_groups, library_calls
 from kernlint.eval import events as ev
 from kernlint.eval import asserted_shape
 from kernlint.ir import dependent_types
@@ -106,6 +106,10 @@ class CallsMixin:
                 self.cov.drop(self.site_key(e.span, cov.ACCESS), ("asm", library_calls.asm_instruction(e)))
                 self.unmeasured_requests += 1
             return UNKNOWN
+        if library_calls.is_asm_ld_st(e):
+            return asm_memory.eval_ld_st(self, e)  # a plain inline-PTX ld/st (eval/asm_memory.py)
+        if library_calls.is_asm_loaded(e):
+            return asm_memory.eval_loaded(self, e)
         if library_calls.is_async_copy(e):
             return async_copy.eval_async_copy(self, e)  # cp.async and its C++ spellings (eval/async_copy.py)
         if name in ("__cvta_generic_to_shared", "__cvta_generic_to_global") and len(e.args) == 1 and e.receiver is None:

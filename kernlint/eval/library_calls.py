@@ -82,6 +82,22 @@ COPIES = {
 ASM_ACCESS = "__kernlint_asm"
 
 
+# A plain inline-asm load or store (frontend/inline_asm.py, eval/asm_memory.py): the access, and the value a
+# load's output holds afterwards.
+ASM_LD_ST = "__kernlint_asm_ldst"
+ASM_LOADED = "__kernlint_asm_loaded"
+
+
+def is_asm_ld_st(e: ir.Call) -> bool:
+    """Whether `e` is a plain inline-asm `ld`/`st` kernlint evaluates (address, offset, guard, other inputs...)."""
+    return e.receiver is None and e.name == ASM_LD_ST and len(e.args) >= 3 and len(e.template_args) == 3
+
+
+def is_asm_loaded(e: ir.Call) -> bool:
+    """Whether `e` is the value the inline-asm load just evaluated left in an output (no arguments)."""
+    return e.receiver is None and e.name == ASM_LOADED and not e.args
+
+
 def is_async_copy(e: ir.Call) -> bool:
     """Whether `e` is a per-thread asynchronous copy (dst, src, size[, src-size or zfill]) kernlint evaluates."""
     return e.receiver is None and e.name in COPIES and 3 <= len(e.args) <= 4

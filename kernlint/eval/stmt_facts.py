@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 
 from kernlint.ir import nodes as ir
-from kernlint.eval.library_calls import is_asm_access
+from kernlint.eval.library_calls import is_asm_access, is_asm_loaded
+from kernlint.frontend.inline_asm import OUTPUT as ASM_OUTPUT
 from kernlint.eval.values import Val
 from kernlint.base.memo import by_identity
 
@@ -266,17 +267,20 @@ def _expr_ops(e: object) -> int:
             total += n.op != "&"
         elif isinstance(n, ir.Member):
             total += bool(n.arrow)
-        elif isinstance(n, (ir.Index, ir.Call, ir.Cond)):
-            total += 1
+        elif isinstance(n, (ir.Index, ir.Cond)) or (isinstance(n, ir.Call) and not is_asm_loaded(n)):
+            total += 1  # (an inline-asm load's outputs take what its one access loaded: no work of their own)
     return total
 
 
 @_memo_by_identity
 def _own_ops(s: object) -> int:
-    """Operations a statement issues itself (at least one); nested statements are charged when they run,
+    """Operations a statement issues itself (at least one, none for an asm output made unknown); nested statements are charged when they run,
     a loop's condition and step once per iteration (exec_loop)."""
     if isinstance(s, (ir.ExprStmt,)):
-        return max(1, _ops(s.expr))
+        e = s.expr
+        if isinstance(e, ir.Binary) and e.op == "=" and isinstance(e.rhs, ir.Opaque) and e.rhs.reason == ASM_OUTPUT:
+            return 0  # (an asm output made unknown: the asm statement, just before, was charged)
+        return max(1, _ops(e))
     if isinstance(s, ir.VarDecl):
         return max(1, _ops(s.init))
     if isinstance(s, ir.Return):
