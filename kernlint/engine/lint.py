@@ -389,7 +389,10 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
     if not per_shape:
         return []
     results, per_shape = _agree_on_runtime_blocks(results, per_shape, final)
-    if len(per_shape) > 1 and all(r.shape.guess for r in results):
+    # (runtime-block launches left with one result per template binding are real bindings: merged below)
+    by_binding = len({r.shape.bindings for r in results}) > 1 and all(
+        r.shape.guess.startswith("runtime:") for r in results)
+    if len(per_shape) > 1 and all(r.shape.guess for r in results) and not by_binding:
         keys = [{_site_key(d) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
         others = ", ".join(str(r.shape.block) for r in results[1:])
@@ -425,10 +428,13 @@ def _agree_on_runtime_blocks(results: list[KernelResult], per_shape: list[list[D
     a finding every shape gives stays as it is and lists the shapes; one that only some give depends on
     the runtime values and becomes an info that names the shapes with and without it. The group is
     then one result (its first), so the real launches beside it merge as before."""
-    groups: dict[str, list[int]] = {}
+    # (one group per launch and template binding: a launch inside a dispatch macro binds its kernel once per
+    # dispatched type, and each binding's shapes agree among themselves; the bindings then merge as real
+    # shapes do, the worst named)
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
     for i, r in enumerate(results):
         if r.shape.guess.startswith("runtime:"):
-            groups.setdefault(r.shape.guess, []).append(i)
+            groups.setdefault((r.shape.guess, r.shape.bindings), []).append(i)
     if not any(len(g) > 1 for g in groups.values()):
         return results, per_shape
     drop: set[int] = set()

@@ -111,6 +111,8 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
             if held is not None:
                 name, targs = held
                 decl = None
+        if decl is not None:
+            targs = _alias_types_resolved(decl, targs, local_types)
         targs = _aliased_template_args(targs, local_types, local_inits)
         targs = _fold_template_args(targs, local_inits)
         if decl is not None:
@@ -332,6 +334,29 @@ def _aliased_template_args(targs: tuple[str, ...], types: dict[str, str],
             return str(v) if v is not None else m.group(0)
 
         out.append(_NAME_RE.sub(value, spelled))
+    return tuple(out)
+
+
+def _alias_types_resolved(decl: ci.Cursor, written: tuple[str, ...], types: dict[str, str]) -> tuple[str, ...]:
+    """The written template arguments of a launch, each that names a local type alias (`using scalar_t =
+    c10::impl::ScalarTypeToCPPTypeT<enum_type>;`, written by a dispatch macro once per listed type: the
+    alias's tokens are the macro's, the same in every case) as the type clang bound it to in this
+    specialization ("float", "c10::Half"), when that type is concrete; others as written."""
+    if not any(a.strip() in types for a in written):
+        return written
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings: as written
+        return written
+    out = list(written)
+    for i in range(min(n, len(written))):
+        if written[i].strip() not in types or decl.get_template_argument_kind(i) != ci.TemplateArgumentKind.TYPE:
+            continue
+        t = decl.get_template_argument_type(i).get_canonical()
+        spelled = t.spelling
+        if t.kind in (ci.TypeKind.INVALID, ci.TypeKind.UNEXPOSED) or not spelled or "type-parameter" in spelled:
+            continue  # dependent (a host template's parameter) or not resolved: the alias as written
+        out[i] = spelled.replace("struct ", "").replace("class ", "")
     return tuple(out)
 
 
