@@ -111,8 +111,11 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
             if held is not None:
                 name, targs = held
                 decl = None
+        resolved: tuple[int, ...] = ()
         if decl is not None:
+            before = targs
             targs = _alias_types_resolved(decl, targs, local_types)
+            resolved = tuple(i for i, (a, b) in enumerate(zip(before, targs)) if a != b)
         targs = _aliased_template_args(targs, local_types, local_inits)
         targs = _fold_template_args(targs, local_inits)
         if decl is not None:
@@ -127,7 +130,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                              block_dims=dims or (),
                              arg_samples=_host_samples(ch, ancestors, arg_kids, args, local_inits),
                              deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, arg_kids),
-                             spelled_line=spelled_line(ch, span)))
+                             spelled_line=spelled_line(ch, span), resolved_args=resolved))
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:

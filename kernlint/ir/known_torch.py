@@ -40,6 +40,8 @@ Every PyTorch header gets the whole stub, once (it has a guard); a real header f
 """
 from __future__ import annotations
 
+import re
+
 # (c10/core/ScalarType.h, AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS: the enumerator order, with C++ types)
 _SCALAR_TYPES = (
     ("Byte", "uint8_t"), ("Char", "int8_t"), ("Short", "int16_t"), ("Int", "int"), ("Long", "int64_t"),
@@ -290,3 +292,12 @@ def is_torch(name: str) -> bool:
     """Whether a missing include, as written, is one of PyTorch's headers (`torch/extension.h`,
     `ATen/cuda/CUDAContext.h`, `c10/cuda/CUDAGuard.h`): each gets the whole stub (once: it has a guard)."""
     return name.replace("\\", "/").startswith(("torch/", "ATen/", "c10/"))
+
+
+_TORCH_NAME_RE = re.compile(r"(?<![\w:])(?:c10|at|torch)::")
+
+
+def binding_headers(binding: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The PyTorch header a template binding needs declared (`scalar_t = c10::Half`, bound by a dispatch
+    macro's launch in another file) to parse in a file that includes none: ("ATen/ATen.h",), else ()."""
+    return ("ATen/ATen.h",) if any(_TORCH_NAME_RE.search(v) for _p, v in binding) else ()
