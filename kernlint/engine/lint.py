@@ -129,9 +129,10 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
 
     order = list(dict.fromkeys(s.bindings for s in shapes))
     instances: dict[tuple[tuple[str, str], ...], tuple[ir.TranslationUnit, ir.Function]] = {}
+    broken: list[tuple[tuple[str, str], ...]] = []  # instances whose bound class itself did not instantiate
     if unit is not None and fn.template_params:
         for b in order:
-            if len(instances) >= MAX_BINDINGS:
+            if len(instances) - len(broken) >= MAX_BINDINGS:
                 break
             shape = next(s for s in shapes if s.bindings == b)
             named = {w for _p, v in b for w in re.findall(r"[A-Za-z_]\w*", v)}
@@ -139,13 +140,31 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
                 inst = unit.instance(fn, b)
                 if inst is not None:
                     instances[b] = inst
-    keep = [b for b in order if b in instances] or order[:MAX_BINDINGS]
+                    if _bound_class_broken(b, inst):
+                        broken.append(b)
+    # (a binding whose traits class does not instantiate here, `kNElts = constexpr_min(8, kNItems)` through a
+    # std::min kernlint does not have, loses every member the kernel reads of it: evaluated only when no
+    # binding instantiates whole)
+    whole = [b for b in order if b in instances and b not in broken]
+    keep = (whole[:MAX_BINDINGS] or [b for b in order if b in instances][:MAX_BINDINGS]) or order[:MAX_BINDINGS]
     total = max([len(order)] + [s.distinct_bindings for s in shapes])
     out = [s for s in shapes if s.bindings in keep]
     if fn.template_params and total > len(keep):
         out = [dataclasses.replace(s, binding_source=f"{s.binding_source}; {len(keep)} of the {total} bindings "
                                    f"the launches give evaluated") for s in out]
     return out, instances
+
+
+def _bound_class_broken(binding: tuple[tuple[str, str], ...], inst: tuple[ir.TranslationUnit, ir.Function]) -> bool:
+    """Whether clang says a class template the binding names has no member the kernel reads (`no member named
+    'kIsVariableB' in 'Traits<32, 4, c10::Half>'`): the class's own instantiation failed in this file."""
+    classes = {m.group(1) for _p, v in binding for m in re.finditer(r"([A-Za-z_]\w*)\s*<", v)}
+    if not classes:
+        return False
+    tu, fn = inst
+    messages = [p.message for p in tu.problems] + [m for _l, _c, m in fn.unresolved]
+    return any(m.startswith("no member named") and re.search(r"in '(?:\w+::)*(\w+)<", m)
+               and re.search(r"in '(?:\w+::)*(\w+)<", m).group(1) in classes for m in messages)  # type: ignore[union-attr]
 
 
 def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchShape", defines: dict[str, int],

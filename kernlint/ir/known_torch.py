@@ -76,6 +76,18 @@ template <ScalarType S> using ScalarTypeToCPPTypeT = typename ScalarTypeToCPPTyp
 """
 
 
+def _complex_operators() -> str:
+    # (c10/util/complex.h: each arithmetic operator between two complex<T>, and between complex<T> and T
+    # either side; their values are unknown to kernlint, no body)
+    out = []
+    for op in "+-*/":
+        for a, b in (("const complex<T> &", "const complex<T> &"), ("const complex<T> &", "const T &"),
+                     ("const T &", "const complex<T> &")):
+            out.append(f"template <typename T> __host__ __device__ complex<T> operator{op}({a}lhs, {b}rhs);")
+    out.append("template <typename T> __host__ __device__ bool operator==(const complex<T> &lhs, const complex<T> &rhs);")
+    return "\n".join(out) + "\n"
+
+
 # (ATen/Dispatch.h: the case lists)
 _LISTS = {
     "FLOATING_TYPES": ("Double", "Float"),
@@ -143,8 +155,16 @@ template <typename T> struct __attribute__((aligned(sizeof(T) * 2))) complex {{
   __host__ __device__ complex(const T &re, const T &im = T()) : real_(re), imag_(im) {{}}
   __host__ __device__ T real() const {{ return real_; }}
   __host__ __device__ T imag() const {{ return imag_; }}
+  __host__ __device__ complex &operator+=(const complex &rhs);
+  __host__ __device__ complex &operator-=(const complex &rhs);
+  __host__ __device__ complex &operator*=(const complex &rhs);
+  __host__ __device__ complex &operator/=(const complex &rhs);
+  __host__ __device__ complex &operator+=(const T &rhs);
+  __host__ __device__ complex &operator-=(const T &rhs);
+  __host__ __device__ complex &operator*=(const T &rhs);
+  __host__ __device__ complex &operator/=(const T &rhs);
 }};
-}}  // namespace c10
+{_complex_operators()}}}  // namespace c10
 {_scalar_types()}
 namespace c10 {{
 enum class DeviceType : int8_t {{ CPU = 0, CUDA = 1 }};
