@@ -128,3 +128,49 @@ def test_the_index_reads_one_launch_per_dispatched_type() -> None:
     facts = read_with_clang(scan_text(text), str(path), text, str(PROJECT))
     got = sorted(ln.template_args for ln in facts.launches if ln.kernel == "gather_stride8")
     assert got == [("c10::Half",), ("float",)]
+
+
+def test_the_header_alone_names_the_worse_binding_through_the_index(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernlint.project.clang_scan import wanted
+    from kernlint.project.scan import scan_text
+
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(tmp_path))
+    ops = (PROJECT / "ops.cu").read_text()
+    assert wanted(scan_text(ops), ops)  # (the index's pre-filter picks the file that launches in the macro)
+    import json
+
+    from click.testing import CliRunner
+
+    from kernlint.cli.command import main
+
+    by_file = {}
+    for name in ("kernels.cuh", "ops.cu"):
+        res = CliRunner().invoke(main, [str(PROJECT / name), "--format", "json", "--no-ptxas"], catch_exceptions=False)
+        (d,) = [d for d in json.loads(res.stdout)["diagnostics"] if d["code"] == "KL201"]
+        by_file[name] = (Path(d["path"]).name, d["line"], d["message"], tuple(d["notes"]), tuple(d["assumptions"]))
+    assert by_file["kernels.cuh"] == by_file["ops.cu"]
+    where, line, message, notes, assumptions = by_file["kernels.cuh"]
+    # float: lanes 32 bytes apart, 8-way; c10::Half: 16 bytes apart, 4-way (worked in kernels.cuh).
+    assert (where, line) == ("kernels.cuh", 18) and "8-way bank conflict" in message
+    assert "scalar_t = float" in " ".join(assumptions)
+    assert "4-way with the launch at ops.cu:16 (blockDim = (256, 1, 1); scalar_t = c10::Half)" in " ".join(notes)
+    assert not any(x in " ".join(notes + assumptions) for x in LOST)
+
+
+def test_a_binding_whose_traits_class_breaks_is_passed_over() -> None:
+    from types import SimpleNamespace
+
+    from kernlint.engine.lint import _bound_class_broken
+
+    def inst(*messages: str) -> tuple:
+        return (SimpleNamespace(problems=[SimpleNamespace(message=m) for m in messages]),
+                SimpleNamespace(unresolved=[]))
+
+    half = (("Ktraits", "Traits < 32 , 4 , at::Half , float >"),)
+    broken = inst("no member named 'kIsVariableB' in 'Traits<32, 4, c10::Half, float>'")
+    assert _bound_class_broken(half, broken)
+    # A missing member of another class (the kernel's own mistake, or a library type) is not the binding's.
+    assert not _bound_class_broken(half, inst("no member named 'x' in 'cub::BlockLoad<float, 32, 4>'"))
+    assert not _bound_class_broken(half, inst("use of undeclared identifier 'M_LOG2E'"))
+    assert not _bound_class_broken((("T", "float"),), broken)  # (no class in the binding)

@@ -341,11 +341,15 @@ def _aliased_template_args(targs: tuple[str, ...], types: dict[str, str],
 
 
 def _alias_types_resolved(decl: ci.Cursor, written: tuple[str, ...], types: dict[str, str]) -> tuple[str, ...]:
-    """The written template arguments of a launch, each that names a local type alias (`using scalar_t =
-    c10::impl::ScalarTypeToCPPTypeT<enum_type>;`, written by a dispatch macro once per listed type: the
-    alias's tokens are the macro's, the same in every case) as the type clang bound it to in this
-    specialization ("float", "c10::Half"), when that type is concrete; others as written."""
-    if not any(a.strip() in types for a in written):
+    """The written template arguments of a launch, each type argument that names a local type alias
+    (`scalar_t`, `Traits<scalar_t>`; the alias `using scalar_t = c10::impl::ScalarTypeToCPPTypeT<enum_type>;`
+    is written by a dispatch macro once per listed type: its tokens are the macro's, the same in every
+    case) as the type clang bound it to in this specialization ("float", "Traits<c10::Half>"), when that
+    type is concrete; others as written."""
+    def names_alias(a: str) -> bool:
+        return any(w in types for w in _NAME_RE.findall(a))
+
+    if not any(names_alias(a) for a in written):
         return written
     try:
         n = decl.get_num_template_arguments()
@@ -353,7 +357,7 @@ def _alias_types_resolved(decl: ci.Cursor, written: tuple[str, ...], types: dict
         return written
     out = list(written)
     for i in range(min(n, len(written))):
-        if written[i].strip() not in types or decl.get_template_argument_kind(i) != ci.TemplateArgumentKind.TYPE:
+        if not names_alias(written[i]) or decl.get_template_argument_kind(i) != ci.TemplateArgumentKind.TYPE:
             continue
         t = decl.get_template_argument_type(i).get_canonical()
         spelled = t.spelling
