@@ -408,9 +408,12 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
     if not per_shape:
         return []
     results, per_shape = _agree_on_runtime_blocks(results, per_shape, final)
-    # (runtime-block launches left with one result per template binding are real bindings: merged below)
-    by_binding = len({r.shape.bindings for r in results}) > 1 and all(
-        r.shape.guess.startswith("runtime:") for r in results)
+    # (one launch with a runtime block, left with one result per template binding: a launch written once in
+    # a dispatch macro, whose bindings are each real and share the block: merged below as real shapes. Several
+    # launch sites keep the rule for guesses: a runtime block guessed at one site says nothing of which
+    # binding another site pairs with it, `switch (threads) { case 16: k<16><<<g, threads>>>` tried at 256)
+    by_binding = (len({r.shape.bindings for r in results}) > 1 and len({r.shape.guess for r in results}) == 1
+                  and results[0].shape.guess.startswith("runtime:"))
     if len(per_shape) > 1 and all(r.shape.guess for r in results) and not by_binding:
         keys = [{_site_key(d) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
