@@ -129,9 +129,10 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
 
     order = list(dict.fromkeys(s.bindings for s in shapes))
     instances: dict[tuple[tuple[str, str], ...], tuple[ir.TranslationUnit, ir.Function]] = {}
+    broken: list[tuple[tuple[str, str], ...]] = []  # instances whose bound class itself did not instantiate
     if unit is not None and fn.template_params:
         for b in order:
-            if len(instances) >= MAX_BINDINGS:
+            if len(instances) - len(broken) >= MAX_BINDINGS:
                 break
             shape = next(s for s in shapes if s.bindings == b)
             named = {w for _p, v in b for w in re.findall(r"[A-Za-z_]\w*", v)}
@@ -139,13 +140,31 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
                 inst = unit.instance(fn, b)
                 if inst is not None:
                     instances[b] = inst
-    keep = [b for b in order if b in instances] or order[:MAX_BINDINGS]
+                    if _bound_class_broken(b, inst):
+                        broken.append(b)
+    # (a binding whose traits class does not instantiate here, `kNElts = constexpr_min(8, kNItems)` through a
+    # std::min kernlint does not have, loses every member the kernel reads of it: evaluated only when no
+    # binding instantiates whole)
+    whole = [b for b in order if b in instances and b not in broken]
+    keep = (whole[:MAX_BINDINGS] or [b for b in order if b in instances][:MAX_BINDINGS]) or order[:MAX_BINDINGS]
     total = max([len(order)] + [s.distinct_bindings for s in shapes])
     out = [s for s in shapes if s.bindings in keep]
     if fn.template_params and total > len(keep):
         out = [dataclasses.replace(s, binding_source=f"{s.binding_source}; {len(keep)} of the {total} bindings "
                                    f"the launches give evaluated") for s in out]
     return out, instances
+
+
+def _bound_class_broken(binding: tuple[tuple[str, str], ...], inst: tuple[ir.TranslationUnit, ir.Function]) -> bool:
+    """Whether clang says a class template the binding names has no member the kernel reads (`no member named
+    'kIsVariableB' in 'Traits<32, 4, c10::Half>'`): the class's own instantiation failed in this file."""
+    classes = {m.group(1) for _p, v in binding for m in re.finditer(r"([A-Za-z_]\w*)\s*<", v)}
+    if not classes:
+        return False
+    tu, fn = inst
+    messages = [p.message for p in tu.problems] + [m for _l, _c, m in fn.unresolved]
+    return any(m.startswith("no member named") and re.search(r"in '(?:\w+::)*(\w+)<", m)
+               and re.search(r"in '(?:\w+::)*(\w+)<", m).group(1) in classes for m in messages)  # type: ignore[union-attr]
 
 
 def _asserted(run_tu: ir.TranslationUnit, run_fn: ir.Function, shape: "LaunchShape", defines: dict[str, int],
@@ -389,7 +408,13 @@ def combine(results: list[KernelResult], rules: tuple[Rule, ...],
     if not per_shape:
         return []
     results, per_shape = _agree_on_runtime_blocks(results, per_shape, final)
-    if len(per_shape) > 1 and all(r.shape.guess for r in results):
+    # (one launch with a runtime block, left with one result per template binding: a launch written once in
+    # a dispatch macro, whose bindings are each real and share the block: merged below as real shapes. Several
+    # launch sites keep the rule for guesses: a runtime block guessed at one site says nothing of which
+    # binding another site pairs with it, `switch (threads) { case 16: k<16><<<g, threads>>>` tried at 256)
+    by_binding = (len({r.shape.bindings for r in results}) > 1 and len({r.shape.guess for r in results}) == 1
+                  and results[0].shape.guess.startswith("runtime:"))
+    if len(per_shape) > 1 and all(r.shape.guess for r in results) and not by_binding:
         keys = [{_site_key(d) for d in ds} for ds in per_shape]
         common = set.intersection(*keys)
         others = ", ".join(str(r.shape.block) for r in results[1:])
@@ -425,10 +450,13 @@ def _agree_on_runtime_blocks(results: list[KernelResult], per_shape: list[list[D
     a finding every shape gives stays as it is and lists the shapes; one that only some give depends on
     the runtime values and becomes an info that names the shapes with and without it. The group is
     then one result (its first), so the real launches beside it merge as before."""
-    groups: dict[str, list[int]] = {}
+    # (one group per launch and template binding: a launch inside a dispatch macro binds its kernel once per
+    # dispatched type, and each binding's shapes agree among themselves; the bindings then merge as real
+    # shapes do, the worst named)
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
     for i, r in enumerate(results):
         if r.shape.guess.startswith("runtime:"):
-            groups.setdefault(r.shape.guess, []).append(i)
+            groups.setdefault((r.shape.guess, r.shape.bindings), []).append(i)
     if not any(len(g) > 1 for g in groups.values()):
         return results, per_shape
     drop: set[int] = set()

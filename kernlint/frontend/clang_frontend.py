@@ -169,7 +169,8 @@ def clang_spelling(text: str) -> str:
 def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                  arch: str = DEFAULT_ARCH, fragment: str | None = None, fragment_text: str | None = None,
                  kernel: str | None = None, launches_only: bool = False,
-                 instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
+                 instance_region: tuple[int, int] | None = None,
+                 pre_includes: tuple[str, ...] = ()) -> ir.TranslationUnit:
     """Parse CUDA source `text` (named `path` in messages) into a TranslationUnit.
 
     Every include that cannot be found is stubbed (an empty file): first those a text pre-scan
@@ -189,6 +190,11 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
 
     `launches_only` (the project index's reader, project/clang_scan.py): the unit's launches, instantiations
     and macros only; no kernel is lowered.
+
+    `pre_includes`: headers read before the file's first line (clang's `-include`), searched like the
+    file's own includes and stubbed the same way when missing: the declarations a template binding from
+    another file names (`scalar_t = c10::Half` of a launch in a PyTorch extension's .cu, for a header
+    kernel whose own file includes no PyTorch header). Every line keeps its number.
     """
     path = path or "<stdin>"
     parse_path = _clang_name(os.path.abspath(path)) if path != "<stdin>" else "/__kernlint_stdin__.cu"
@@ -206,6 +212,9 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     args += [f"-I{STUB_DIR}"]
     args += [f"-D{d}" for d in defines]
     names, paths = _stub_includes(text, parse_path, include_dirs + ((here,) if here else ()))
+    for name in pre_includes:
+        args += ["-include", name]
+        names.add(name)  # (the stub: searched after every include directory, so a real header wins)
     text = clang_spelling(text)
     if fragment_text is not None:
         fragment_text = clang_spelling(fragment_text)

@@ -111,6 +111,11 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
             if held is not None:
                 name, targs = held
                 decl = None
+        resolved: tuple[int, ...] = ()
+        if decl is not None:
+            before = targs
+            targs = _alias_types_resolved(decl, targs, local_types)
+            resolved = tuple(i for i, (a, b) in enumerate(zip(before, targs)) if a != b)
         targs = _aliased_template_args(targs, local_types, local_inits)
         targs = _fold_template_args(targs, local_inits)
         if decl is not None:
@@ -125,7 +130,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                              block_dims=dims or (), dim_values=_parameter_values(c, dims or (), source),
                              arg_samples=_host_samples(ch, ancestors, arg_kids, args, local_inits),
                              deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, arg_kids),
-                             spelled_line=spelled_line(ch, span)))
+                             spelled_line=spelled_line(ch, span), resolved_args=resolved))
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
@@ -370,6 +375,33 @@ def _aliased_template_args(targs: tuple[str, ...], types: dict[str, str],
             return str(v) if v is not None else m.group(0)
 
         out.append(_NAME_RE.sub(value, spelled))
+    return tuple(out)
+
+
+def _alias_types_resolved(decl: ci.Cursor, written: tuple[str, ...], types: dict[str, str]) -> tuple[str, ...]:
+    """The written template arguments of a launch, each type argument that names a local type alias
+    (`scalar_t`, `Traits<scalar_t>`; the alias `using scalar_t = c10::impl::ScalarTypeToCPPTypeT<enum_type>;`
+    is written by a dispatch macro once per listed type: its tokens are the macro's, the same in every
+    case) as the type clang bound it to in this specialization ("float", "Traits<c10::Half>"), when that
+    type is concrete; others as written."""
+    def names_alias(a: str) -> bool:
+        return any(w in types for w in _NAME_RE.findall(a))
+
+    if not any(names_alias(a) for a in written):
+        return written
+    try:
+        n = decl.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - older libclang bindings: as written
+        return written
+    out = list(written)
+    for i in range(min(n, len(written))):
+        if not names_alias(written[i]) or decl.get_template_argument_kind(i) != ci.TemplateArgumentKind.TYPE:
+            continue
+        t = decl.get_template_argument_type(i).get_canonical()
+        spelled = t.spelling
+        if t.kind in (ci.TypeKind.INVALID, ci.TypeKind.UNEXPOSED) or not spelled or "type-parameter" in spelled:
+            continue  # dependent (a host template's parameter) or not resolved: the alias as written
+        out[i] = spelled.replace("struct ", "").replace("class ", "")
     return tuple(out)
 
 

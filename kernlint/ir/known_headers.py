@@ -14,6 +14,7 @@ import re
 
 from kernlint.ir.known_cub import CUB, is_cub
 from kernlint.ir.known_pipeline import async_stub
+from kernlint.ir.known_torch import TORCH, is_torch
 
 # cuComplex.h (CUDA Toolkit): `typedef float2 cuFloatComplex; typedef double2 cuDoubleComplex;
 # typedef cuFloatComplex cuComplex;` (float2/double2 come from the shim's vector types).
@@ -81,6 +82,8 @@ def stub_text(name: str) -> str:
     """The text of the stub for the missing include `name` (as written): known types, else empty."""
     if is_cub(name):
         return CUB  # (by path: `block_load.cuh` alone names no library)
+    if is_torch(name):
+        return TORCH  # (by path: `torch/`, `ATen/`, `c10/`)
     text = async_stub(name)  # (by its last two components: `cuda/pipeline`)
     if text is not None:
         return text

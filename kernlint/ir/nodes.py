@@ -445,6 +445,9 @@ class Launch:
     # The line the launch is written at, where that is not span.line: a launch written in a macro's
     # argument (`BOOL_SWITCH(c, kB, [&] { k<<<g, b>>>(); })`) spans the macro's use; 0 otherwise.
     spelled_line: int = 0
+    # Template arguments (their positions) written as a local type alias that clang resolved to the type
+    # it names in this launch (`using scalar_t = ...;` of a dispatch macro's case: "float", "c10::Half").
+    resolved_args: tuple[int, ...] = ()
 
 
 @frozen

@@ -182,6 +182,14 @@ def _merge_launches(raw: tuple[RawLaunch, ...], seen: tuple) -> tuple[RawLaunch,
         # The scan's line is the `<<<`'s; clang's launch spans from the kernel's name (maybe a line above).
         on_line = by_line.get(r.line, [])
         cands = [c for c in on_line if id(c) not in used]
+        copies = [c for c in cands if c.kernel == r.kernel]
+        if len(copies) > 1 and all(getattr(c, "resolved_args", ()) for c in copies):
+            # One launch written once in a dispatch macro's lambda, which the macro writes once per type
+            # (`AT_DISPATCH_CASE(at::ScalarType::Half, ...)`): one launch per case, each its own type.
+            for c in copies:
+                used.add(id(c))
+                out.append(_with_values(r, c))
+            continue
         match = next((c for c in cands if c.kernel == r.kernel), None)
         if match is None and len(cands) == 1 and len(on_line) == 1:
             # `kernel<<<...>>>` through a variable: clang names the kernel it holds, and its arguments
@@ -227,6 +235,9 @@ def _with_values(r: RawLaunch, c: object, written: bool = False) -> RawLaunch:
                 targs.append(a)
             elif i >= len(targs):
                 break
+    for i in getattr(c, "resolved_args", ()):
+        if i < len(targs) and i < len(ctargs):
+            targs[i] = ctargs[i]  # a local type alias clang resolved (a dispatch macro's scalar_t)
     grid, block, shared = c.grid, c.block, c.shared_bytes  # type: ignore[attr-defined]
     args = list(r.args)
     for i, v in enumerate(getattr(c, "args", ())):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from kernlint.base.frozen import frozen
 
 
-SCAN_VERSION = 15  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
+SCAN_VERSION = 16  # bump when FileFacts or the scan changes: cached entries of older versions are ignored
 
 
 @frozen

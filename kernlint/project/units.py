@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from kernlint.ir import nodes as ir
 from kernlint.frontend import FrontendError, parse_source
 from kernlint.frontend.instantiate import dependent_lines, instantiate_region
+from kernlint.ir.known_torch import binding_headers
 from kernlint.model.occupancy import DEFAULT_ARCH
 
 if TYPE_CHECKING:
@@ -41,18 +42,19 @@ class Unit:
     unknown_names: set[str] = field(default_factory=set)
 
     def parse(self, text: str | None = None, kernel: str | None = None,
-              instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
+              instance_region: tuple[int, int] | None = None,
+              pre_includes: tuple[str, ...] = ()) -> ir.TranslationUnit:
         """The file parsed (`text` in place of its own); `kernel`, `instance_region`: only that kernel is
-        wanted, made concrete in that part of `text` (parse_source)."""
+        wanted, made concrete in that part of `text`; `pre_includes`: headers read first (parse_source)."""
         text = self.text if text is None else text
         o = self.options
         arch = o.arch or DEFAULT_ARCH
         if self.includer:
             return parse_source(self.includer_text, self.includer, include_dirs=o.include_dirs, defines=o.macros,
                                 arch=arch, fragment=self.path, fragment_text=text, kernel=kernel,
-                                instance_region=instance_region)
+                                instance_region=instance_region, pre_includes=pre_includes)
         return parse_source(text, self.path, include_dirs=o.include_dirs, defines=o.macros, arch=arch, kernel=kernel,
-                            instance_region=instance_region)
+                            instance_region=instance_region, pre_includes=pre_includes)
 
     def instance(self, fn: ir.Function, binding: tuple[tuple[str, str], ...]) -> tuple[ir.TranslationUnit, ir.Function] | None:
         """`fn` with `binding` substituted textually, lowered as an ordinary kernel; None if that fails."""
@@ -68,7 +70,8 @@ class Unit:
         if made is not None:
             new_text, region = made
             try:
-                tu = self.parse(new_text, kernel=fn.key, instance_region=region)
+                tu = self.parse(new_text, kernel=fn.key, instance_region=region,
+                                pre_includes=binding_headers(binding))
             except FrontendError:
                 tu = None
             if tu is not None:
