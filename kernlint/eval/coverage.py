@@ -64,6 +64,11 @@ REASONS: dict[str, tuple[str, str, str]] = {
               f"lines {{d}} were not analysed: the function has more than {ir.MAX_STATEMENTS:,} statements, "
               "the most kernlint analyses in one",
               "split the function into smaller ones"),
+    "misaligned": ("its address is not a multiple of its width ({d} bytes) in kernlint's model, which a running "
+                   "kernel cannot do (it would fault): a size or offset kernlint does not know (a class from a "
+                   "missing header?) is in it",
+                   "its address is not a multiple of its width in kernlint's model",
+                   "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
     "call": ("the value returned by `{d}()` is not modelled", "the value returned by `{d}()` is not modelled", ""),
     "fnptr": ("calls through the function pointer `{d}`, whose target is set at run time",
               "calls through the function pointer `{d}`, whose target is set at run time",

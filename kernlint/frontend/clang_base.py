@@ -121,6 +121,8 @@ def _lib() -> object:
         lib.clang_EvalResult_dispose.restype = None
         lib.clang_Location_isFromMainFile.argtypes = [ci.SourceLocation]
         lib.clang_Location_isFromMainFile.restype = ctypes.c_int
+        lib.clang_isInvalidDeclaration.argtypes = [ci.Cursor]
+        lib.clang_isInvalidDeclaration.restype = ctypes.c_uint
         _fast_result_checks(lib)
         _lib_ready = True
     return lib
@@ -338,6 +340,11 @@ class _TypeConverter:
             size = c.get_size()
             return ir.CType("array", size if size > 0 else 0, pointee=elem, count=max(count, 0), name=c.spelling)
         if k == ci.TypeKind.RECORD:
+            if _layout_lost(c.get_declaration()):
+                # A member or base whose type clang could not resolve (a header not found): clang lays the
+                # class out without it (an empty class is 1 byte), so its size and offsets would be wrong.
+                name = c.spelling.replace("struct ", "").replace("const ", "")
+                return ir.CType("struct", 0, name=name, const=const)
             size = c.get_size()
             align = c.get_align()
             fields = []
@@ -355,6 +362,31 @@ class _TypeConverter:
         if k in (ci.TypeKind.UNEXPOSED, ci.TypeKind.DEPENDENT) or "type-parameter" in spelling:
             return ir.CType("template", 0, name=t.spelling.replace("const ", "").strip(), const=const)
         return ir.CType("unknown", 0, name=spelling)
+
+
+def _layout_lost(decl: ci.Cursor) -> bool:
+    """Whether clang laid a class out without some of what it declares: a member of a type it could not
+    resolve (the declaration is invalid), or a base class it dropped (`struct T : Undeclared<U> {}` keeps
+    no base specifier, and clang does not mark it invalid)."""
+    if decl is None or not decl.kind.is_declaration():
+        return False
+    if _lib().clang_isInvalidDeclaration(decl):  # type: ignore[attr-defined]
+        return True
+    kids = list(decl.get_children())
+    if any(k.kind == K.CXX_BASE_SPECIFIER for k in kids):
+        return False
+    depth = 0
+    for tok in decl.get_tokens():  # a `:` before the body, outside template brackets: a base was written
+        s = tok.spelling
+        if s == "{" or s == ";":
+            return False
+        if s in ("<", "("):
+            depth += 1
+        elif s in (">", ")"):
+            depth -= 1
+        elif s == ":" and depth == 0:
+            return True
+    return False
 
 
 _SITE_KINDS = frozenset({K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.UNARY_OPERATOR, K.CALL_EXPR,

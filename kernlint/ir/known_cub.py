@@ -220,6 +220,42 @@ public:
   template <typename OutputT> __device__ void WarpStripedToBlocked(T (&input)[ITEMS_PER_THREAD], OutputT (&output)[ITEMS_PER_THREAD]);
 };
 
+// Building blocks a project's own block-wide algorithms use (a reverse scan written after CUB's):
+// cub/util_type.cuh `Uninitialized<T>` (storage to alias T in a union; its `Alias()` is T), `Log2<N>`
+// (ceil(log2 N)); cub/util_ptx.cuh `RowMajorTid`, `WarpMask`, `ShuffleIndex`, `ShuffleDown` (values of
+// registers: results unknown); cub/block/block_raking_layout.cuh `BlockRakingLayout`, whose constants
+// follow CUB's definitions (with 32-thread warps) and whose grid is CUB's internal layout (its pointers
+// are unknown: the accesses through them are not evaluated). Their storage, like every TempStorage here,
+// has no size kernlint claims.
+template <typename T> struct Uninitialized {
+  unsigned char layout_unknown[0];
+  __device__ T &Alias();
+};
+template <int N> struct Log2 { static constexpr int VALUE = N <= 1 ? 0 : 1 + Log2<(N + 1) / 2>::VALUE; };
+template <> struct Log2<1> { static constexpr int VALUE = 0; };
+template <> struct Log2<0> { static constexpr int VALUE = 0; };
+__device__ inline unsigned int RowMajorTid(int block_dim_x, int block_dim_y, int block_dim_z) {
+  return (block_dim_z == 1 ? 0 : threadIdx.z * block_dim_x * block_dim_y)
+       + (block_dim_y == 1 ? 0 : threadIdx.y * block_dim_x) + threadIdx.x;
+}
+template <int LOGICAL_WARP_THREADS> __device__ unsigned int WarpMask(unsigned int warp_id);
+template <int LOGICAL_WARP_THREADS, typename T> __device__ T ShuffleIndex(T input, int src_lane, unsigned int member_mask);
+template <int LOGICAL_WARP_THREADS, typename T>
+__device__ T ShuffleDown(T input, int src_offset, int last_thread, unsigned int member_mask);
+template <int LOGICAL_WARP_THREADS, typename T>
+__device__ T ShuffleUp(T input, int src_offset, int first_thread, unsigned int member_mask);
+template <typename T, int BLOCK_THREADS, int LEGACY_PTX_ARCH = 0>
+struct BlockRakingLayout {
+  static constexpr int SHARED_ELEMENTS = BLOCK_THREADS;
+  static constexpr int MAX_RAKING_THREADS = BLOCK_THREADS < 32 ? BLOCK_THREADS : 32;
+  static constexpr int SEGMENT_LENGTH = (SHARED_ELEMENTS + MAX_RAKING_THREADS - 1) / MAX_RAKING_THREADS;
+  static constexpr int RAKING_THREADS = (SHARED_ELEMENTS + SEGMENT_LENGTH - 1) / SEGMENT_LENGTH;
+  static constexpr bool UNGUARDED = (SHARED_ELEMENTS % RAKING_THREADS == 0);
+  struct TempStorage { unsigned char layout_unknown[0]; };
+  static __device__ T *PlacementPtr(TempStorage &temp_storage, unsigned int linear_tid);
+  static __device__ T *RakingPtr(TempStorage &temp_storage, unsigned int linear_tid);
+};
+
 struct Sum {
   template <typename T> __device__ T operator()(const T &a, const T &b) const { return a + b; }
 };
