@@ -33,7 +33,9 @@ OPTIONS = LintOptions(resources=False)
 CONFIRM_FIXTURES = sorted(p for p in FIXTURES.glob("KL*.cu")
                           if p.name.split("_")[0] in ("KL101", "KL102", "KL103", "KL201", "KL301", "KL302",
                                                       "KL303", "KL304", "KL401", "KL404", "KL405")
-                          and p.name != "KL101_cub_block_load.cu")
+                          # (findings inside a missing library's stand-in: CUB's model, PyTorch's types, which
+                          # the GPU build does not have; they are not run, never confirmed or refuted)
+                          and p.name not in ("KL101_cub_block_load.cu", "KL101_torch_dispatch.cu"))
 
 
 def _rule_of(fixture: Path) -> str:
