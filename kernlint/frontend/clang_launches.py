@@ -483,12 +483,8 @@ def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.C
                 wholes.setdefault(t.spelling, []).append(ops[1])
             elif t is not None and t.kind == K.MEMBER_REF_EXPR and t.spelling in ("gridDim", "blockDim"):
                 # `cfg.blockDim = dim3(16, 16);` of a launch config (cudaLaunchKernelEx): keyed "cfg.blockDim"
-                base = [k for k in kids_of(t) if k.kind.is_expression()]
-                b = base[0] if base else None
-                while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-                    sub = [k for k in kids_of(b) if k.kind.is_expression()]
-                    b = sub[0] if len(sub) == 1 else None
-                if b is not None and b.kind == K.DECL_REF_EXPR:
+                b = _member_owner(t, kids_of)
+                if b is not None:
                     wholes.setdefault(f"{b.spelling}.{t.spelling}", []).append(ops[1])
             continue
         if n.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
@@ -498,22 +494,14 @@ def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.C
             continue
         lhs = kids[0]
         if lhs.kind == K.MEMBER_REF_EXPR and lhs.spelling == "dynamicSmemBytes" and op == "=":
-            base = [k for k in kids_of(lhs) if k.kind.is_expression()]
-            b = base[0] if base else None
-            while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-                sub = [k for k in kids_of(b) if k.kind.is_expression()]
-                b = sub[0] if len(sub) == 1 else None
-            if b is not None and b.kind == K.DECL_REF_EXPR:
+            b = _member_owner(lhs, kids_of)
+            if b is not None:
                 wholes.setdefault(f"{b.spelling}.dynamicSmemBytes", []).append(kids[1])
             continue
         if lhs.kind != K.MEMBER_REF_EXPR or lhs.spelling not in ("x", "y", "z"):
             continue
-        base = [k for k in kids_of(lhs) if k.kind.is_expression()]
-        b = base[0] if base else None
-        while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
-            sub = [k for k in kids_of(b) if k.kind.is_expression()]
-            b = sub[0] if len(sub) == 1 else None
-        if b is None or b.kind != K.DECL_REF_EXPR:
+        b = _member_owner(lhs, kids_of)
+        if b is None:
             continue
         key = f"{b.spelling}.{lhs.spelling}"
         out[key] = kids[1] if op == "=" and key not in out else None
@@ -521,6 +509,16 @@ def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.C
         for i, v in enumerate(values):
             out[f"{name}={i}"] = v
     return out
+
+
+def _member_owner(member: ci.Cursor, kids_of: Callable[[ci.Cursor], list[ci.Cursor]]) -> ci.Cursor | None:
+    """The variable a member expression is of (`cfg` of `cfg.blockDim`, `b` of `b.x`), else None."""
+    base = [k for k in kids_of(member) if k.kind.is_expression()]
+    b = base[0] if base else None
+    while b is not None and b.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR):
+        sub = [k for k in kids_of(b) if k.kind.is_expression()]
+        b = sub[0] if len(sub) == 1 else None
+    return b if b is not None and b.kind == K.DECL_REF_EXPR else None
 
 
 def _host_samples(launch: ci.Cursor, ancestors: list[ci.Cursor], args: list[ci.Cursor],
