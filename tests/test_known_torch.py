@@ -174,3 +174,23 @@ def test_a_binding_whose_traits_class_breaks_is_passed_over() -> None:
     assert not _bound_class_broken(half, inst("no member named 'x' in 'cub::BlockLoad<float, 32, 4>'"))
     assert not _bound_class_broken(half, inst("use of undeclared identifier 'M_LOG2E'"))
     assert not _bound_class_broken((("T", "float"),), broken)  # (no class in the binding)
+
+
+def test_atomics_conj_and_math_constants_of_pytorch_code_are_read() -> None:
+    """`gpuAtomicAdd` (ATen/cuda/Atomic.cuh), `std::conj` of a c10::complex (c10/util/complex.h) and <math.h>'s
+    `M_LOG2E` were unresolved names: the kernel was only partly analysed. Now the atomic's address is an
+    access kernlint evaluates and the kernel is fully analysed."""
+    src = """#include <ATen/cuda/Atomic.cuh>
+#include <c10/util/complex.h>
+// kernlint: block=(128,1,1)
+__global__ void k(float* out, c10::complex<float>* acc, const c10::complex<float>* in) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    c10::complex<float> z = std::conj(in[i]);
+    gpuAtomicAdd(&acc[i], z);
+    gpuAtomicAdd(&out[i], z.real_ * float(M_LOG2E));
+}
+"""
+    res = lint_source(src, "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    assert rec.status == "full", rec
+    assert not [d for d in res.diagnostics if d.code in ("KL903", "KL904")]

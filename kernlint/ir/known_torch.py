@@ -165,6 +165,12 @@ template <typename T> struct __attribute__((aligned(sizeof(T) * 2))) complex {{
   __host__ __device__ complex &operator/=(const T &rhs);
 }};
 {_complex_operators()}}}  // namespace c10
+// c10/util/complex.h adds `std::conj` (with std::real, std::imag, std::abs) for c10::complex
+namespace std {{
+template <typename T> __host__ __device__ c10::complex<T> conj(const c10::complex<T> &z) {{
+  return c10::complex<T>(z.real_, -z.imag_);
+}}
+}}  // namespace std
 {_scalar_types()}
 namespace c10 {{
 enum class DeviceType : int8_t {{ CPU = 0, CUDA = 1 }};
@@ -272,6 +278,16 @@ using at::cuda::OptionalCUDAGuard;
 namespace torch {{
 using namespace at;
 }}  // namespace torch
+
+// ATen/cuda/Atomic.cuh: `gpuAtomicAdd(address, val)` adds `val` at `address` atomically (an atomicAdd where
+// the type has one; a compare-and-swap loop on the same address for the others); a complex adds its two
+// parts, real then imaginary.
+template <typename T> __device__ T gpuAtomicAdd(T *address, T val) {{ return atomicAdd(address, val); }}
+template <typename T> __device__ void gpuAtomicAdd(c10::complex<T> *address, c10::complex<T> val) {{
+  atomicAdd(reinterpret_cast<T *>(address), val.real_);
+  atomicAdd(reinterpret_cast<T *>(address) + 1, val.imag_);
+}}
+template <typename T> __device__ void gpuAtomicAddNoReturn(T *address, T val) {{ gpuAtomicAdd(address, val); }}
 
 #define TORCH_CHECK(...) ((void)0)
 #define TORCH_CHECK_EQ(...) ((void)0)
