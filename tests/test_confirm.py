@@ -146,7 +146,11 @@ def _explicit_instantiations(plan: confirm.FilePlan) -> str:
 def test_instrumented_source_compiles_with_nvcc(fixture: Path, tmp_path: Path) -> None:
     plan = _plan(fixture)
     assert plan.instrumented is not None
-    assert not plan.instrumented.skipped, plan.instrumented.skipped
+    # (an asm statement's and an asynchronous copy's sites are left as written by design: their findings are
+    # not-run 'inline-asm' / 'async-copy')
+    skipped = [s for s in plan.instrumented.skipped
+               if "not-run 'inline-asm'" not in s[1] and "not-run 'async-copy'" not in s[1]]
+    assert not skipped, skipped
     src = tmp_path / fixture.name
     src.write_text(plan.instrumented.code + _explicit_instantiations(plan) + "\n")
     proc = subprocess.run(["nvcc", "--cubin", "-arch=sm_80", "-std=c++17", "-o", str(tmp_path / "k.cubin"), str(src)],  # noqa: PLW1510

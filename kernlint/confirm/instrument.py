@@ -323,13 +323,15 @@ def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) ->
         return "empty source range"
     if re.match(r"\s*(?:asm|__asm__|__asm)\b", s):
         return "an asm statement: its accesses are not rewritten (verdict: not-run 'inline-asm')"
+    if re.match(r"\s*(?:(?:::)?cuda::|(?:::)?cooperative_groups::|cg::)?(?:__pipeline_)?memcpy_async\s*\(", s):
+        return "an asynchronous copy: a load and a store at once, not rewritten (verdict: not-run 'async-copy')"
     if ";" in s or "{" in s or "}" in s:
         return "source range spans statements (macro expansion?)"
     if not _balanced(s):
         return "source range is not a complete expression (macro expansion?)"
     # A function-like macro of the file such as `AT(p, i)` may expand to an lvalue: it is tried as
     # one. A call of a function (an inlined helper reported at its call) is not an lvalue.
-    call = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*\(.*\)\s*", s, re.DOTALL)
+    call = re.fullmatch(r"\s*([A-Za-z_][\w:]*)\s*\(.*\)\s*", s, re.DOTALL)  # (`ns::f(...)` too)
     macro_call = call is not None and call.group(1) in macros
     if kind == "guard":
         kind = "access"
@@ -365,6 +367,9 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
     placed: list[tuple[int, int, Site]] = []
     skipped: list[tuple[Site, str]] = []
     macros = frozenset(re.findall(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(", text))
+    # (function-like macros whose body is an asm statement: a use of one is an asm statement too)
+    asm_macros = frozenset(re.findall(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[ \t]*(?:\\\s*)?"
+                                      r"(?:asm|__asm__|__asm)\b", text))
     for site in sites:
         sp = site.span
         a = offset_of(text, line_offsets, sp.line, sp.column)
@@ -404,6 +409,9 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
             a, b = pointer_arg
             site = Site(site.id, "pointer" if site.kind == "access" else "guard-pointer", site.span)
         why = _check_site_text("access" if site.kind in SEED_KINDS else site.kind, text[a:b], macros)
+        if why is None and re.match(r"\s*([A-Za-z_]\w*)\s*\(", text[a:b]) \
+                and re.match(r"\s*([A-Za-z_]\w*)", text[a:b]).group(1) in asm_macros:  # type: ignore[union-attr]
+            why = "an asm statement: its accesses are not rewritten (verdict: not-run 'inline-asm')"
         if why:
             skipped.append((site, why))
             continue
