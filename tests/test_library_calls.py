@@ -84,3 +84,15 @@ def test_an_undeclared_call_inside_a_helper_is_named() -> None:
     [rec] = res.coverage
     [gap] = [g for g in rec.gaps if g.kind == "unresolved_call"]
     assert gap.detail == "store_streaming"
+
+
+def test_an_object_of_a_local_array_is_registers_not_an_access() -> None:
+    """`accum[i][j].x[0]` on a local array of fragments (a class template's member array, dependent in the
+    template): thread-local storage, not two memory accesses left unevaluated ('operator[]')."""
+    src = ("template <typename T> struct Frag { T x[4]; };\n"
+           "template <typename T, int N>\n__global__ void k(T* out) {\n  Frag<T> accum[N][N];\n"
+           "  for (int i = 0; i < N; ++i)\n    for (int j = 0; j < N; ++j) accum[i][j].x[0] = T(0);\n"
+           "  out[threadIdx.x] = accum[0][0].x[0];\n}\n")
+    res = lint_source(src, "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    assert (rec.accesses_seen, rec.accesses_evaluated, rec.status) == (1, 1, "full"), rec
