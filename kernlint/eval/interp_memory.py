@@ -238,7 +238,8 @@ class MemoryMixin:
             self.cov.drop(key, self.type_why(t, e.ctype))
             self.unmeasured_requests += self.any_active()
             return
-        if width in (2, 4, 8, 16) and addr.bound is None and _misaligned(addr.data, self.mask, width):
+        address = spread(addr.data, self.mask.shape, np.int64)
+        if width in (2, 4, 8, 16) and addr.bound is None and ((address % width) != 0)[self.mask].any():
             # A 4-byte access at an odd address faults on a GPU ("misaligned address"): the model is wrong
             # there (clang's size of a class whose base or member it could not resolve, 1 byte for an empty
             # one), so nothing measured from it can be reported.
@@ -247,7 +248,6 @@ class MemoryMixin:
             return
         self.cov.hit(key)
         iters, lvars = self.loop_context()
-        address = spread(addr.data, self.mask.shape, np.int64)
         vec = 1
         if t.kind == "struct" and t.fields:
             vec = len(t.fields)
@@ -463,8 +463,3 @@ class MemoryMixin:
         return Val(data, old.deps | new.deps, new.space or old.space, root, is_float=is_float)
 
 
-
-def _misaligned(data: np.ndarray, mask: np.ndarray, width: int) -> bool:
-    """Whether some active lane's address is not a multiple of the access's `width` (2, 4, 8 or 16 bytes)."""
-    address = np.broadcast_to(data, mask.shape)
-    return bool(((address % width) != 0)[mask].any())
