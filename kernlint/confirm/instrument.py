@@ -317,11 +317,14 @@ def _balanced(s: str) -> bool:
     return not stack
 
 
-def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset()) -> str | None:
-    """Why `s` cannot be rewritten as a site of `kind`, or None when it can."""
+def _check_site_text(kind: str, s: str, macros: frozenset[str] = frozenset(),
+                     asm_macros: frozenset[str] = frozenset()) -> str | None:
+    """Why `s` cannot be rewritten as a site of `kind`, or None when it can. `asm_macros`: the file's
+    function-like macros whose body is an asm statement (a use of one is an asm statement too)."""
     if not s.strip():
         return "empty source range"
-    if re.match(r"\s*(?:asm|__asm__|__asm)\b", s):
+    head = re.match(r"\s*([A-Za-z_]\w*)\s*\(", s)
+    if re.match(r"\s*(?:asm|__asm__|__asm)\b", s) or (head is not None and head.group(1) in asm_macros):
         return "an asm statement: its accesses are not rewritten (verdict: not-run 'inline-asm')"
     if re.match(r"\s*(?:(?:::)?cuda::|(?:::)?cooperative_groups::|cg::)?(?:__pipeline_)?memcpy_async\s*\(", s):
         return "an asynchronous copy: a load and a store at once, not rewritten (verdict: not-run 'async-copy')"
@@ -367,7 +370,6 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
     placed: list[tuple[int, int, Site]] = []
     skipped: list[tuple[Site, str]] = []
     macros = frozenset(re.findall(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(", text))
-    # (function-like macros whose body is an asm statement: a use of one is an asm statement too)
     asm_macros = frozenset(re.findall(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^)]*\)[ \t]*(?:\\\s*)?"
                                       r"(?:asm|__asm__|__asm)\b", text))
     for site in sites:
@@ -408,10 +410,7 @@ def instrument(text: str, sites: list[Site], keep_lines: frozenset[int] = frozen
             # `__ldg(p)` / `__stcs(p, v)`: the access is through the first argument, a pointer.
             a, b = pointer_arg
             site = Site(site.id, "pointer" if site.kind == "access" else "guard-pointer", site.span)
-        why = _check_site_text("access" if site.kind in SEED_KINDS else site.kind, text[a:b], macros)
-        if why is None and re.match(r"\s*([A-Za-z_]\w*)\s*\(", text[a:b]) \
-                and re.match(r"\s*([A-Za-z_]\w*)", text[a:b]).group(1) in asm_macros:  # type: ignore[union-attr]
-            why = "an asm statement: its accesses are not rewritten (verdict: not-run 'inline-asm')"
+        why = _check_site_text("access" if site.kind in SEED_KINDS else site.kind, text[a:b], macros, asm_macros)
         if why:
             skipped.append((site, why))
             continue
