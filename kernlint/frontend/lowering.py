@@ -174,11 +174,7 @@ class _Lowering:
             return ir.Ref(name, "function", ctype, span)
         if rk == K.VAR_DECL:
             key = (ref._kind_id, ref.data[0])
-            if key in self.parent_kinds:
-                parent_kind = self.parent_kinds[key]
-            else:
-                parent = ref.semantic_parent
-                parent_kind = self.parent_kinds[key] = parent.kind if parent is not None else None
+            parent_kind = self._parent_kind(key, ref)
             if parent_kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
                 # `size` inside a class template (`static constexpr size_t size = sizeof(int4) /
                 # sizeof(T)`): dependent, so its initializer, which the evaluator folds once T is bound.
@@ -191,9 +187,7 @@ class _Lowering:
                 v = _evaluate(c)
                 if v is not None and ctype.kind in ("int", "float", "bool"):
                     return ir.Lit(v, ctype, span)
-                attrs = self.var_attrs.get(key)
-                if attrs is None:
-                    attrs = self.var_attrs[key] = frozenset(k.kind for k in ref.get_children())
+                attrs = self._attrs(key, ref)
                 if K.CUDASHARED_ATTR in attrs:
                     return ir.Ref(name, "shared", ctype, span)
                 if K.CUDACONSTANT_ATTR in attrs:
@@ -210,15 +204,24 @@ class _Lowering:
         """Whether a variable declaration is of memory kernlint addresses: `__shared__`, `__constant__`
         or at namespace scope."""
         key = (decl._kind_id, decl.data[0])
-        attrs = self.var_attrs.get(key)
-        if attrs is None:
-            attrs = self.var_attrs[key] = frozenset(k.kind for k in decl.get_children())
+        attrs = self._attrs(key, decl)
         if K.CUDASHARED_ATTR in attrs or K.CUDACONSTANT_ATTR in attrs:
             return True
+        return self._parent_kind(key, decl) in (K.TRANSLATION_UNIT, K.NAMESPACE)
+
+    def _parent_kind(self, key: tuple[int, int | None], decl: ci.Cursor) -> ci.CursorKind | None:
+        """The kind of a variable declaration's semantic parent (cached by `key`, see parent_kinds)."""
         if key not in self.parent_kinds:
             parent = decl.semantic_parent
             self.parent_kinds[key] = parent.kind if parent is not None else None
-        return self.parent_kinds[key] in (K.TRANSLATION_UNIT, K.NAMESPACE)
+        return self.parent_kinds[key]
+
+    def _attrs(self, key: tuple[int, int | None], decl: ci.Cursor) -> frozenset[ci.CursorKind]:
+        """The kinds of a variable declaration's children, its attributes (cached by `key`, see var_attrs)."""
+        attrs = self.var_attrs.get(key)
+        if attrs is None:
+            attrs = self.var_attrs[key] = frozenset(k.kind for k in decl.get_children())
+        return attrs
 
     def member(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         kids = [k for k in c.get_children() if k.kind.is_expression()]
