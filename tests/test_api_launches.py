@@ -66,3 +66,24 @@ void run(float* a, cudaStream_t s) {
 }
 """)
     assert got == []
+
+
+def test_launches_spelled_only_in_a_macro_are_found(tmp_path) -> None:
+    """A host function whose own text spells no launch still launches through a macro: of the main file, of a
+    header it includes, or of the command line; and through a macro around a runtime-API launch."""
+    (tmp_path / "launch.h").write_text("#define GO(kern, a) kern<<<dim3(2), dim3(64)>>>(a)\n"
+                                       "#define API(kern, args) cudaLaunchKernel((void*)kern, dim3(4), dim3(96), args)\n")
+    src = KERNELS + """
+#include "launch.h"
+#define HERE(a) plain<<<1, 32>>>(a, 3)
+void by_header(float* a) { GO(k<2>, a); }
+void by_api_macro(float* a, void** args) { API(plain, args); }
+void by_main_define(float* a) { HERE(a); }
+void by_command_line(float* a) { CLI(a); }
+"""
+    path = tmp_path / "m.cu"
+    path.write_text(src)
+    tu = parse_source(src, str(path), defines=["CLI(a)=k<3><<<5, 128>>>(a)"])
+    got = sorted((l.kernel, l.template_args, l.block) for l in tu.launches)
+    assert got == [("k", ("2",), (64, 1, 1)), ("k", ("3",), (128, 1, 1)),
+                   ("plain", (), (32, 1, 1)), ("plain", (), (96, 1, 1))]

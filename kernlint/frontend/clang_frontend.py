@@ -268,7 +268,7 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     else:
         unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
                       instance_region=instance_region,
-                      launch_text_only=kernel is None and not _chevrons_outside(tu, text, defines, parse_path, paths),
+                      launch_text_only=kernel is None and not _launches_outside(tu, text, defines, parse_path, paths),
                       launches_only=launches_only)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
@@ -343,33 +343,50 @@ def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
     return file_of
 
 
-def _chevrons_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str], parse_path: str,
+_LAUNCH_MARKS = ("<<<", "cudaLaunchKernel", "cudaLaunchCooperativeKernel")
+"""Text every kernel launch spells: `<<<`, or a runtime-API launch's name (`cudaLaunchKernelEx` included)."""
+
+
+_LAUNCH_BYTES = tuple(m.encode() for m in _LAUNCH_MARKS)
+
+
+def _marked(text: str) -> bool:
+    return any(m in text for m in _LAUNCH_MARKS)
+
+
+def _marked_define(text: str) -> bool:
+    """Whether a `#define` of `text` (with its continuation lines) spells a launch."""
+    if not _marked(text):
+        return False
+    in_define = False
+    for line in text.split("\n"):
+        if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
+            if _marked(line):
+                return True
+            in_define = line.rstrip("\r").endswith("\\")
+    return False
+
+
+def _launches_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str], parse_path: str,
                       shadowed: set[str]) -> bool:
-    """Whether a `<<<` reaches the parse from elsewhere than the main file's code outside `#define`s: a
-    command-line define, a `#define` of the main file, or any file the parse read (a header, the shim).
-    When none does, a host function whose own text has no `<<<` launches nothing (see `_lower`)."""
-    if any("<<<" in d for d in defines):
+    """Whether a launch can reach the main file's host code through a macro: a command-line define, or a
+    `#define` of the main file or of any file the parse read (a header, the shim), that spells one. When
+    none does, a host function whose own text spells no launch launches nothing (see `_lower`)."""
+    if any(_marked(d) for d in defines) or _marked_define(text):
         return True
-    if "<<<" in text:
-        in_define = False
-        for line in text.split("\n"):
-            if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
-                if "<<<" in line:
-                    return True
-                in_define = line.rstrip("\r").endswith("\\")
     for inc in tu.get_includes():
         name = inc.include.name
         if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed or not os.path.isfile(name):
             continue  # the main file, or read as an empty stub (never open a FIFO or a device)
         try:
             with open(name, "rb") as fh:
-                if b"<<<" in fh.read():
+                if _marked_define(fh.read().decode("utf-8", "replace")):
                     return True
         except OSError:
             return True  # unreadable: assume it may
     try:
         with open(shim_path(), "rb") as fh:
-            return b"<<<" in fh.read()
+            return _marked_define(fh.read().decode("utf-8", "replace"))
     except OSError:
         return True
 
@@ -415,8 +432,8 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
            instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
-    `launch_text_only`: every `<<<` of the parse is in the main file's text outside macros (see
-    `_chevrons_outside`), so host functions whose text has none are not searched for launches.
+    `launch_text_only`: every launch the parse can make is spelled in the main file's text outside macros
+    (see `_launches_outside`), so host functions whose text spells none are not searched for launches.
     `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source).
     `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing.
     `instance_region`: see parse_source."""
@@ -446,13 +463,15 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     file_of = _file_namer(lib)
 
     def may_launch(c: ci.Cursor) -> bool:
-        """Whether host function `c` can hold a kernel launch (`k<<<...>>>`): only where `<<<` is spelled."""
+        """Whether host function `c` can hold a kernel launch: only where its text spells one (`<<<`, a
+        runtime-API launch), unless a macro may (`launch_text_only` False)."""
         if kernel is not None:
             return False
         if not launch_text_only:
             return True
         ext = c.extent
-        return b"<<<" in data[ext.start.offset:ext.end.offset + 3]
+        span = data[ext.start.offset:ext.end.offset + 3]
+        return any(m in span for m in _LAUNCH_BYTES)
 
     main_only = not context  # macros and globals come from parse_path only: libclang's main file
 

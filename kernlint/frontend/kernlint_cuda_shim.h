@@ -285,7 +285,7 @@ __device__ int __dp2a_lo(int, int, int); __device__ int __dp2a_hi(int, int, int)
 /* Host-side runtime API that launch code commonly calls. */
 extern "C" int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);
 extern "C" unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
-/* Launches through the runtime API (CUDA Runtime API reference, "Execution Control"): read like `<<<>>>`
+/* Launches through the runtime API (CUDA Runtime API reference, "Execution Control"): read like chevron
    ones (frontend/clang_launches.py). The launch attributes are opaque here. */
 cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0);
 template <class T> cudaError_t cudaLaunchKernel(const T*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0);
