@@ -670,6 +670,9 @@ def lint_source(text: str, path: str, options: LintOptions | None = None,
 def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, ...]) -> LintResult:
     from kernlint.project.units import parse_in_project
 
+    if options.only_kernels is None and not _may_define_kernels(text, path, options):
+        return LintResult(path, (), (), (), (), ())  # what the parse would give: no kernel (project/kernel_text.py)
+
     # Past the file's work budget the front end still reads every kernel (their bodies cut short), so
     # that each one is named in a KL904 below: never "no kernels found" for a file that has some.
     tu, unit = parse_in_project(text, path, options, options.project)  # type: ignore[arg-type]
@@ -728,6 +731,22 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
     diags.sort(key=lambda d: d.sort_key())
     return LintResult(path, tuple(diags), tuple(k.name for k in tu.kernels), tuple(dict.fromkeys(notes)),
                       tuple(all_results), tuple(records))
+
+
+def _may_define_kernels(text: str, path: str, options: LintOptions) -> bool:
+    """Whether clang could find a kernel in the file: its text, the headers it reaches, the `-D` macros and
+    the `#define`s of the includers it may be parsed through (project/kernel_text.py)."""
+    from kernlint.project.kernel_text import may_define_kernels
+    from kernlint.project.units import MAX_INCLUDERS
+
+    index: Any = options.project
+    includers: list[str] = []
+    if index is not None and path not in ("", "<stdin>", "-"):
+        try:
+            includers = index.includers_of(path)[:MAX_INCLUDERS]
+        except Exception:  # noqa: BLE001 - the index only adds context: parse as without one
+            return True
+    return may_define_kernels(text, path, options.include_dirs, options.macros, includers)
 
 
 def _occupancy(tu: ir.TranslationUnit, text: str, options: LintOptions,

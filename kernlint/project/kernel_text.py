@@ -1,0 +1,119 @@
+"""Whether a file can define a kernel at all, read from text: a file that cannot is linted without clang.
+
+A kernel is a function declared `__global__`: its definition spells that keyword (or the attribute the
+CUDA headers define it as), or a macro does. So a file can only define one if the keyword is spelled in
+its own text, in a header its `#include`s reach, in a `-D` macro, or in a `#define` of a file it may be
+parsed through (an includer, `project/units.parse_in_project`). When none spells it, clang would find no
+kernel in the file: the lint's answer is "no kernels", without parsing the file and the headers it pulls
+in (a project's host files and helper headers, a third of the files of a typical run).
+
+Unknown is "may": an include past the scan's limits, an unreadable header. Headers clang finds only in
+the system's directories are not read: kernels are lowered from the linted file alone, so theirs never
+count, and a system header's macro that makes a kernel out of a plain function is not a thing CUDA code does.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from kernlint.ir.includes import INCLUDE_RE, SCAN_BYTES, SCAN_HEADERS
+
+# `__global__`, and what cuda_runtime's headers define it as (`__location__(global)`, that is
+# `__attribute__((global))`), however spaced.
+_KERNEL_RE = re.compile(r"__global__|__location__\s*\(\s*global\b|__attribute__\s*\(\s*\(\s*global\b")
+
+_FILES: dict[str, tuple[tuple[int, int], str, bool]] = {}
+"""Per header (its real path): (mtime in ns, size) when read, its text, and whether it was cut at SCAN_BYTES."""
+
+
+def may_define_kernels(text: str, path: str, include_dirs: Sequence[str], macros: Sequence[str],
+                       includers: Sequence[str]) -> bool:
+    """Whether the file `path` (its text `text`) may define a kernel: False only when no text that can reach
+    its parse spells `__global__` (see the module's docstring). `macros`: the `-D` definitions; `includers`:
+    the files it may be parsed through."""
+    if any(_KERNEL_RE.search(m) for m in macros):
+        return True
+    here = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    if _closure_spells(text, here, include_dirs, in_defines=False):
+        return True
+    for includer in includers:
+        got = _read(includer)
+        if got is None or _closure_spells(got[0], os.path.dirname(os.path.abspath(includer)), include_dirs,
+                                          in_defines=True) or got[1]:
+            return True
+    return False
+
+
+def _closure_spells(text: str, here: str, include_dirs: Sequence[str], in_defines: bool) -> bool:
+    """Whether `text` or a header its includes reach (quoted ones from `here` first, then `include_dirs`)
+    spells the keyword; `in_defines`: only inside a `#define` (with its continuation lines). True when
+    the scan cannot tell (a header past SCAN_HEADERS or cut at SCAN_BYTES, one that cannot be read)."""
+    dirs = [os.path.abspath(d) for d in include_dirs]
+    seen: set[str] = set()
+    queue = [(text, here)]
+    while queue:
+        body, at = queue.pop()
+        if _spells(body, in_defines):
+            return True
+        for m in INCLUDE_RE.finditer(body):
+            name = m.group(2).strip()
+            if not name:
+                continue
+            candidates = [name] if os.path.isabs(name) else [
+                os.path.join(d, name) for d in ([at] if m.group(1) == '"' else []) + dirs]
+            found = next((c for c in candidates if _is_file(c)), None)
+            if found is None:
+                continue  # not found: clang reads it as an empty stub (or from a system directory)
+            real = os.path.realpath(found)
+            if real in seen:
+                continue
+            if len(seen) >= SCAN_HEADERS:
+                return True
+            seen.add(real)
+            got = _read(real)
+            if got is None or got[1]:
+                return True
+            queue.append((got[0], os.path.dirname(found)))
+    return False
+
+
+def _spells(body: str, in_defines: bool) -> bool:
+    if not _KERNEL_RE.search(body):
+        return False
+    if not in_defines:
+        return True
+    in_define = False
+    for line in body.split("\n"):
+        if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
+            if _KERNEL_RE.search(line):
+                return True
+            in_define = line.rstrip("\r").endswith("\\")
+    return False
+
+
+def _is_file(candidate: str) -> bool:
+    try:
+        return os.path.isfile(candidate)
+    except (OSError, ValueError):  # a name with a NUL byte, a path too long
+        return False
+
+
+def _read(path: str) -> tuple[str, bool] | None:
+    """A header's text and whether it was cut at SCAN_BYTES (read once per process while it is unchanged);
+    None when it cannot be read."""
+    try:
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        hit = _FILES.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1], hit[2]
+        with open(path, "rb") as fh:
+            data = fh.read(SCAN_BYTES + 1)
+    except (OSError, ValueError):
+        return None
+    text, cut = data[:SCAN_BYTES].decode("utf-8", "replace"), len(data) > SCAN_BYTES
+    if len(_FILES) > 4096:
+        _FILES.clear()
+    _FILES[path] = (stamp, text, cut)
+    return text, cut

@@ -1,0 +1,74 @@
+"""A file that cannot define a kernel is answered "no kernels" from its text, without clang; any text that
+could make one keeps the parse (project/kernel_text.py, engine/lint._may_define_kernels)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernlint.engine.lint import LintOptions, lint_source
+from kernlint.project import kernel_text
+from kernlint.project.kernel_text import may_define_kernels
+
+KERNEL = "__global__ void k(float* a) { a[threadIdx.x * 32] = 0.f; }\n"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_the_keyword_anywhere_in_the_include_closure_keeps_the_parse(tmp_path: Path) -> None:
+    write(tmp_path, {"a.h": '#include "sub/b.h"\n', "sub/b.h": "#include <c.h>\n", "inc/c.h": "// host only\n"})
+    main = '#include "a.h"\nint main() { return 0; }\n'
+    assert not may_define_kernels(main, str(tmp_path / "m.cu"), [str(tmp_path / "inc")], [], [])
+    (tmp_path / "inc" / "c.h").write_text("#define K __global__\n")  # an angle include found through -I
+    assert may_define_kernels(main, str(tmp_path / "m.cu"), [str(tmp_path / "inc")], [], [])
+    # Not found through the include path: clang reads it as an empty stub, so it defines nothing.
+    assert not may_define_kernels(main, str(tmp_path / "m.cu"), [], [], [])
+
+
+@pytest.mark.parametrize("spelled", ["__global__", "__attribute__ (( global ))", "__location__(global)"])
+def test_every_spelling_of_the_kernel_attribute_counts(tmp_path: Path, spelled: str) -> None:
+    assert may_define_kernels(f"{spelled} void k() {{}}\n", str(tmp_path / "m.cu"), [], [], [])
+
+
+def test_a_command_line_macro_counts(tmp_path: Path) -> None:
+    text = "KERNEL void k(float* a) { a[0] = 0; }\n"
+    assert not may_define_kernels(text, str(tmp_path / "m.cu"), [], ["N=4"], [])
+    assert may_define_kernels(text, str(tmp_path / "m.cu"), [], ["KERNEL=__global__"], [])
+
+
+def test_an_includer_counts_only_through_its_defines(tmp_path: Path) -> None:
+    write(tmp_path, {"runner.cu": '#include "frag.cuh"\n' + KERNEL, "macro.h": "#define KERNEL \\\n  __global__ void\n",
+                     "uses_macro.cu": '#include "macro.h"\n#include "frag.cuh"\n'})
+    frag = "KERNEL k(float* a) { a[0] = 0; }\n"
+    where = str(tmp_path / "frag.cuh")
+    # A kernel of the includer itself is no kernel of the fragment...
+    assert not may_define_kernels(frag, where, [], [], [str(tmp_path / "runner.cu")])
+    # ...but a #define (here a continued one, in a header the includer reaches) may make one of its text.
+    assert may_define_kernels(frag, where, [], [], [str(tmp_path / "uses_macro.cu")])
+    assert may_define_kernels(frag, where, [], [], [str(tmp_path / "missing.cu")])  # unreadable: may
+
+
+def test_a_header_the_scan_cannot_read_whole_keeps_the_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, {"big.h": "// " + "x" * 200 + "\n__global__ void k() {}\n"})
+    monkeypatch.setattr(kernel_text, "SCAN_BYTES", 64)
+    monkeypatch.setattr(kernel_text, "_FILES", {})
+    assert may_define_kernels('#include "big.h"\n', str(tmp_path / "m.cu"), [], [], [])
+
+
+def test_a_host_file_is_linted_without_clang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernlint.project import units
+
+    def no_parse(*_a: object, **_k: object) -> None:
+        raise AssertionError("clang was asked to parse a file that cannot define a kernel")
+
+    write(tmp_path, {"util.h": "static int twice(int x) { return 2 * x; }\n"})
+    monkeypatch.setattr(units.Unit, "parse", no_parse)
+    host = '#include "util.h"\nint main() { return twice(3); }\n'
+    res = lint_source(host, str(tmp_path / "host.cu"), LintOptions())
+    assert res.kernels == () and res.diagnostics == ()
+    with pytest.raises(AssertionError, match="clang was asked"):
+        lint_source(host + KERNEL, str(tmp_path / "host.cu"), LintOptions())
