@@ -23,6 +23,8 @@ from kernlint.ir.includes import INCLUDE_RE, SCAN_BYTES, SCAN_HEADERS
 # `__attribute__((global))`), however spaced.
 _KERNEL_RE = re.compile(r"__global__|__location__\s*\(\s*global\b|__attribute__\s*\(\s*\(\s*global\b")
 
+_DEFINE_RE = re.compile(r"[ \t]*#[ \t]*define\b")
+
 _FILES: dict[str, tuple[tuple[int, int], str, bool]] = {}
 """Per header (its real path): (mtime in ns, size) when read, its text, and whether it was cut at SCAN_BYTES."""
 
@@ -79,16 +81,15 @@ def _closure_spells(text: str, here: str, include_dirs: Sequence[str], in_define
 
 
 def _spells(body: str, in_defines: bool) -> bool:
-    if not _KERNEL_RE.search(body):
-        return False
     if not in_defines:
-        return True
-    in_define = False
-    for line in body.split("\n"):
-        if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
-            if _KERNEL_RE.search(line):
-                return True
-            in_define = line.rstrip("\r").endswith("\\")
+        return _KERNEL_RE.search(body) is not None
+    for m in _KERNEL_RE.finditer(body):
+        # The logical line holding the match: back to its first physical line (past `\` continuations).
+        start = body.rfind("\n", 0, m.start()) + 1
+        while start > 1 and body[start - 2] == "\\" or start > 2 and body[start - 3:start - 1] == "\\\r":
+            start = body.rfind("\n", 0, start - 1) + 1
+        if _DEFINE_RE.match(body, start):
+            return True
     return False
 
 
