@@ -25,6 +25,8 @@ def _inside(d: Diagnostic, fn: ir.Function, first: int, last: int) -> bool:
 
 def demote(diags: list[Diagnostic], fn: ir.Function, tu: ir.TranslationUnit | None = None) -> list[Diagnostic]:
     """`diags` of kernel `fn` with the warnings on a fallback side turned into infos that say so."""
+    if not any(d.severity is Severity.WARNING and d.kernel == fn.name for d in diags):
+        return diags  # nothing to demote: the kernel's branches need not be read
     regions = roles.fallback_regions(fn, tu)
     if not regions:
         return diags
