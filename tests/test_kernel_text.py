@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.engine.lint import LintOptions, lint_source
-from kernlint.project import kernel_text
+from kernlint.ir import includes
 from kernlint.project.kernel_text import may_define_kernels
 
 KERNEL = "__global__ void k(float* a) { a[threadIdx.x * 32] = 0.f; }\n"
@@ -54,8 +54,8 @@ def test_an_includer_counts_only_through_its_defines(tmp_path: Path) -> None:
 
 def test_a_header_the_scan_cannot_read_whole_keeps_the_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, {"big.h": "// " + "x" * 200 + "\n__global__ void k() {}\n"})
-    monkeypatch.setattr(kernel_text, "SCAN_BYTES", 64)
-    monkeypatch.setattr(kernel_text, "_FILES", {})
+    monkeypatch.setattr(includes, "SCAN_BYTES", 64)
+    monkeypatch.setattr(includes, "_HEADERS", {})
     assert may_define_kernels('#include "big.h"\n', str(tmp_path / "m.cu"), [], [], [])
 
 

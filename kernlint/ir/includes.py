@@ -58,13 +58,36 @@ def scan_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> Unreso
                 if real in seen or len(seen) >= SCAN_HEADERS:
                     continue
                 seen.add(real)
-                try:
-                    with open(real, "rb") as fh:
-                        data = fh.read(SCAN_BYTES)
-                except OSError:
+                got = read_header(real)
+                if got is None:
                     continue
-                queue.append((data.decode("utf-8", "replace"), os.path.dirname(found)))
+                queue.append((got[0], os.path.dirname(found)))
     return Unresolved(frozenset(names), frozenset(paths))
+
+
+_HEADERS: dict[str, tuple[tuple[int, int], str, bool]] = {}
+"""Per header (its real path): (mtime in ns, size) when read, its first SCAN_BYTES decoded, and whether it
+was longer (cut)."""
+
+
+def read_header(path: str) -> tuple[str, bool] | None:
+    """A header's text (its first SCAN_BYTES, decoded as UTF-8 with replacement) and whether it was cut
+    there; read once per process while its mtime and size stay the same. None when it cannot be read."""
+    try:
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        hit = _HEADERS.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1], hit[2]
+        with open(path, "rb") as fh:
+            data = fh.read(SCAN_BYTES + 1)
+    except (OSError, ValueError):
+        return None
+    text, cut = data[:SCAN_BYTES].decode("utf-8", "replace"), len(data) > SCAN_BYTES
+    if len(_HEADERS) > 4096:
+        _HEADERS.clear()
+    _HEADERS[path] = (stamp, text, cut)
+    return text, cut
 
 
 def _exists(candidate: str) -> bool:

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from kernlint.ir.includes import INCLUDE_RE, SCAN_BYTES, SCAN_HEADERS
+from kernlint.ir.includes import INCLUDE_RE, SCAN_HEADERS, read_header as _read
 
 # `__global__`, and what cuda_runtime's headers define it as (`__location__(global)`, that is
 # `__attribute__((global))`), however spaced.
@@ -25,8 +25,6 @@ _KERNEL_RE = re.compile(r"__global__|__location__\s*\(\s*global\b|__attribute__\
 
 _DEFINE_RE = re.compile(r"[ \t]*#[ \t]*define\b")
 
-_FILES: dict[str, tuple[tuple[int, int], str, bool]] = {}
-"""Per header (its real path): (mtime in ns, size) when read, its text, and whether it was cut at SCAN_BYTES."""
 
 
 def may_define_kernels(text: str, path: str, include_dirs: Sequence[str], macros: Sequence[str],
@@ -98,23 +96,3 @@ def _is_file(candidate: str) -> bool:
         return os.path.isfile(candidate)
     except (OSError, ValueError):  # a name with a NUL byte, a path too long
         return False
-
-
-def _read(path: str) -> tuple[str, bool] | None:
-    """A header's text and whether it was cut at SCAN_BYTES (read once per process while it is unchanged);
-    None when it cannot be read."""
-    try:
-        st = os.stat(path)
-        stamp = (st.st_mtime_ns, st.st_size)
-        hit = _FILES.get(path)
-        if hit is not None and hit[0] == stamp:
-            return hit[1], hit[2]
-        with open(path, "rb") as fh:
-            data = fh.read(SCAN_BYTES + 1)
-    except (OSError, ValueError):
-        return None
-    text, cut = data[:SCAN_BYTES].decode("utf-8", "replace"), len(data) > SCAN_BYTES
-    if len(_FILES) > 4096:
-        _FILES.clear()
-    _FILES[path] = (stamp, text, cut)
-    return text, cut
