@@ -549,3 +549,42 @@ def test_scan_split_and_instantiation_prefixes() -> None:
     assert [(name, args) for name, args, _line in facts.instantiations] == [
         ("k", ("float",)), ("k", ("double",)), ("k", ("short",))]
     assert [line for _n, _a, line in facts.instantiations] == [2, 3, 5]
+
+
+def test_without_a_cache_clang_reads_only_what_a_question_needs(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no on-disk cache, a file the pre-filter picks is read by clang when a question needs its launches:
+    a kernel's launches read the files that spell its name (or that a project macro may launch it from), an
+    includer ranking reads the includers, a file's reached kernels read its closure; every answer equals
+    the eagerly read index's."""
+    from kernlint.project import clang_scan
+
+    root = make(tmp_path / "p", {
+        "a.cu": KERNEL,
+        "b.cu": '#include "a.cu"\nconst int BM = 64;\nvoid f() { tile<BM, 2, float><<<1, 32>>>(0, 0); }\n',
+        "other.cu": "__global__ void gather(int* x) { x[0] = 1; }\nvoid h() { gather<<<1, 32>>>(0); }\n",
+        "m.h": "#define GO(k) k<<<1, 64>>>(0, 0)\n",
+        "c.cu": '#include "m.h"\n#include "a.cu"\nvoid e() { GO((tile<8, 8, float>)); zero<<<1, 1>>>(); }\n'})
+    eager = ProjectIndex.build(root)
+    eager.complete()
+    tile = eager.launches_of("tile", str(root / "a.cu"))
+    assert {(pl.path, pl.template_args) for pl in tile} >= {(str(root / "b.cu"), ("64", "2", "float"))}
+    read: list[str] = []
+    real = clang_scan.read_with_clang
+    monkeypatch.setattr(clang_scan, "read_with_clang", lambda facts, path, text, r: read.append(path) or real(
+        facts, path, text, r))
+    monkeypatch.setenv("KERNLINT_NO_CACHE", "1")
+    lazy = ProjectIndex.build(root)
+    assert read == []
+    assert lazy.launches_of("gather", str(root / "other.cu")) == eager.launches_of("gather", str(root / "other.cu"))
+    assert read == [str(root / "other.cu")]  # the only file spelling `gather` (no macro names it)
+    assert lazy.launches_of("tile", str(root / "a.cu")) == tile
+    assert set(read) == {str(root / p) for p in ("other.cu", "b.cu", "c.cu")}
+    lazy2 = ProjectIndex.build(root)
+    read.clear()
+    assert lazy2.includers_of(str(root / "a.cu")) == eager.includers_of(str(root / "a.cu"))
+    assert set(read) == {str(root / "b.cu"), str(root / "c.cu")}
+    lazy3 = ProjectIndex.build(root)
+    read.clear()
+    assert lazy3.reached_kernels(str(root / "c.cu")) == eager.reached_kernels(str(root / "c.cu"))
+    assert sorted(read) == [str(root / "c.cu"), str(root / "m.h")]  # the file and its (wanted) include

@@ -142,6 +142,9 @@ class ProjectIndex:
     _by_name: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     _env_memo: dict[str, dict[str, str | int]] = field(default_factory=dict)
     _launch_memo: dict[str, list[ProjectLaunch]] = field(default_factory=dict)
+    # Files the pre-filter picks for clang (clang_scan.wanted) not read yet, without an on-disk cache only:
+    # path -> (text, content digest, stamp). Each question reads those it may depend on (`_read_for`).
+    _unread: dict[str, tuple[str, str, tuple[int, int]]] = field(default_factory=dict, repr=False)
 
     @property
     def facts(self) -> dict[str, FileFacts]:
@@ -238,7 +241,11 @@ class ProjectIndex:
             idx.scanned += scanned
             digests.append((p, digest))
             idx._facts[p] = facts
-        if deferred:
+        if deferred and cache.file is None:
+            # No cache to keep them in: each file is read by clang when a question needs its launches
+            # (a lint of one file asks about its own kernels only), with the same answers.
+            idx._unread = {p: (text, digest, stamp) for p, digest, stamp, text, _facts in deferred}
+        elif deferred:
             from kernlint.project.clang_scan import read_all
 
             for (p, digest, stamp, _text, _facts), facts in zip(deferred, read_all(
@@ -252,6 +259,37 @@ class ProjectIndex:
         idx._pending = (cache, tuple(include_dirs), max_bytes, scan_limit_s)
         idx.state = _state_digest(root, include_dirs, build_dir, shallow, idx.flags, idx.notes, digests)
         return idx
+
+    def complete(self) -> None:
+        """`ready`, and every file the pre-filter picks read by clang (for workers forked after: each would
+        otherwise read what its own files' questions need)."""
+        self.ready()
+        self._read(list(self._unread))
+
+    def _read(self, paths: list[str]) -> None:
+        """Read by clang the files of `paths` not read yet: their launches and instantiations take clang's values."""
+        todo = [p for p in paths if p in self._unread]
+        if not todo:
+            return
+        from kernlint.project.clang_scan import read_all
+
+        self.ready()
+        got = read_all([(p, self._unread[p][0], self._facts[p]) for p in todo], str(self.root))  # type: ignore[misc]
+        for p, facts in zip(todo, got):
+            del self._unread[p]
+            self._facts[p] = facts
+        self._by_name = {}  # (clang may name launches the text scan did not see)
+
+    def _read_for(self, kernel: str) -> None:
+        """Read the unread files whose launches of `kernel` clang may see: those spelling its name (a
+        launch through a variable names it where the variable is set) or pasting tokens (`k##_f32`), or
+        every one when a project `#define` spells the name (a macro that launches it)."""
+        if not self._unread:
+            return
+        if any(kernel in body for f in self.facts.values() for _n, body in f.defines):
+            self._read(list(self._unread))
+        else:
+            self._read([p for p, (text, _d, _s) in self._unread.items() if kernel in text or "##" in text])
 
     def _link(self, include_dirs: tuple[str, ...]) -> None:
         names: dict[str, list[str]] = {}
@@ -319,6 +357,8 @@ class ProjectIndex:
                         order.append(q)
                         nxt.append(q)
             frontier = nxt
+
+        self._read(order)  # (the rank asks whether each launches a kernel)
 
         def rank(p: str) -> tuple[bool, bool]:
             facts = self.facts.get(p)
@@ -404,6 +444,7 @@ class ProjectIndex:
     def launches_of(self, kernel: str, defined_in: str) -> list[ProjectLaunch]:
         """Every launch of `kernel` in the project that can refer to its definition in `defined_in`."""
         defined_in = os.path.abspath(defined_in)
+        self._read_for(kernel)
         out = []
         for p in self._files_naming("launches", kernel):
             facts = self.facts[p]
@@ -416,6 +457,7 @@ class ProjectIndex:
 
     def instantiations_of(self, kernel: str, defined_in: str) -> list[tuple[tuple[str, ...], str, int]]:
         defined_in = os.path.abspath(defined_in)
+        self._read(self._files_naming("instantiations", kernel))  # (clang folds their arguments)
         out = []
         for p in self._files_naming("instantiations", kernel):
             for name, args, line in self.facts[p].instantiations:
@@ -430,6 +472,7 @@ class ProjectIndex:
         launches or instantiates (project/reach.py)."""
         from kernlint.project.reach import reached_kernels
 
+        self._read(self.closure(os.path.abspath(path)))  # (the launches of the file and of what it includes)
         return reached_kernels(self.facts, self.closure, self.kernel_files, path)
 
     def included_kernels(self, path: str) -> tuple[str, ...]:

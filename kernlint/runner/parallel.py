@@ -396,7 +396,7 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
     # can never cost another file its result. Its clang reads run in isolated workers of their own, so
     # this process never loads libclang and the lint workers still fork cheaply.
     with isolated_reads():
-        prepare_indexes([j for j in jobs if j.path != "-"], setup)
+        prepare_indexes([j for j in jobs if j.path != "-"], setup, complete=min(workers, len(jobs)) > 1)
     from kernlint.system.leftovers import remove_dead
 
     remove_dead()  # what earlier runs killed outright (SIGKILL) left in TMPDIR and the cache directory
@@ -453,7 +453,7 @@ def lint_files_cached(jobs: Sequence[Any], setup: Any, workers: int, cache: Any,
         from kernlint.project.clang_scan import isolated_reads
 
         with isolated_reads() if limits is not None or workers > 1 else contextlib.nullcontext():
-            prepare_indexes(misses, setup, roots)
+            prepare_indexes(misses, setup, roots, complete=min(workers, len(misses)) > 1)
     record = dataclasses.replace(setup, record=True)
     it = iter(lint_files(misses, record, workers, limits)) if misses else iter(())
     try:

@@ -474,10 +474,12 @@ def _index_for(job: Any, setup: Any, roots: dict[str, Any] | None = None) -> tup
         return False, None
 
 
-def prepare_indexes(jobs: Sequence[Any], setup: Any, roots: dict[str, Any] | None = None) -> None:
-    """Build each project index the jobs need once, here, complete (ProjectIndex.ready), so the workers
-    forked after inherit it and its on-disk cache is warm."""
+def prepare_indexes(jobs: Sequence[Any], setup: Any, roots: dict[str, Any] | None = None,
+                    complete: bool = True) -> None:
+    """Build each project index the jobs need once, here (ProjectIndex.ready), so the workers forked after
+    inherit it and its on-disk cache is warm. `complete`: with every clang read done here too (several
+    workers would each read what their own files ask for); else one worker reads what its files need."""
     for job in jobs:
         ok, index = _index_for(job, setup, roots)
         if ok and index is not None:
-            index.ready()
+            index.complete() if complete else index.ready()
