@@ -238,3 +238,21 @@ def test_two_concurrent_runs_share_a_cache(tmp_path: Path) -> None:
     warm = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert outs[0] == outs[1] == (nocache.stdout, nocache.stderr) == (warm.stdout, warm.stderr)
     assert not list((tmp_path / "c" / "results-v1").glob("*.tmp"))
+
+
+def test_a_fragment_answered_without_clang_is_linted_again_when_an_includer_makes_it_a_kernel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fragment whose text spells no kernel is answered from text (project/kernel_text.py) after reading its
+    includers' #defines: those includers are inputs of the cached result, so an includer that turns the
+    fragment's macro into a kernel makes the next run lint the fragment again."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "kernlint.toml").write_text("")
+    (proj / "main.cu").write_text('#define KERNEL static void\n#include "frag.cuh"\n')
+    frag = proj / "frag.cuh"
+    frag.write_text("KERNEL scale(float* a) { a[threadIdx.x * 32] = 0.f; }\n")
+    out, _err, code = _lint(tmp_path / "c", str(frag))
+    assert code == 0 and "uncoalesced" not in out
+    (proj / "main.cu").write_text('#define KERNEL __global__ void\n#include "frag.cuh"\n')
+    out, _err, code = _lint(tmp_path / "c", str(frag))
+    assert code == 1 and "uncoalesced global store" in out

@@ -735,15 +735,16 @@ def _lint_source(text: str, path: str, options: LintOptions, rules: tuple[Rule, 
 
 def _may_define_kernels(text: str, path: str, options: LintOptions) -> bool:
     """Whether clang could find a kernel in the file: its text, the headers it reaches, the `-D` macros and
-    the `#define`s of the includers it may be parsed through (project/kernel_text.py)."""
+    the `#define`s of the includers it may be parsed through (project/kernel_text.py): all those
+    `includers_of` ranks (parse_in_project tries the first MAX_INCLUDERS), so that no file is read by
+    clang for the ranking."""
     from kernlint.project.kernel_text import may_define_kernels
-    from kernlint.project.units import MAX_INCLUDERS
 
     index: Any = options.project
     includers: list[str] = []
     if index is not None and path not in ("", "<stdin>", "-"):
         try:
-            includers = index.includers_of(path)[:MAX_INCLUDERS]
+            includers = index.includer_set(path)
         except Exception:  # noqa: BLE001 - the index only adds context: parse as without one
             return True
     return may_define_kernels(text, path, options.include_dirs, options.macros, includers)

@@ -344,6 +344,18 @@ class ProjectIndex:
         """The project files that #include `path`, directly or through other fragments (`main.cu`
         includes `work.cu` includes `solver.cu`): translation units first (files nothing includes,
         those that launch kernels before those that do not), then the nearer includers."""
+        order = self.includer_set(path, limit)
+        self._read(order)  # (the rank asks whether each launches a kernel)
+
+        def rank(p: str) -> tuple[bool, bool]:
+            facts = self.facts.get(p)
+            return bool(self.includers.get(p)), not (facts is not None and facts.launches)
+
+        return sorted(order, key=rank)
+
+    def includer_set(self, path: str, limit: int = 50) -> list[str]:
+        """The files `includers_of` ranks, nearer includers first, unranked (the include graph alone: no
+        file is read by clang for it)."""
         start = os.path.abspath(path)
         order: list[str] = []
         seen = {start}
@@ -357,14 +369,7 @@ class ProjectIndex:
                         order.append(q)
                         nxt.append(q)
             frontier = nxt
-
-        self._read(order)  # (the rank asks whether each launches a kernel)
-
-        def rank(p: str) -> tuple[bool, bool]:
-            facts = self.facts.get(p)
-            return bool(self.includers.get(p)), not (facts is not None and facts.launches)
-
-        return sorted(order, key=rank)
+        return order
 
     def flags_for(self, path: str) -> FileFlags:
         return self.flags.get(os.path.abspath(path), FileFlags())

@@ -220,9 +220,9 @@ class _Recorder:
         def ask(*args: Any, **kwargs: Any) -> Any:
             answer = value(*args, **kwargs)
             self._deps.questions.append(((name, args, tuple(sorted(kwargs.items()))), _answer(answer)))
-            if name in ("includer_of", "includers_of"):
+            if name in ("includer_of", "includers_of", "includer_set"):
                 for inc in [answer] if isinstance(answer, str) else answer if isinstance(answer, list) else []:
-                    self._deps.files[inc] = file_state(inc)  # parse_in_project may read it
+                    self._deps.files[inc] = file_state(inc)  # parse_in_project (or kernel_text) may read it
             elif name == "reached_kernels":
                 for where, _names in answer:
                     self._deps.files[where] = file_state(where)  # linted with the file (parallel._lint_file)
