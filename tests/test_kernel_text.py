@@ -72,3 +72,19 @@ def test_a_host_file_is_linted_without_clang(tmp_path: Path, monkeypatch: pytest
     assert res.kernels == () and res.diagnostics == ()
     with pytest.raises(AssertionError, match="clang was asked"):
         lint_source(host + KERNEL, str(tmp_path / "host.cu"), LintOptions())
+
+
+def test_an_include_the_scan_cannot_follow_keeps_the_parse(tmp_path: Path) -> None:
+    """`#include KERNELS` (a macro naming the file), `#include_next`, `#import`: what they read is not known
+    from the text, so the file may define a kernel there."""
+    for directive in ("#include KERNELS", "#include_next <k.h>", "#import <k.h>"):
+        assert may_define_kernels(f"#define KERNELS \"k.cuh\"\n{directive}\n", str(tmp_path / "m.cu"), [], [], [])
+    assert not may_define_kernels('#include "k.cuh"\n', str(tmp_path / "m.cu"), [], [], [])  # not there: a stub
+
+
+def test_angle_includes_are_also_searched_beside_the_main_file(tmp_path: Path) -> None:
+    """The parse searches the linted file's directory after the -I directories, for `<name>` too."""
+    write(tmp_path, {"sub/kern.h": KERNEL, "sub/host.h": "#include <kern.h>\n"})
+    assert may_define_kernels("#include <kern.h>\n", str(tmp_path / "sub" / "m.cu"), [], [], [])
+    # A header's own quoted include is found beside the header, an angle one beside the linted file.
+    assert may_define_kernels('#include "sub/host.h"\n', str(tmp_path / "sub" / "m.cu"), [str(tmp_path)], [], [])

@@ -23,6 +23,8 @@ from kernlint.ir.includes import INCLUDE_RE, SCAN_HEADERS, read_header as _read
 # `__attribute__((global))`), however spaced.
 _KERNEL_RE = re.compile(r"__global__|__location__\s*\(\s*global\b|__attribute__\s*\(\s*\(\s*global\b")
 
+# `#include MACRO`, `#include_next`, `#import`: includes INCLUDE_RE does not follow.
+_COMPUTED_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include(?![ \t]*[<"])|import\b)', re.M)
 _DEFINE_RE = re.compile(r"[ \t]*#[ \t]*define\b")
 
 
@@ -34,13 +36,15 @@ def may_define_kernels(text: str, path: str, include_dirs: Sequence[str], macros
     the files it may be parsed through."""
     if any(_KERNEL_RE.search(m) for m in macros):
         return True
+    # The parse searches the main file's directory after the include directories (parse_source), also
+    # for `<name>`; with `-nostdinc` there is nothing else but kernlint's stubs, which define no kernel.
     here = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
-    if _closure_spells(text, here, include_dirs, in_defines=False):
+    if _closure_spells(text, here, (*include_dirs, here), in_defines=False):
         return True
     for includer in includers:
         got = _read(includer)
-        if got is None or _closure_spells(got[0], os.path.dirname(os.path.abspath(includer)), include_dirs,
-                                          in_defines=True) or got[1]:
+        at = os.path.dirname(os.path.abspath(includer))
+        if got is None or got[1] or _closure_spells(got[0], at, (*include_dirs, at), in_defines=True):
             return True
     return False
 
@@ -54,8 +58,8 @@ def _closure_spells(text: str, here: str, include_dirs: Sequence[str], in_define
     queue = [(text, here)]
     while queue:
         body, at = queue.pop()
-        if _spells(body, in_defines):
-            return True
+        if _spells(body, in_defines) or _COMPUTED_INCLUDE_RE.search(body):
+            return True  # (an include named by a macro: what it reads is not known here)
         for m in INCLUDE_RE.finditer(body):
             name = m.group(2).strip()
             if not name:
