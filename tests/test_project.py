@@ -564,11 +564,15 @@ def test_without_a_cache_clang_reads_only_what_a_question_needs(tmp_path: Path,
         "b.cu": '#include "a.cu"\nconst int BM = 64;\nvoid f() { tile<BM, 2, float><<<1, 32>>>(0, 0); }\n',
         "other.cu": "__global__ void gather(int* x) { x[0] = 1; }\nvoid h() { gather<<<1, 32>>>(0); }\n",
         "m.h": "#define GO(k) k<<<1, 64>>>(0, 0)\n",
-        "c.cu": '#include "m.h"\n#include "a.cu"\nvoid e() { GO((tile<8, 8, float>)); zero<<<1, 1>>>(); }\n'})
+        "c.cu": '#include "m.h"\n#include "a.cu"\nvoid e() { GO((tile<8, 8, float>)); zero<<<1, 1>>>(); }\n',
+        # Its own text never names `tile`: the macro of a header it includes does.
+        "n.h": "#define LAUNCH_TILE(g) tile<2, 2, float><<<g, 32>>>(0, 0)\n",
+        "d.cu": '#include "n.h"\n#include "a.cu"\nvoid e() { LAUNCH_TILE(3); zero<<<1, 1>>>(); }\n'})
     eager = ProjectIndex.build(root)
     eager.complete()
     tile = eager.launches_of("tile", str(root / "a.cu"))
-    assert {(pl.path, pl.template_args) for pl in tile} >= {(str(root / "b.cu"), ("64", "2", "float"))}
+    assert {(pl.path, pl.template_args) for pl in tile} >= {(str(root / "b.cu"), ("64", "2", "float")),
+                                                           (str(root / "d.cu"), ("2", "2", "float"))}
     read: list[str] = []
     real = clang_scan.read_with_clang
     monkeypatch.setattr(clang_scan, "read_with_clang", lambda facts, path, text, r: read.append(path) or real(
@@ -579,11 +583,11 @@ def test_without_a_cache_clang_reads_only_what_a_question_needs(tmp_path: Path,
     assert lazy.launches_of("gather", str(root / "other.cu")) == eager.launches_of("gather", str(root / "other.cu"))
     assert read == [str(root / "other.cu")]  # the only file spelling `gather` (no macro names it)
     assert lazy.launches_of("tile", str(root / "a.cu")) == tile
-    assert set(read) == {str(root / p) for p in ("other.cu", "b.cu", "c.cu")}
+    assert set(read) == {str(root / p) for p in ("other.cu", "b.cu", "c.cu", "d.cu", "n.h")}
     lazy2 = ProjectIndex.build(root)
     read.clear()
     assert lazy2.includers_of(str(root / "a.cu")) == eager.includers_of(str(root / "a.cu"))
-    assert set(read) == {str(root / "b.cu"), str(root / "c.cu")}
+    assert set(read) == {str(root / "b.cu"), str(root / "c.cu"), str(root / "d.cu")}
     lazy3 = ProjectIndex.build(root)
     read.clear()
     assert lazy3.reached_kernels(str(root / "c.cu")) == eager.reached_kernels(str(root / "c.cu"))

@@ -145,6 +145,7 @@ class ProjectIndex:
     # Files the pre-filter picks for clang (clang_scan.wanted) not read yet, without an on-disk cache only:
     # path -> (text, content digest, stamp). Each question reads those it may depend on (`_read_for`).
     _unread: dict[str, tuple[str, str, tuple[int, int]]] = field(default_factory=dict, repr=False)
+    _unlinked: dict[str, bool] = field(default_factory=dict, repr=False)  # see _unlinked_include
 
     @property
     def facts(self) -> dict[str, FileFacts]:
@@ -281,15 +282,47 @@ class ProjectIndex:
         self._by_name = {}  # (clang may name launches the text scan did not see)
 
     def _read_for(self, kernel: str) -> None:
-        """Read the unread files whose launches of `kernel` clang may see: those spelling its name (a
-        launch through a variable names it where the variable is set) or pasting tokens (`k##_f32`), or
-        every one when a project `#define` spells the name (a macro that launches it)."""
-        if not self._unread:
-            return
-        if any(kernel in body for f in self.facts.values() for _n, body in f.defines):
-            self._read(list(self._unread))
-        else:
-            self._read([p for p, (text, _d, _s) in self._unread.items() if kernel in text or "##" in text])
+        """Read the unread files in which clang may see a launch of `kernel` (`_may_launch`)."""
+        if self._unread:
+            self._read([p for p in list(self._unread) if self._may_launch(p, kernel)])
+
+    def _may_launch(self, path: str, kernel: str) -> bool:
+        """Whether clang's read of unread `path` may launch `kernel`: the kernel, or the macro or variable a
+        launch names it through, must be declared in the file or in what it includes, so unless the name
+        (or token pasting, `##`) is spelled in the file or a project file of its include closure, clang
+        cannot see such a launch. Anything not known (an include the graph does not resolve to a project
+        file but that exists, a closure past its limit, a file too large to read whole) is "may"."""
+        from kernlint.ir.includes import read_header
+
+        files = self.closure(path)
+        if len(files) >= 200:
+            return True
+        for q in files:
+            if q == path:
+                text = self._unread[path][0]
+            else:
+                got = read_header(q)
+                if got is None or got[1]:
+                    return True
+                text = got[0]
+            if kernel in text or "##" in text or self._unlinked_include(q):
+                return True
+        return False
+
+    def _unlinked_include(self, path: str) -> bool:
+        """Whether one of `path`'s includes names an existing file beside it or under the project root (where
+        the index's clang read looks) that the include graph did not link it to: a suffix the index does not
+        scan (`.inc`, `.def`), or another file of that name. Remembered per file."""
+        hit = self._unlinked.get(path)
+        if hit is None:
+            facts = self.facts.get(path)
+            here, linked = os.path.dirname(path), set(self.includes.get(path, ()))
+            hit = facts is None or any(
+                cand not in linked and cand != path and os.path.isfile(cand)
+                for name, _quoted, _line in facts.includes
+                for cand in (os.path.normpath(os.path.join(d, name)) for d in (here, str(self.root))))
+            self._unlinked[path] = hit
+        return hit
 
     def _link(self, include_dirs: tuple[str, ...]) -> None:
         names: dict[str, list[str]] = {}
