@@ -24,7 +24,11 @@ _CURSOR_VISIT = ci.callbacks["cursor_visit"]
 def _get_children(self: ci.Cursor) -> Iterator[ci.Cursor]:
     """`Cursor.get_children` of the bindings, less their per-child assertion that the child is not the null
     cursor (two ctypes calls per child, ~10,000 children per parse of a corpus file; libclang never visits a null
-    cursor): the same children, in the same order, keeping their translation unit alive."""
+    cursor): the same children, in the same order, keeping their translation unit alive. A cursor of a subtree
+    read whole (`Prefetched`) gives the children read then."""
+    hit = _PREFETCHED.get(id(self))
+    if hit is not None and hit[0] is self:
+        return iter(hit[1])
     children: list[ci.Cursor] = []
     ci.conf.lib.clang_visitChildren(self, _COLLECT, children)
     tu = self._tu
@@ -44,6 +48,85 @@ _COLLECT = _CURSOR_VISIT(_collect)
 
 
 ci.Cursor.get_children = _get_children  # type: ignore[method-assign]
+
+_PREFETCHED: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {}
+"""id(cursor) -> (the cursor, its children) for the cursors of the subtrees being read (`Prefetched`). Each
+entry holds its cursor, so no other object can take its id while the entry lives."""
+
+
+class _Subtree:
+    """The state of one recursive visit (`_subtree`): the path from the root to the cursor last visited, as
+    (its bytes, the list its children go to), and what was read."""
+
+    __slots__ = ("path", "read", "tu", "failed")
+
+    def __init__(self, root: ci.Cursor, kids: list[ci.Cursor]) -> None:
+        self.path: list[tuple[bytes, list[ci.Cursor]]] = [(bytes(root), kids)]
+        self.read: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {id(root): (root, kids)}
+        self.tu = getattr(root, "_tu", None)
+        self.failed = False
+
+
+def _visit_subtree(child: ci.Cursor, parent: ci.Cursor, tree: _Subtree) -> int:
+    """One cursor of a recursive visit: libclang visits depth first, and names each cursor's parent, which is
+    the cursor it visited as such (the same bytes), so the parent is the nearest cursor of the path with its
+    bytes. One exception, met as a cursor that repeats its parent (the same kind and the same statement, data
+    word 1): a cursor of a `ConstantExpr` is made for the expression inside it (CXCursor.cpp's MakeCXCursor),
+    and the visit then lists that expression once more as its own child, which the expression's own visit
+    does not; the repeat is dropped, its children are its parent's."""
+    pb = bytes(parent)
+    path = tree.path
+    while path[-1][0] != pb:
+        path.pop()
+        if not path:  # (not met on the corpus: the subtree is read the usual way)
+            tree.failed = True
+            return 0  # CXChildVisit_Break
+    cb = bytes(child)
+    kids = path[-1][1]
+    if cb[:8] == pb[:8] and cb[16:24] == pb[16:24] and (child.kind.is_expression() or child.kind.is_statement()):
+        path.append((cb, kids))
+        return 2  # CXChildVisit_Recurse
+    child._tu = tree.tu
+    mine: list[ci.Cursor] = []
+    kids.append(child)
+    path.append((cb, mine))
+    tree.read[id(child)] = (child, mine)
+    return 2
+
+
+_VISIT_SUBTREE = _CURSOR_VISIT(_visit_subtree)
+
+
+class Prefetched:
+    """`with Prefetched(root):` the children of `root` and of every cursor under it are read in one recursive
+    visit of libclang, and `get_children` gives them from there: the same cursors in the same order (the
+    corpus's 6,743 functions were compared), at a third of the cost of a visit per cursor (each cursor's own
+    visit, a ctypes call, is most of that cost, and half the cursors are leaves). One difference: the first
+    data word of a statement's or expression's cursor, the declaration clang names as its parent (only
+    `semantic_parent` and `lexical_parent` of such a cursor read it, which kernlint never asks), may differ.
+    A cursor met outside the subtree (a declaration a name refers to) is listed as before."""
+
+    __slots__ = ("root", "read")
+
+    def __init__(self, root: ci.Cursor | None) -> None:
+        self.root = root
+        self.read: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {}
+
+    def __enter__(self) -> "Prefetched":
+        root = self.root
+        if root is None or id(root) in _PREFETCHED:
+            return self  # (inside a subtree already read)
+        tree = _Subtree(root, [])
+        ci.conf.lib.clang_visitChildren(root, _VISIT_SUBTREE, tree)
+        if not tree.failed:
+            self.read = tree.read
+            _PREFETCHED.update(tree.read)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for key in self.read:
+            del _PREFETCHED[key]
+        self.read = {}
 
 _KINDS: list[ci.CursorKind | None] = ci.CursorKind._kinds  # type: ignore[attr-defined]
 

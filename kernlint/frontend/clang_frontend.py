@@ -36,6 +36,7 @@ from kernlint.frontend.clang_base import (
     _LOC_OUT,
     FrontendError,
     K,
+    Prefetched,
     _Ctx,
     _lib,
     _span,
@@ -709,7 +710,8 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
                        if in_main and not p.syntax and ext.start.line <= p.line <= ext.end.line)
     params = [_unresolved_param(p, param_cursors[i], unresolved) for i, p in enumerate(params)]
     low.statements = 0
-    lowered = low.stmt(body) if body is not None else None
+    with Prefetched(body):  # (the lowering lists nearly every cursor of the body)
+        lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
     is_kernel = _is_kernel(c, kids)

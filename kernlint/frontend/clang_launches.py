@@ -11,6 +11,7 @@ from kernlint.frontend.clang_base import (
     _INT_KINDS,
     _UNOPS,
     K,
+    Prefetched,
     _evaluate,
     _lib,
     _span,
@@ -29,6 +30,11 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
 
     `source`: the text of the file that holds `c`, when known: then the host function is tokenized for a
     launch's pointer offsets only where that text may assign an argument (see `_may_assign`)."""
+    with Prefetched(c):  # (the walks below list every cursor of the function)
+        return _launches_in(c, source)
+
+
+def _launches_in(c: ci.Cursor, source: bytes | None) -> list[ir.Launch]:
     out: list[ir.Launch] = []
     local_inits: dict[str, ci.Cursor | None] = {}
     local_types: dict[str, str] = {}  # `using KT = Traits<N>;` in the host code: "KT" -> "Traits < N >"
