@@ -32,7 +32,9 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
 from kernlint.frontend.clang_base import (
     MAX_STATEMENTS,  # noqa: F401 (re-exported: the statement limit's tests read it here)
     STUB_DIR,
+    _LOC_COL,
     _LOC_FILE,
+    _LOC_LINE,
     _LOC_OUT,
     FrontendError,
     K,
@@ -117,16 +119,27 @@ def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> tuple
 _NOT_FOUND_RE = re.compile(r"'([^']+)' file not found")
 
 
-def _classify(diag: ci.Diagnostic) -> bool:
-    """True for a real syntax error; False for a semantic one (an unknown name from a missing header)."""
+def _classify(diag: ci.Diagnostic, spelling: str) -> bool:
+    """True for a real syntax error; False for a semantic one (an unknown name from a missing header).
+    `spelling`: the diagnostic's message."""
     cat = (diag.category_name or "").lower()
-    if _NOT_FOUND_RE.match(diag.spelling):
+    if _NOT_FOUND_RE.match(spelling):
         return False  # an include still missing (only past _MAX_PARSE_ROUNDS): a missing header, not syntax
     return "parse" in cat or "lexical" in cat
 
 
-def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "") -> list[ir.ParseProblem]:
+def _diagnostics(tu: ci.TranslationUnit) -> list[tuple[int, str, ci.Diagnostic]]:
+    """(severity, message, the diagnostic) of each of clang's diagnostics of `tu`, read once for the parse's
+    questions (include still missing, PCH refused, problems): each read through the bindings costs a few ctypes
+    calls (the diagnostic, its severity, its message and the message's string), and they were asked up to
+    three times each."""
+    return [(d.severity, d.spelling, d) for d in tu.diagnostics]
+
+
+def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "",
+              diagnostics: list[tuple[int, str, ci.Diagnostic]] | None = None) -> list[ir.ParseProblem]:
     """clang's errors as ParseProblems: syntax errors apart from names a missing header would declare.
+    `diagnostics`: `_diagnostics(tu)`, when already read.
 
     A parse error that follows an unresolved name on the same line is its consequence, not a
     syntax error of its own: `(Foo*)p` with `Foo` undeclared reads as `(Foo) * ) p`, so clang adds
@@ -134,22 +147,33 @@ def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "") -> lis
     """
     problems: list[ir.ParseProblem] = []
     unresolved_at: dict[int, int] = {}  # line -> column of the first unresolved name on it
-    for d in tu.diagnostics:
-        if d.severity < ci.Diagnostic.Error:
+    where = ci.conf.lib.clang_getInstantiationLocation
+    handle = ctypes.c_void_p.from_buffer(_LOC_FILE)  # (the file of a location, as an address: see _file_namer)
+    names: dict[int, str] = {}  # file handle -> its name
+    for severity, spelling, d in _diagnostics(tu) if diagnostics is None else diagnostics:
+        if severity < ci.Diagnostic.Error:
             continue
         loc = d.location
-        if loc.file is None or loc.file.name != parse_path:
-            if _NOT_FOUND_RE.match(d.spelling) or (context and loc.file is not None and loc.file.name == context):
+        where(loc, *_LOC_OUT)  # (what loc.file, loc.line and loc.column read, in one call)
+        key, line, column = handle.value, _LOC_LINE.value, _LOC_COL.value
+        fname = None
+        if key:
+            fname = names.get(key)
+            if fname is None:
+                f = loc.file
+                fname = names[key] = f.name if f is not None else None
+        if fname is None or fname != parse_path:
+            if _NOT_FOUND_RE.match(spelling) or (context and fname is not None and fname == context):
                 continue
             # An error inside a real header the user pointed at: report it on line 1.
-            problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
+            problems.append(ir.ParseProblem(1, 1, f"{fname if fname is not None else '?'}:{line}: {spelling}", False))
             continue
-        syntax = _classify(d)
+        syntax = _classify(d, spelling)
         if not syntax:
-            unresolved_at.setdefault(loc.line, loc.column)
-        elif unresolved_at.get(loc.line, loc.column + 1) < loc.column:
+            unresolved_at.setdefault(line, column)
+        elif unresolved_at.get(line, column + 1) < column:
             syntax = False
-        problems.append(ir.ParseProblem(loc.line, loc.column, d.spelling, syntax))
+        problems.append(ir.ParseProblem(line, column, spelling, syntax))
     return problems
 
 
@@ -235,16 +259,17 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
             if pch is None:
                 raise FrontendError(f"clang could not parse the file: {exc}") from exc
             tu = None
-        if pch is not None and (tu is None or any(d.severity >= 4 and _PCH_PROBLEM_RE.search(d.spelling)
-                                                  for d in tu.diagnostics)):
+        diagnostics = _diagnostics(tu) if tu is not None else []
+        if pch is not None and (tu is None or any(severity >= 4 and _PCH_PROBLEM_RE.search(spelling)
+                                                  for severity, spelling, _d in diagnostics)):
             shim_pch.disable()  # clang would not take the PCH: the shim as text, from now on
             pch = None
             args[args.index("-include-pch"):args.index("-include-pch") + 2] = ["-include", shim_path()]
             index = ci.Index.create()
             continue
         grew = False
-        for d in tu.diagnostics:
-            m = _NOT_FOUND_RE.match(d.spelling)
+        for _severity, spelling, _d in diagnostics:
+            m = _NOT_FOUND_RE.match(spelling)
             if not m:
                 continue
             name = m.group(1)
@@ -265,12 +290,12 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key, kernel=kernel,
-                      identity=identity, instance_region=instance_region)
+                      identity=identity, instance_region=instance_region, diagnostics=diagnostics)
     else:
         unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
                       instance_region=instance_region,
                       launch_text_only=kernel is None and not _launches_outside(tu, text, defines, parse_path, paths),
-                      launches_only=launches_only)
+                      launches_only=launches_only, diagnostics=diagnostics)
     stubbed = _stubbed(tu, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
 
@@ -430,18 +455,19 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
            launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
            kernel: str | None = None, identity: str = "", launches_only: bool = False,
-           instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
+           instance_region: tuple[int, int] | None = None,
+           diagnostics: list[tuple[int, str, ci.Diagnostic]] | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every launch the parse can make is spelled in the main file's text outside macros
     (see `_launches_outside`), so host functions whose text spells none are not searched for launches.
     `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source).
     `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing.
-    `instance_region`: see parse_source."""
+    `instance_region`: see parse_source. `diagnostics`: `_diagnostics(tu)`, when already read."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
-    problems = _problems(tu, parse_path, context)
+    problems = _problems(tu, parse_path, context, diagnostics)
 
     kernels: list[ir.Function] = []
     launches: list[ir.Launch] = []
