@@ -161,6 +161,83 @@ for _test in ("is_expression", "is_statement", "is_declaration", "is_reference",
     setattr(ci.CursorKind, _test, _per_kind(_test))
 
 
+_TOKEN_WORDS = ctypes.sizeof(ci.Token) // 4  # a CXToken as 32-bit words: int_data[4], then ptr_data
+_IDENTIFIER_KINDS = (1, 2)  # CXToken_Keyword, CXToken_Identifier (clang-c/Index.h)
+
+
+class MainText:
+    """The text of the file a parse lowers (its bytes, as clang read them), so that the tokens of a cursor in it
+    are spelled and placed without two or three ctypes calls each (`tokens`).
+
+    A CXToken holds its kind, its location's raw encoding and its length (CIndex.cpp, getTokens); the raw
+    encoding of a location in a file is the file's start in the source manager's offsets plus the offset in
+    the file, so a token of this file is at `raw - base` (`base`: the raw encoding of offset 0, from
+    clang_getLocationForOffset). clang_getTokenSpelling gives a literal's and a punctuator's bytes from the
+    file as they stand, and an identifier's or keyword's name, which is its bytes unless a backslash (a line
+    splice, a universal character name) is among them: such a token, and any token outside this file, is
+    spelled by libclang as before."""
+
+    __slots__ = ("data", "base")
+
+    def __init__(self, tu: ci.TranslationUnit, path: str, data: bytes) -> None:
+        self.data = data
+        self.base = -1
+        try:
+            f = ci.File.from_name(tu, path)
+            if f:
+                self.base = int(ci.conf.lib.clang_getLocationForOffset(tu, f, 0).int_data)
+        except Exception:  # noqa: BLE001 - (not met) every token is then spelled by libclang
+            self.base = -1
+
+    def tokens(self, cursor: ci.Cursor, offsets: bool = False) -> list:
+        """The spellings of `cursor`'s tokens, as `[t.spelling for t in cursor.get_tokens()]` gives them; with
+        `offsets`, (offset in the file, spelling) pairs, as `t.extent.start.offset` gives the offset (None when
+        a token lies outside this file: the caller then reads them the usual way)."""
+        return self.tokens_in(cursor._tu, cursor.extent, offsets)
+
+    def tokens_in(self, tu: ci.TranslationUnit, extent: ci.SourceRange, offsets: bool = False) -> list:
+        """`tokens` of a source range, as `tu.get_tokens(extent=extent)` gives them."""
+        lib = ci.conf.lib
+        memory = ctypes.POINTER(ci.Token)()
+        count = ctypes.c_uint()
+        lib.clang_tokenize(tu, extent, ctypes.byref(memory), ctypes.byref(count))
+        n = count.value
+        if n < 1:
+            return []
+        try:
+            address = ctypes.addressof(memory.contents)
+            words = list((ctypes.c_uint32 * (_TOKEN_WORDS * n)).from_address(address))
+            data, base, size = self.data, self.base, len(self.data)
+            out: list = []
+            for i in range(n):
+                w = i * _TOKEN_WORDS
+                at = words[w + 1] - base
+                end = at + words[w + 2]
+                spelled = None
+                if base >= 0 and 0 <= at and end <= size:
+                    raw = data[at:end]
+                    if words[w] not in _IDENTIFIER_KINDS or b"\\" not in raw:
+                        try:
+                            spelled = raw.decode("utf-8")
+                        except UnicodeDecodeError:
+                            spelled = None
+                elif offsets:
+                    return None  # type: ignore[return-value]
+                if spelled is None:
+                    spelled = lib.clang_getTokenSpelling(tu, ci.Token.from_address(address + 4 * w))
+                out.append((at, spelled) if offsets else spelled)
+            return out
+        finally:
+            lib.clang_disposeTokens(tu, memory, count)
+
+
+def spellings(cursor: ci.Cursor, main: MainText | None = None) -> list[str]:
+    """`[t.spelling for t in cursor.get_tokens()]`, through `main` (see MainText) when given."""
+    if main is not None:
+        return main.tokens(cursor)
+    return [t.spelling for t in cursor.get_tokens()]
+
+
 class FrontendError(Exception):
     """The file could not be parsed at all (not a per-kernel problem)."""
 

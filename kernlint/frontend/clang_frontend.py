@@ -38,6 +38,7 @@ from kernlint.frontend.clang_base import (
     _LOC_OUT,
     FrontendError,
     K,
+    MainText,
     Prefetched,
     _Ctx,
     _lib,
@@ -488,6 +489,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     lib = _lib()
     file_of = _file_namer(lib)
+    main = low.main = MainText(tu, parse_path, data)  # (the lowered file's tokens, spelled from `data`)
 
     def may_launch(c: ci.Cursor) -> bool:
         """Whether host function `c` can hold a kernel launch: only where its text spells one (`<<<`, a
@@ -544,7 +546,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     else:  # (a device function: lowered if something asks for it)
                         functions.defer(_function_key(child), child.spelling, (False, child), fname == parse_path)
                 if fname == parse_path and not _is_kernel(child, kids) and may_launch(child):
-                    launches.extend(_launches(child, data))
+                    launches.extend(_launches(child, data, main))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
@@ -562,7 +564,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if owner is not None:
                     member_types.setdefault(f"{owner[0]}::{child.spelling}", (owner[1], under))
             elif kind == K.MACRO_DEFINITION and (fname == parse_path or fname == context):
-                toks = [t.spelling for t in child.get_tokens()]
+                toks = main.tokens(child)
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
                     value = fold_tokens(toks[1:], macros)
                     if value is not None:
@@ -574,7 +576,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child, kids):
                     functions.defer(_function_key(child), child.spelling, (True, child), fname == parse_path)
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
-                    launches.extend(_launches(child, data))
+                    launches.extend(_launches(child, data, main))
 
     root = tu.cursor
     top = list(root.get_children())
