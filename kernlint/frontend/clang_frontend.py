@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import stat
 import weakref
 from typing import Any, Callable, Iterable
 
@@ -442,19 +443,41 @@ def _launches_outside(included: list[str], text: str, defines: Iterable[str], pa
     if any(_marked(d) for d in defines) or _marked_define(text):
         return True
     for name in included:
-        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed or not os.path.isfile(name):
-            continue  # the main file, or read as an empty stub (never open a FIFO or a device)
+        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed:
+            continue  # the main file, or read as an empty stub
         try:
-            with open(name, "rb") as fh:
-                if _marked_define(fh.read().decode("utf-8", "replace")):
-                    return True
+            st = os.stat(name)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue  # (never open a FIFO or a device)
+        try:
+            if _file_marked(name, st):
+                return True
         except OSError:
             return True  # unreadable: assume it may
     try:
-        with open(shim_path(), "rb") as fh:
-            return _marked_define(fh.read().decode("utf-8", "replace"))
+        return _file_marked(shim_path(), os.stat(shim_path()))
     except OSError:
         return True
+
+
+_MARKED_FILES: dict[tuple[str, int, int], bool] = {}
+"""(a header's name, modification time, size) -> whether a `#define` of it spells a launch: each parse asks it
+of every header it read (cuda-samples' helper headers are read by most of its files)."""
+
+
+def _file_marked(name: str, st: os.stat_result) -> bool:
+    """`_marked_define` of the file `name` (whose `os.stat` is `st`); raises OSError when it cannot be read."""
+    key = (name, st.st_mtime_ns, st.st_size)
+    hit = _MARKED_FILES.get(key)
+    if hit is None:
+        with open(name, "rb") as fh:
+            hit = _marked_define(fh.read().decode("utf-8", "replace"))
+        if len(_MARKED_FILES) >= 4096:
+            _MARKED_FILES.clear()
+        _MARKED_FILES[key] = hit
+    return hit
 
 
 _SHIM_RUNS: dict[tuple[str, ...], int] = {}
