@@ -1,7 +1,7 @@
 """Which functions a call can reach, read from clang's cursors: device functions, the one function a function pointer holds, and the names a function body assigns."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 from kernlint.frontend.clang_base import _BINOPS, _UNOPS, K, _lib, ci
 
@@ -55,22 +55,32 @@ def _listed(c: ci.Cursor) -> list[ci.Cursor]:
     return list(c.get_children())
 
 
-def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None) -> set[str]:
-    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x).
-    `children`: a cursor's children, read only (clang_launches._children_once); by default, listed."""
-    kids_of = children or _listed
-    out: set[str] = set()
+def stack_order(fn: ci.Cursor, kids_of: Callable[[ci.Cursor], list[ci.Cursor]]
+                ) -> Iterator[tuple[ci.Cursor, ci.CursorKind, list[ci.Cursor]]]:
+    """(cursor, its kind, its children) of `fn` and every cursor under it, in the order of a walk with a
+    stack (a cursor, then its children from the last), which the walks of a host function share."""
     stack = [fn]
     while stack:
         n = stack.pop()
         kids = kids_of(n)
         stack.extend(kids)
+        yield n, n.kind, kids
+
+
+def _reassigned_names(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None,
+                      nodes: list[tuple[ci.Cursor, ci.CursorKind, list[ci.Cursor]]] | None = None) -> set[str]:
+    """Names assigned anywhere in a host function after their declaration (=, op=, ++, --, &x).
+    `children`: a cursor's children, read only (clang_launches._children_once); by default, listed.
+    `nodes`: `stack_order(fn, children)`, when already listed."""
+    kids_of = children or _listed
+    out: set[str] = set()
+    for n, kind, kids in stack_order(fn, kids_of) if nodes is None else nodes:
         target = None
-        if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
+        if kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and kids:
             op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
             if op and op.endswith("=") and op not in ("==", "!=", "<=", ">="):
                 target = kids[0]
-        elif n.kind == K.UNARY_OPERATOR and kids:
+        elif kind == K.UNARY_OPERATOR and kids:
             op = _UNOPS.get(_lib().clang_getCursorUnaryOperatorKind(n))  # type: ignore[attr-defined]
             if op in ("pre++", "pre--", "post++", "post--", "&"):
                 target = kids[0]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import hashlib
 import os
 import re
+import stat
 import weakref
 from typing import Any, Callable, Iterable
 
@@ -32,10 +34,14 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
 from kernlint.frontend.clang_base import (
     MAX_STATEMENTS,  # noqa: F401 (re-exported: the statement limit's tests read it here)
     STUB_DIR,
+    _LOC_COL,
     _LOC_FILE,
+    _LOC_LINE,
     _LOC_OUT,
     FrontendError,
     K,
+    MainText,
+    Prefetched,
     _Ctx,
     _lib,
     _span,
@@ -116,16 +122,27 @@ def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> tuple
 _NOT_FOUND_RE = re.compile(r"'([^']+)' file not found")
 
 
-def _classify(diag: ci.Diagnostic) -> bool:
-    """True for a real syntax error; False for a semantic one (an unknown name from a missing header)."""
+def _classify(diag: ci.Diagnostic, spelling: str) -> bool:
+    """True for a real syntax error; False for a semantic one (an unknown name from a missing header).
+    `spelling`: the diagnostic's message."""
     cat = (diag.category_name or "").lower()
-    if _NOT_FOUND_RE.match(diag.spelling):
+    if _NOT_FOUND_RE.match(spelling):
         return False  # an include still missing (only past _MAX_PARSE_ROUNDS): a missing header, not syntax
     return "parse" in cat or "lexical" in cat
 
 
-def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "") -> list[ir.ParseProblem]:
+def _diagnostics(tu: ci.TranslationUnit) -> list[tuple[int, str, ci.Diagnostic]]:
+    """(severity, message, the diagnostic) of each of clang's diagnostics of `tu`, read once for the parse's
+    questions (include still missing, PCH refused, problems): each read through the bindings costs a few ctypes
+    calls (the diagnostic, its severity, its message and the message's string), and they were asked up to
+    three times each."""
+    return [(d.severity, d.spelling, d) for d in tu.diagnostics]
+
+
+def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "",
+              diagnostics: list[tuple[int, str, ci.Diagnostic]] | None = None) -> list[ir.ParseProblem]:
     """clang's errors as ParseProblems: syntax errors apart from names a missing header would declare.
+    `diagnostics`: `_diagnostics(tu)`, when already read.
 
     A parse error that follows an unresolved name on the same line is its consequence, not a
     syntax error of its own: `(Foo*)p` with `Foo` undeclared reads as `(Foo) * ) p`, so clang adds
@@ -133,22 +150,33 @@ def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "") -> lis
     """
     problems: list[ir.ParseProblem] = []
     unresolved_at: dict[int, int] = {}  # line -> column of the first unresolved name on it
-    for d in tu.diagnostics:
-        if d.severity < ci.Diagnostic.Error:
+    where = ci.conf.lib.clang_getInstantiationLocation
+    handle = ctypes.c_void_p.from_buffer(_LOC_FILE)  # (the file of a location, as an address: see _file_namer)
+    names: dict[int, str] = {}  # file handle -> its name
+    for severity, spelling, d in _diagnostics(tu) if diagnostics is None else diagnostics:
+        if severity < ci.Diagnostic.Error:
             continue
         loc = d.location
-        if loc.file is None or loc.file.name != parse_path:
-            if _NOT_FOUND_RE.match(d.spelling) or (context and loc.file is not None and loc.file.name == context):
+        where(loc, *_LOC_OUT)  # (what loc.file, loc.line and loc.column read, in one call)
+        key, line, column = handle.value, _LOC_LINE.value, _LOC_COL.value
+        fname = None
+        if key:
+            fname = names.get(key)
+            if fname is None:
+                f = loc.file
+                fname = names[key] = f.name if f is not None else None
+        if fname is None or fname != parse_path:
+            if _NOT_FOUND_RE.match(spelling) or (context and fname is not None and fname == context):
                 continue
             # An error inside a real header the user pointed at: report it on line 1.
-            problems.append(ir.ParseProblem(1, 1, f"{loc.file.name if loc.file else '?'}:{loc.line}: {d.spelling}", False))
+            problems.append(ir.ParseProblem(1, 1, f"{fname if fname is not None else '?'}:{line}: {spelling}", False))
             continue
-        syntax = _classify(d)
+        syntax = _classify(d, spelling)
         if not syntax:
-            unresolved_at.setdefault(loc.line, loc.column)
-        elif unresolved_at.get(loc.line, loc.column + 1) < loc.column:
+            unresolved_at.setdefault(line, column)
+        elif unresolved_at.get(line, column + 1) < column:
             syntax = False
-        problems.append(ir.ParseProblem(loc.line, loc.column, d.spelling, syntax))
+        problems.append(ir.ParseProblem(line, column, spelling, syntax))
     return problems
 
 
@@ -234,16 +262,17 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
             if pch is None:
                 raise FrontendError(f"clang could not parse the file: {exc}") from exc
             tu = None
-        if pch is not None and (tu is None or any(d.severity >= 4 and _PCH_PROBLEM_RE.search(d.spelling)
-                                                  for d in tu.diagnostics)):
+        diagnostics = _diagnostics(tu) if tu is not None else []
+        if pch is not None and (tu is None or any(severity >= 4 and _PCH_PROBLEM_RE.search(spelling)
+                                                  for severity, spelling, _d in diagnostics)):
             shim_pch.disable()  # clang would not take the PCH: the shim as text, from now on
             pch = None
             args[args.index("-include-pch"):args.index("-include-pch") + 2] = ["-include", shim_path()]
             index = ci.Index.create()
             continue
         grew = False
-        for d in tu.diagnostics:
-            m = _NOT_FOUND_RE.match(d.spelling)
+        for _severity, spelling, _d in diagnostics:
+            m = _NOT_FOUND_RE.match(spelling)
             if not m:
                 continue
             name = m.group(1)
@@ -254,6 +283,7 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         if not grew:
             break
     assert tu is not None
+    included = [inc.include.name for inc in tu.get_includes()]  # (the files the parse read: asked below)
     # What the shim's declarations depend on (it includes nothing, so no include directory): see _shim_run.
     shim_key = (*base, *(f"-D{d}" for d in defines), "pch" if pch is not None else "text")
     # Everything but the lowered file's own text (shared_ir): with a fragment, the includer's text is context.
@@ -264,14 +294,52 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         ftext = (fragment_text if fragment_text is not None
                  else open(os.path.abspath(fragment), encoding="utf-8", errors="replace").read())
         unit = _lower(tu, ftext, fragment, fpath, context=parse_path, shim_key=shim_key, kernel=kernel,
-                      identity=identity, instance_region=instance_region)
+                      identity=identity, instance_region=instance_region, diagnostics=diagnostics)
     else:
+        key = _launch_key(identity, unsaved, included, paths) if kernel is None else None
+        read = _LAUNCH_READS.get(key) if key is not None else None
         unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
                       instance_region=instance_region,
-                      launch_text_only=kernel is None and not _launches_outside(tu, text, defines, parse_path, paths),
-                      launches_only=launches_only)
-    stubbed = _stubbed(tu, paths)
+                      launch_text_only=kernel is None and read is None
+                      and not _launches_outside(included, text, defines, parse_path, paths),
+                      launches_only=launches_only, diagnostics=diagnostics, launches_read=read)
+        if key is not None and read is None:
+            if len(_LAUNCH_READS) >= _MAX_LAUNCH_READS:
+                _LAUNCH_READS.clear()
+            _LAUNCH_READS[key] = unit.launches
+    stubbed = _stubbed(included, paths)
     return dataclasses.replace(unit, stubbed=stubbed) if stubbed else unit
+
+
+_LAUNCH_READS: dict[tuple, tuple[ir.Launch, ...]] = {}
+"""The launches of a parse (`_launch_key`) -> as the parse's host code gave them. A file's launches are read
+twice in one process: by the project index (parse_source's `launches_only`) and by its lint, and with the
+same arguments (a file whose includes the index's directories find as the lint's do) both parses are the
+same, and so are their launches (a function of the parse and of the file's text): the second takes the
+first's instead of walking its host code again (about 0.4 ms per launch)."""
+_MAX_LAUNCH_READS = 512  # parses kept; emptied when full
+
+
+def _launch_key(identity: str, unsaved: list[tuple[str, str]], included: list[str], shadowed: set[str]) -> tuple:
+    """What a parse's launches depend on: its arguments and stubs (`identity`, shared_ir.parse_identity), the
+    files it handed clang in memory (`unsaved`: the main file's text, the stubs' contents), and each file it
+    included from disk as it stands there (its name, modification time and size: a header edited between two
+    parses of a long-running process makes another key)."""
+    stamps = set()
+    for name in included:
+        if name.startswith(STUB_DIR + "/") or name in shadowed:
+            stamps.add((name, -1, -1))  # (read as an empty stub: part of `identity`)
+            continue
+        try:
+            st = os.stat(name)
+            stamps.add((name, st.st_mtime_ns, st.st_size))
+        except OSError:
+            stamps.add((name, -2, -2))
+    h = hashlib.sha1()
+    for name, content in unsaved:
+        h.update(f"{len(name)}:{name}{len(content)}:".encode("utf-8", "surrogateescape"))
+        h.update(content.encode("utf-8", "surrogateescape"))
+    return (identity, h.digest(), tuple(sorted(stamps)))
 
 
 _PCH_PROBLEM_RE = re.compile(r"precompiled|\bPCH\b|AST file")
@@ -287,12 +355,12 @@ def _clang_name(path: str) -> str:
         return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _stubbed(tu: ci.TranslationUnit, paths: set[str]) -> tuple[str, ...]:
-    """The includes clang actually read as empty stubs, as written in the source (sorted)."""
+def _stubbed(included: list[str], paths: set[str]) -> tuple[str, ...]:
+    """The includes clang actually read as empty stubs, as written in the source (sorted). `included`: the
+    files the parse included (`tu.get_includes()`'s names)."""
     out = set()
     prefix = STUB_DIR + "/"
-    for inc in tu.get_includes():
-        name = inc.include.name
+    for name in included:
         if name.startswith(prefix):
             out.add(name[len(prefix):])
         elif name in paths:
@@ -367,28 +435,49 @@ def _marked_define(text: str) -> bool:
     return False
 
 
-def _launches_outside(tu: ci.TranslationUnit, text: str, defines: Iterable[str], parse_path: str,
+def _launches_outside(included: list[str], text: str, defines: Iterable[str], parse_path: str,
                       shadowed: set[str]) -> bool:
     """Whether a launch can reach the main file's host code through a macro: a command-line define, or a
     `#define` of the main file or of any file the parse read (a header, the shim), that spells one. When
     none does, a host function whose own text spells no launch launches nothing (see `_lower`)."""
     if any(_marked(d) for d in defines) or _marked_define(text):
         return True
-    for inc in tu.get_includes():
-        name = inc.include.name
-        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed or not os.path.isfile(name):
-            continue  # the main file, or read as an empty stub (never open a FIFO or a device)
+    for name in included:
+        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed:
+            continue  # the main file, or read as an empty stub
         try:
-            with open(name, "rb") as fh:
-                if _marked_define(fh.read().decode("utf-8", "replace")):
-                    return True
+            st = os.stat(name)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue  # (never open a FIFO or a device)
+        try:
+            if _file_marked(name, st):
+                return True
         except OSError:
             return True  # unreadable: assume it may
     try:
-        with open(shim_path(), "rb") as fh:
-            return _marked_define(fh.read().decode("utf-8", "replace"))
+        return _file_marked(shim_path(), os.stat(shim_path()))
     except OSError:
         return True
+
+
+_MARKED_FILES: dict[tuple[str, int, int], bool] = {}
+"""(a header's name, modification time, size) -> whether a `#define` of it spells a launch: each parse asks it
+of every header it read (cuda-samples' helper headers are read by most of its files)."""
+
+
+def _file_marked(name: str, st: os.stat_result) -> bool:
+    """`_marked_define` of the file `name` (whose `os.stat` is `st`); raises OSError when it cannot be read."""
+    key = (name, st.st_mtime_ns, st.st_size)
+    hit = _MARKED_FILES.get(key)
+    if hit is None:
+        with open(name, "rb") as fh:
+            hit = _marked_define(fh.read().decode("utf-8", "replace"))
+        if len(_MARKED_FILES) >= 4096:
+            _MARKED_FILES.clear()
+        _MARKED_FILES[key] = hit
+    return hit
 
 
 _SHIM_RUNS: dict[tuple[str, ...], int] = {}
@@ -429,18 +518,22 @@ def _shim_run(top: list[ci.Cursor], file_of: Callable[[ci.Cursor], str | None], 
 def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, context: str = "",
            launch_text_only: bool = False, shim_key: tuple[str, ...] | None = None,
            kernel: str | None = None, identity: str = "", launches_only: bool = False,
-           instance_region: tuple[int, int] | None = None) -> ir.TranslationUnit:
+           instance_region: tuple[int, int] | None = None,
+           diagnostics: list[tuple[int, str, ci.Diagnostic]] | None = None,
+           launches_read: tuple[ir.Launch, ...] | None = None) -> ir.TranslationUnit:
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every launch the parse can make is spelled in the main file's text outside macros
     (see `_launches_outside`), so host functions whose text spells none are not searched for launches.
     `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source).
     `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing.
-    `instance_region`: see parse_source."""
+    `instance_region`: see parse_source. `diagnostics`: `_diagnostics(tu)`, when already read.
+    `launches_read`: the launches of the same parse, read before (see _LAUNCH_READS): the host code is not
+    walked again."""
     types = _TypeConverter()
     low = _Lowering(_Ctx(parse_path, text), types)
     lines = text.splitlines()
-    problems = _problems(tu, parse_path, context)
+    problems = _problems(tu, parse_path, context, diagnostics)
 
     kernels: list[ir.Function] = []
     launches: list[ir.Launch] = []
@@ -461,11 +554,12 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
 
     lib = _lib()
     file_of = _file_namer(lib)
+    main = low.main = MainText(tu, parse_path, data)  # (the lowered file's tokens, spelled from `data`)
 
     def may_launch(c: ci.Cursor) -> bool:
         """Whether host function `c` can hold a kernel launch: only where its text spells one (`<<<`, a
         runtime-API launch), unless a macro may (`launch_text_only` False)."""
-        if kernel is not None:
+        if kernel is not None or launches_read is not None:
             return False
         if not launch_text_only:
             return True
@@ -517,7 +611,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     else:  # (a device function: lowered if something asks for it)
                         functions.defer(_function_key(child), child.spelling, (False, child), fname == parse_path)
                 if fname == parse_path and not _is_kernel(child, kids) and may_launch(child):
-                    launches.extend(_launches(child, data))
+                    launches.extend(_launches(child, data, main))
             elif kind == K.VAR_DECL and (fname == parse_path or fname == context):
                 globals_[child.spelling] = low.var_decl(child)
             elif kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE) and depth < 6:
@@ -535,7 +629,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if owner is not None:
                     member_types.setdefault(f"{owner[0]}::{child.spelling}", (owner[1], under))
             elif kind == K.MACRO_DEFINITION and (fname == parse_path or fname == context):
-                toks = [t.spelling for t in child.get_tokens()]
+                toks = main.tokens(child)
                 if len(toks) >= 2 and toks[0] == child.spelling and toks[1] != "(":
                     value = fold_tokens(toks[1:], macros)
                     if value is not None:
@@ -547,7 +641,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                 if _is_device(child, kids):
                     functions.defer(_function_key(child), child.spelling, (True, child), fname == parse_path)
                 if kind == K.CXX_METHOD and fname == parse_path and may_launch(child):
-                    launches.extend(_launches(child, data))
+                    launches.extend(_launches(child, data, main))
 
     root = tu.cursor
     top = list(root.get_children())
@@ -556,7 +650,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
         ln.strip() for ln in lines[:40] if ln.strip().startswith("//") and ("kernlint:" in ln or "--blockDim" in ln)
     )
     return ir.TranslationUnit(path=path, kernels=tuple(kernels), functions=functions, globals=globals_,
-                              launches=tuple(launches), problems=tuple(problems), file_annotation=file_annotation,
+                              launches=tuple(launches) if launches_read is None else launches_read, problems=tuple(problems), file_annotation=file_annotation,
                               instantiations=tuple(instantiations) + _text_instantiations(text),
                               macros=macros, structs=structs, member_types=member_types)
 
@@ -709,7 +803,8 @@ def _function(low: _Lowering, c: ci.Cursor, lines: list[str], problems: list[ir.
                        if in_main and not p.syntax and ext.start.line <= p.line <= ext.end.line)
     params = [_unresolved_param(p, param_cursors[i], unresolved) for i, p in enumerate(params)]
     low.statements = 0
-    lowered = low.stmt(body) if body is not None else None
+    with Prefetched(body):  # (the lowering lists nearly every cursor of the body)
+        lowered = low.stmt(body) if body is not None else None
     if lowered is not None and not isinstance(lowered, ir.Block):
         lowered = ir.Block((lowered,), span)
     is_kernel = _is_kernel(c, kids)

@@ -10,33 +10,44 @@ from kernlint.frontend.clang_base import (
     _BINOPS,
     _INT_KINDS,
     _UNOPS,
+    _PREFETCHED,
     K,
+    MainText,
+    Prefetched,
     _evaluate,
     _lib,
     _span,
     ci,
     spelled_line,
+    spellings,
     template_int_value,
 )
-from kernlint.frontend.callees import _listed, _reassigned_names
+from kernlint.frontend.callees import _listed, _reassigned_names, stack_order
 from kernlint.frontend.lowering import _function_key, _is_callee_ref
 from kernlint.frontend.template_args import _split_template_args, _template_args_from_tokens
 from kernlint.frontend.pointer_offsets import _assignments_of, arg_offsets
 
 
-def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
+def _launches(c: ci.Cursor, source: bytes | None = None, main: MainText | None = None) -> list[ir.Launch]:
     """Find `k<<<g, b, s>>>(...)` calls in a host function and fold their configuration to numbers.
 
     `source`: the text of the file that holds `c`, when known: then the host function is tokenized for a
-    launch's pointer offsets only where that text may assign an argument (see `_may_assign`)."""
+    launch's pointer offsets only where that text may assign an argument (see `_may_assign`). `main`: that
+    file as the parse read it, when known: its tokens are then spelled without libclang (MainText)."""
+    with Prefetched(c):  # (the walks below list every cursor of the function)
+        return _launches_in(c, source, main)
+
+
+def _launches_in(c: ci.Cursor, source: bytes | None, main: MainText | None) -> list[ir.Launch]:
     out: list[ir.Launch] = []
     local_inits: dict[str, ci.Cursor | None] = {}
     local_types: dict[str, str] = {}  # `using KT = Traits<N>;` in the host code: "KT" -> "Traits < N >"
     children = _children_once()  # the three walks of the function below share its tree
-    reassigned = _reassigned_names(c, children)
+    nodes = list(stack_order(c, children))  # (the two walks in this order share it)
+    reassigned = _reassigned_names(c, children, nodes)
     # `dim3 b; b.x = 256;`: a member assigned exactly once overrides the declared value (key
     # "b.x"); one assigned more than once, or by `+=`/`>>=`, is unknown (None).
-    local_inits.update(_member_assignments(c, children))
+    local_inits.update(_member_assignments(c, children, nodes))
 
     ancestors: list[ci.Cursor] = []  # enclosing for/if statements of the host code (host_samples.py)
     # The host function's tokens joined by spaces, read once: `whole`, each token's offset in the file and
@@ -47,18 +58,20 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
     tokens: tuple[str, list[int], list[int]] | None = None
     assigns: dict[str, tuple[list[int], list[str]]] = {}
 
-    def offsets(launch: ci.Cursor, arg_cursors: list[ci.Cursor]) -> tuple[str, ...]:
-        """Pointer offsets the arguments pass (frontend/pointer_offsets.py), from the text before the launch."""
+    def offsets(launch: ci.Cursor, arg_cursors: list[ci.Cursor], kinds: list[ci.TypeKind]) -> tuple[str, ...]:
+        """Pointer offsets the arguments pass (frontend/pointer_offsets.py), from the text before the launch.
+        `kinds`: the kind of each argument's canonical type."""
         nonlocal tokens
-        ptrs = [a for a in arg_cursors if a.type.get_canonical().kind == ci.TypeKind.POINTER]
-        if not ptrs:
+        if ci.TypeKind.POINTER not in kinds:
             return ()
-        texts = [" ".join(t.spelling for t in a.get_tokens()) if a.type.get_canonical().kind == ci.TypeKind.POINTER
-                 else "" for a in arg_cursors]
+        texts = [" ".join(spellings(a, main)) if kind == ci.TypeKind.POINTER else ""
+                 for a, kind in zip(arg_cursors, kinds)]
         if source is not None and not _may_assign(texts, source):
             return arg_offsets(texts, "")  # no argument is assigned in the file: no text to search
         if tokens is None:
-            spelled = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
+            spelled = main.tokens(c, offsets=True) if main is not None else None
+            if spelled is None:
+                spelled = [(t.extent.start.offset, t.spelling) for t in c.get_tokens()]
             ends, pos = [], -1
             for _off, s in spelled:
                 pos += 1 + len(s)
@@ -93,21 +106,21 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                 break
             ref = sub[0]
         if ref.kind == K.DECL_REF_EXPR:
-            targs = _template_args_from_tokens(ref)
-        block_text = " ".join(t.spelling for t in cargs[1].get_tokens()) if cargs[1] is not None else ""
+            targs = _template_args_from_tokens(ref, main)
+        block_text = " ".join(spellings(cargs[1], main)) if cargs[1] is not None else ""
         name = ref.spelling or ("" if api else ch.spelling)
         if not name and api:
             return
         if not name:
             # A launch inside a host template has a dependent callee with no name.
-            toks = [t.spelling for t in ch.get_tokens()]
+            toks = spellings(ch, main)
             name = toks[0] if toks and toks[0].isidentifier() else ""
             if len(toks) > 2 and toks[1] == "<":
                 targs = _split_template_args(toks[2:])
         decl = ref.referenced if ref.kind == K.DECL_REF_EXPR else None
         if decl is not None and decl.kind == K.VAR_DECL:
             # `auto kernel = &k<Traits>; kernel<<<g, b>>>(...)`: the kernel the variable holds.
-            held = _held_kernel(decl)
+            held = _held_kernel(decl, main)
             if held is not None:
                 name, targs = held
                 decl = None
@@ -122,31 +135,32 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
             targs = _resolved_template_args(decl, targs)
         deduced = _deduced_template_args(decl, targs) if decl is not None else ()
         key = _function_key(decl.get_definition() or decl) if decl is not None else ""
-        args = tuple(_fold_int(a, local_inits) if a.type.get_canonical().kind in _INT_KINDS else None
-                     for a in arg_kids)
+        kinds = [a.type.get_canonical().kind for a in arg_kids]  # (read once for the questions below)
+        args = tuple(_fold_int(a, local_inits) if kind in _INT_KINDS else None for a, kind in zip(arg_kids, kinds))
         dims = partial_dim3(cargs[1], local_inits) if block is None and cargs[1] is not None else None
         span = _span(ch)
         out.append(ir.Launch(name, deduced or targs, grid, block, shmem, span, block_text, args, key,
                              block_dims=dims or (), dim_values=_parameter_values(c, dims or (), source),
-                             arg_samples=_host_samples(ch, ancestors, arg_kids, args, local_inits),
-                             deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, arg_kids),
+                             arg_samples=_host_samples(ch, ancestors, arg_kids, args, local_inits, kinds),
+                             deduced=len(deduced) > len(targs), arg_offsets=offsets(ch, arg_kids, kinds),
                              spelled_line=spelled_line(ch, span), resolved_args=resolved))
 
     def walk(n: ci.Cursor, depth: int) -> None:
         if depth > 200:
             return
         for ch in children(n):
-            if ch.kind == K.VAR_DECL and ch.spelling not in reassigned:
+            kind = ch.kind
+            if kind == K.VAR_DECL and ch.spelling not in reassigned:
                 # Only variables never assigned after their declaration fold to their initializer
                 # (`for (int s = 1; ...; s++) k<<<...>>>(s)` must not bind s = 1).
                 inits = [k for k in children(ch) if k.kind.is_expression()]
                 if inits:
                     local_inits[ch.spelling] = inits[-1]
-            if ch.kind in (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL) and ch.spelling:
-                spelled = _alias_spelling(ch)
+            if kind in (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL) and ch.spelling:
+                spelled = _alias_spelling(ch, main)
                 if spelled:
                     local_types[ch.spelling] = spelled
-            if ch.kind == K.CALL_EXPR:
+            if kind == K.CALL_EXPR:
                 kids = [k for k in children(ch) if k.kind.is_expression()]
                 config = kids[1] if len(kids) > 1 else None
                 if config is not None and config.kind == K.CALL_EXPR and config.spelling in (
@@ -165,7 +179,7 @@ def _launches(c: ci.Cursor, source: bytes | None = None) -> list[ir.Launch]:
                     func = _kernel_ref(kids[2], children)
                     if func is not None:
                         emit(ch, func, _config_fields(kids[1], local_inits, children), kids[3:])
-            scoped = ch.kind in (K.FOR_STMT, K.IF_STMT)
+            scoped = kind in (K.FOR_STMT, K.IF_STMT)
             if scoped:
                 ancestors.append(ch)
             walk(ch, depth + 1)
@@ -181,6 +195,8 @@ def _parameter_values(fn: ci.Cursor, dims: tuple[str, ...], source: bytes | None
     (`k<<<g, threads>>>` in `static void launch(..., int threads)`), the values the calls of `fn` pass it,
     when `fn` can only be called from this file (`static`, an anonymous namespace) and every call there
     passes a constant; nothing for the others."""
+    if not dims:
+        return ()
     params = [a.spelling for a in fn.get_arguments()]
     wanted = {d: params.index(d) for d in dims if d in params}
     if not wanted or not fn.spelling or fn.linkage != ci.LinkageKind.INTERNAL:
@@ -279,11 +295,14 @@ def _children_once() -> Callable[[ci.Cursor], list[ci.Cursor]]:
     reassigns, the dim3 members it sets), which visited each node three times. Each cursor asked about is
     kept with its children, so its `id` stays its own while the function lives."""
     known: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {}
+    prefetched = _PREFETCHED
 
     def children(c: ci.Cursor) -> list[ci.Cursor]:
-        hit = known.get(id(c))
-        if hit is None:
-            hit = known[id(c)] = (c, list(c.get_children()))
+        hit = prefetched.get(id(c))  # (a subtree read whole: its list, which is read only too)
+        if hit is None or hit[0] is not c:
+            hit = known.get(id(c))
+            if hit is None:
+                hit = known[id(c)] = (c, list(c.get_children()))
         return hit[1]
 
     return children
@@ -315,10 +334,10 @@ def _may_assign(arg_texts: list[str], text: bytes) -> bool:
     return assigned is None or not names.isdisjoint(assigned)
 
 
-def _held_kernel(var: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
+def _held_kernel(var: ci.Cursor, main: MainText | None = None) -> tuple[str, tuple[str, ...]] | None:
     """(name, template arguments as written) of the function a variable is initialized with (`auto k =
     &kernel<Traits>;`, `= kernel<T>`, `= &kernel`), from its tokens; None for anything else."""
-    toks = [t.spelling for t in var.get_tokens()]
+    toks = spellings(var, main)
     if "=" not in toks:
         return None
     rest = toks[toks.index("=") + 1:]
@@ -335,9 +354,9 @@ def _held_kernel(var: ci.Cursor) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
-def _alias_spelling(decl: ci.Cursor) -> str:
+def _alias_spelling(decl: ci.Cursor, main: MainText | None = None) -> str:
     """The type a local `using A = T;` or `typedef T A;` names, as written ("" when not plain)."""
-    toks = [t.spelling for t in decl.get_tokens()]
+    toks = spellings(decl, main)
     if decl.kind == K.TYPE_ALIAS_DECL:
         rest = toks[toks.index("=") + 1:] if "=" in toks else []
     else:
@@ -459,19 +478,17 @@ def _fold_template_args(targs: tuple[str, ...], local_inits: dict[str, ci.Cursor
 
 
 def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.Cursor]] | None = None,
+                        nodes: list[tuple[ci.Cursor, ci.CursorKind, list[ci.Cursor]]] | None = None,
                         ) -> dict[str, ci.Cursor | None]:
     """`v.x = expr` in a host function, keyed "v.x": the assigned value, or None when `v.x` is
     assigned more than once or by a compound assignment (its value at a launch is then unknown).
-    `children`: a cursor's children (see _children_once), read only."""
+    `children`: a cursor's children (see _children_once), read only; `nodes`: `stack_order(fn, children)`,
+    when already listed."""
     kids_of = children or _listed
     out: dict[str, ci.Cursor | None] = {}
     wholes: dict[str, list[ci.Cursor]] = {}
-    stack = [fn]
-    while stack:
-        n = stack.pop()
-        kids = kids_of(n)
-        stack.extend(kids)
-        if n.kind == K.CALL_EXPR and n.spelling == "operator=":
+    for n, kind, kids in stack_order(fn, kids_of) if nodes is None else nodes:
+        if kind == K.CALL_EXPR and n.spelling == "operator=":
             # `threads = dim3(512, 1);` on a class type is an operator= call: "threads=" lists the
             # values assigned (the variable's value at a launch when they all fold to the same).
             ops = [k for k in kids if k.kind.is_expression() and not _is_callee_ref(k, "operator=")]
@@ -487,7 +504,7 @@ def _member_assignments(fn: ci.Cursor, children: Callable[[ci.Cursor], list[ci.C
                 if b is not None:
                     wholes.setdefault(f"{b.spelling}.{t.spelling}", []).append(ops[1])
             continue
-        if n.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
+        if kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) or len(kids) != 2:
             continue
         op = _BINOPS.get(_lib().clang_getCursorBinaryOperatorKind(n))  # type: ignore[attr-defined]
         if not op or not op.endswith("=") or op in ("==", "!=", "<=", ">="):
@@ -522,11 +539,15 @@ def _member_owner(member: ci.Cursor, kids_of: Callable[[ci.Cursor], list[ci.Curs
 
 
 def _host_samples(launch: ci.Cursor, ancestors: list[ci.Cursor], args: list[ci.Cursor],
-                  folded: tuple[int | None, ...], inits: dict[str, ci.Cursor]) -> tuple[tuple[int, ...] | None, ...]:
-    """Joint samples for integer arguments that do not fold, from the loops and ifs around the launch."""
+                  folded: tuple[int | None, ...], inits: dict[str, ci.Cursor],
+                  kinds: list[ci.TypeKind] | None = None) -> tuple[tuple[int, ...] | None, ...]:
+    """Joint samples for integer arguments that do not fold, from the loops and ifs around the launch.
+    `kinds`: the kind of each argument's canonical type, when already read."""
     from kernlint.frontend.host_samples import launch_arg_samples
 
-    todo = [i for i, a in enumerate(args) if folded[i] is None and a.type.get_canonical().kind in _INT_KINDS]
+    if kinds is None:
+        kinds = [a.type.get_canonical().kind for a in args]
+    todo = [i for i, _a in enumerate(args) if folded[i] is None and kinds[i] in _INT_KINDS]
     if not todo or not ancestors:
         return ()
     try:

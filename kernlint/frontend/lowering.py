@@ -23,6 +23,7 @@ from kernlint.frontend.clang_base import (
     MAX_STATEMENTS,
     STUB_DIR,
     K,
+    MainText,
     _Ctx,
     _evaluate,
     _lib,
@@ -30,6 +31,7 @@ from kernlint.frontend.clang_base import (
     _TypeConverter,
     ci,
     shim_path,
+    spellings,
 )
 
 
@@ -52,6 +54,7 @@ class _Lowering:
         self.var_attrs: dict[tuple[int, int | None], frozenset[ci.CursorKind]] = {}
         # Local references bound to an element of memory, lowered as pointers (frontend/memory_refs.py).
         self.memory_refs: set[tuple[int, int | None]] = set()
+        self.main: MainText | None = None  # the lowered file, for its tokens (clang_base.MainText)
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -249,7 +252,7 @@ class _Lowering:
         if not name:
             # A member of a dependent type (`in[i].r` with `in` a `const T*`) has no spelling in
             # libclang; the member name is the expression's last token.
-            toks = [t.spelling for t in c.get_tokens()]
+            toks = spellings(c, self.main)
             name = toks[-1] if toks and toks[-1].isidentifier() else ""
             arrow = arrow or (len(toks) >= 2 and toks[-2] == "->")
         return ir.Member(base, name, offset, arrow, ctype, span)
@@ -338,7 +341,7 @@ class _Lowering:
                 if not name:
                     # A member call on a dependent object (`tile.shfl_down(v, 1)` in a template):
                     # libclang has no spelling; the name is the token after the last `.`/`->`.
-                    toks = [t.spelling for t in inner.get_tokens()]
+                    toks = spellings(inner, self.main)
                     name = toks[-1] if toks and toks[-1].isidentifier() else ""
                     if len(toks) >= 3 and toks[-1] == ">" and "<" in toks:
                         j = len(toks) - 1 - toks[::-1].index("<")
@@ -362,7 +365,7 @@ class _Lowering:
                     name, via = "", var
             elif inner.kind == K.DECL_REF_EXPR:
                 name = inner.spelling
-                template_args = _template_args_from_tokens(inner)
+                template_args = _template_args_from_tokens(inner, self.main)
                 if not name:
                     # A call to a function template from a template (`loadChunk<isNP2>(...)`): an
                     # overloaded-declaration reference inside; the name is its spelling.
@@ -370,7 +373,7 @@ class _Lowering:
                     name = over[0].spelling if over else ""
                 if name and not template_args:
                     # A qualified callee (`cg::tiled_partition<32>(block)`): the arguments follow the name.
-                    toks = [t.spelling for t in inner.get_tokens()]
+                    toks = spellings(inner, self.main)
                     if name in toks and toks.index(name) + 1 < len(toks) and toks[toks.index(name) + 1] == "<":
                         template_args = _split_template_args(toks[toks.index(name) + 2:])
                 if not template_args and ref is not None and ref.kind == K.CXX_METHOD:
@@ -554,7 +557,7 @@ class _Lowering:
             kids = list(c.get_children())
             return self.stmt(kids[0]) if kids else ir.Block((), span)
         if kind == K.ASM_STMT:
-            read = inline_asm.operand_counts([t.spelling for t in c.get_tokens()])
+            read = inline_asm.operand_counts(spellings(c, self.main))
             kids = [k for k in c.get_children() if k.kind.is_expression()]
             if read is not None and read[1] + read[2] == len(kids):
                 lowered = inline_asm.lower_asm(read[0], read[1], [self.expr(k) for k in kids], span)
@@ -634,7 +637,7 @@ class _Lowering:
 
     def for_stmt(self, c: ci.Cursor, span: ir.Span) -> ir.Stmt:
         kids = list(c.get_children())
-        present = _for_header_parts(c, kids[-1] if kids else None)
+        present = _for_header_parts(c, kids[-1] if kids else None, self.main)
         if present is None or sum(present) + 1 != len(kids):
             return ir.OpaqueStmt("for header", span)
         it = iter(kids[:-1])
@@ -704,8 +707,10 @@ def _is_callee_ref(c: ci.Cursor, name: str) -> bool:
     return inner.kind == K.DECL_REF_EXPR and inner.spelling == name
 
 
-def _for_header_parts(c: ci.Cursor, body: ci.Cursor | None = None) -> tuple[bool, bool, bool] | None:
-    """Which of init; cond; step a `for` header has (libclang omits the missing ones).
+def _for_header_parts(c: ci.Cursor, body: ci.Cursor | None = None,
+                      main: MainText | None = None) -> tuple[bool, bool, bool] | None:
+    """Which of init; cond; step a `for` header has (libclang omits the missing ones). `main`: the
+    lowered file, for its tokens (clang_base.MainText).
 
     Only the header is tokenized (up to the body), not the whole loop: tokenizing long bodies
     dominated the front end's time.
@@ -713,9 +718,10 @@ def _for_header_parts(c: ci.Cursor, body: ci.Cursor | None = None) -> tuple[bool
     toks: list[str] = []
     if body is not None and body.extent.start.file is not None and c.extent.start.file is not None:
         header = ci.SourceRange.from_locations(c.extent.start, body.extent.start)
-        toks = [t.spelling for t in c.translation_unit.get_tokens(extent=header)]
+        toks = main.tokens_in(c.translation_unit, header) if main is not None else \
+            [t.spelling for t in c.translation_unit.get_tokens(extent=header)]
     if len(toks) < 4:
-        toks = [t.spelling for t in c.get_tokens()]
+        toks = spellings(c, main)
     if len(toks) < 4 or toks[0] != "for" or toks[1] != "(":
         return None
     depth = 0

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import re
 
-from kernlint.frontend.clang_base import ci, template_int_value
+from kernlint.frontend.clang_base import MainText, ci, spellings, template_int_value
 
 
-def _template_args_from_tokens(c: ci.Cursor) -> tuple[str, ...]:
-    toks = [t.spelling for t in c.get_tokens()]
+def _template_args_from_tokens(c: ci.Cursor, main: MainText | None = None) -> tuple[str, ...]:
+    toks = spellings(c, main)
     if len(toks) >= 3 and toks[1] == "<":
         return _split_template_args(toks[2:])
     return ()
