@@ -216,7 +216,7 @@ def test_launch_arguments_and_class_instantiations_bind_header_kernels(tmp_path:
 
 
 def test_host_template_bound_by_deduction_from_a_call_without_template_arguments() -> None:
-    from kernlint.project.index import _deduce_from_types
+    from kernlint.project.index_fold import _deduce_from_types
     from kernlint.project.scan import scan_text
 
     facts = scan_text("void f(void* raw, float* out) {\n    floatX* p = (floatX*)raw;\n"
