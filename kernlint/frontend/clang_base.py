@@ -4,11 +4,13 @@ source spans and the type converter (clang Type -> ir.CType).
 from __future__ import annotations
 
 import ctypes
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kernlint.ir import nodes as ir
 from kernlint.base.frozen import frozen
+from kernlint.model.occupancy import DEFAULT_ARCH
 
 try:  # libclang is a hard dependency, but keep the import error readable.
     import clang.cindex as ci
@@ -564,3 +566,20 @@ MAX_NESTING = 150
 # statements was 10 s of CPU before any analysis). The largest function of the corpus (rodinia
 # myocyte's kernel_ecc) has 678 statements.
 MAX_STATEMENTS = ir.MAX_STATEMENTS
+
+
+def _clang_arch(arch: str) -> str:
+    # libclang 18 knows sm_XX up to sm_90; pass a value it accepts, the arch matters only for __CUDA_ARCH__.
+    m = re.match(r"(?:sm_|compute_)?(\d+)", (arch or DEFAULT_ARCH).strip().lower().replace(".", ""))
+    n = int(m.group(1)) if m else int(DEFAULT_ARCH[3:])
+    return f"sm_{min(max(n, 50), 90)}"
+
+
+def _clang_arch_args(arch: str) -> list[str]:
+    """`--cuda-gpu-arch` for `arch`, and `__CUDA_ARCH__` set to its value where clang 18 lacks the arch."""
+    m = re.match(r"(?:sm_|compute_)?(\d+)", (arch or DEFAULT_ARCH).strip().lower().replace(".", ""))
+    n = int(m.group(1)) if m else int(DEFAULT_ARCH[3:])
+    out = [f"--cuda-gpu-arch={_clang_arch(arch)}"]
+    if n > 90:  # sm_100, sm_120: device code is preprocessed for the real value (__CUDA_ARCH__ = 10 * n)
+        out += ["-U__CUDA_ARCH__", f"-D__CUDA_ARCH__={n * 10}"]
+    return out

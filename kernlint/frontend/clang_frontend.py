@@ -12,9 +12,8 @@ import dataclasses
 import hashlib
 import os
 import re
-import stat
 import weakref
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from kernlint.ir import nodes as ir
 from kernlint.ir.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
@@ -31,12 +30,13 @@ try:  # libclang is a hard dependency, but keep the import error readable.
 except ImportError as exc:  # pragma: no cover - exercised only on broken installs
     raise ImportError("kernlint needs the 'libclang' package: pip install libclang") from exc
 
+from kernlint.frontend.clang_base import _clang_arch_args
+from kernlint.frontend.clang_diagnostics import _NOT_FOUND_RE, _diagnostics, _problems
+from kernlint.frontend.launch_marks import LAUNCH_BYTES, launches_outside
 from kernlint.frontend.clang_base import (
     MAX_STATEMENTS,  # noqa: F401 (re-exported: the statement limit's tests read it here)
     STUB_DIR,
-    _LOC_COL,
     _LOC_FILE,
-    _LOC_LINE,
     _LOC_OUT,
     FrontendError,
     K,
@@ -117,67 +117,6 @@ def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> tuple
     paths to shadow (missing absolute includes, FIFOs, devices, directories: never opened)."""
     found = scan_includes(text, path, include_dirs)
     return set(found.names), set(found.paths)
-
-
-_NOT_FOUND_RE = re.compile(r"'([^']+)' file not found")
-
-
-def _classify(diag: ci.Diagnostic, spelling: str) -> bool:
-    """True for a real syntax error; False for a semantic one (an unknown name from a missing header).
-    `spelling`: the diagnostic's message."""
-    cat = (diag.category_name or "").lower()
-    if _NOT_FOUND_RE.match(spelling):
-        return False  # an include still missing (only past _MAX_PARSE_ROUNDS): a missing header, not syntax
-    return "parse" in cat or "lexical" in cat
-
-
-def _diagnostics(tu: ci.TranslationUnit) -> list[tuple[int, str, ci.Diagnostic]]:
-    """(severity, message, the diagnostic) of each of clang's diagnostics of `tu`, read once for the parse's
-    questions (include still missing, PCH refused, problems): each read through the bindings costs a few ctypes
-    calls (the diagnostic, its severity, its message and the message's string), and they were asked up to
-    three times each."""
-    return [(d.severity, d.spelling, d) for d in tu.diagnostics]
-
-
-def _problems(tu: ci.TranslationUnit, parse_path: str, context: str = "",
-              diagnostics: list[tuple[int, str, ci.Diagnostic]] | None = None) -> list[ir.ParseProblem]:
-    """clang's errors as ParseProblems: syntax errors apart from names a missing header would declare.
-    `diagnostics`: `_diagnostics(tu)`, when already read.
-
-    A parse error that follows an unresolved name on the same line is its consequence, not a
-    syntax error of its own: `(Foo*)p` with `Foo` undeclared reads as `(Foo) * ) p`, so clang adds
-    "expected expression" after "use of undeclared identifier 'Foo'".
-    """
-    problems: list[ir.ParseProblem] = []
-    unresolved_at: dict[int, int] = {}  # line -> column of the first unresolved name on it
-    where = ci.conf.lib.clang_getInstantiationLocation
-    handle = ctypes.c_void_p.from_buffer(_LOC_FILE)  # (the file of a location, as an address: see _file_namer)
-    names: dict[int, str] = {}  # file handle -> its name
-    for severity, spelling, d in _diagnostics(tu) if diagnostics is None else diagnostics:
-        if severity < ci.Diagnostic.Error:
-            continue
-        loc = d.location
-        where(loc, *_LOC_OUT)  # (what loc.file, loc.line and loc.column read, in one call)
-        key, line, column = handle.value, _LOC_LINE.value, _LOC_COL.value
-        fname = None
-        if key:
-            fname = names.get(key)
-            if fname is None:
-                f = loc.file
-                fname = names[key] = f.name if f is not None else None
-        if fname is None or fname != parse_path:
-            if _NOT_FOUND_RE.match(spelling) or (context and fname is not None and fname == context):
-                continue
-            # An error inside a real header the user pointed at: report it on line 1.
-            problems.append(ir.ParseProblem(1, 1, f"{fname if fname is not None else '?'}:{line}: {spelling}", False))
-            continue
-        syntax = _classify(d, spelling)
-        if not syntax:
-            unresolved_at.setdefault(line, column)
-        elif unresolved_at.get(line, column + 1) < column:
-            syntax = False
-        problems.append(ir.ParseProblem(line, column, spelling, syntax))
-    return problems
 
 
 # `__shared__ alignas(16) float t[...]` is valid CUDA (nvcc accepts it; cuda-samples use it), but the
@@ -301,7 +240,7 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         unit = _lower(tu, text, path, parse_path, shim_key=shim_key, kernel=kernel, identity=identity,
                       instance_region=instance_region,
                       launch_text_only=kernel is None and read is None
-                      and not _launches_outside(included, text, defines, parse_path, paths),
+                      and not launches_outside(included, text, defines, parse_path, paths),
                       launches_only=launches_only, diagnostics=diagnostics, launches_read=read)
         if key is not None and read is None:
             if len(_LAUNCH_READS) >= _MAX_LAUNCH_READS:
@@ -368,23 +307,6 @@ def _stubbed(included: list[str], paths: set[str]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def _clang_arch(arch: str) -> str:
-    # libclang 18 knows sm_XX up to sm_90; pass a value it accepts, the arch matters only for __CUDA_ARCH__.
-    m = re.match(r"(?:sm_|compute_)?(\d+)", (arch or DEFAULT_ARCH).strip().lower().replace(".", ""))
-    n = int(m.group(1)) if m else int(DEFAULT_ARCH[3:])
-    return f"sm_{min(max(n, 50), 90)}"
-
-
-def _clang_arch_args(arch: str) -> list[str]:
-    """`--cuda-gpu-arch` for `arch`, and `__CUDA_ARCH__` set to its value where clang 18 lacks the arch."""
-    m = re.match(r"(?:sm_|compute_)?(\d+)", (arch or DEFAULT_ARCH).strip().lower().replace(".", ""))
-    n = int(m.group(1)) if m else int(DEFAULT_ARCH[3:])
-    out = [f"--cuda-gpu-arch={_clang_arch(arch)}"]
-    if n > 90:  # sm_100, sm_120: device code is preprocessed for the real value (__CUDA_ARCH__ = 10 * n)
-        out += ["-U__CUDA_ARCH__", f"-D__CUDA_ARCH__={n * 10}"]
-    return out
-
-
 def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
     """A function giving the name of the file a cursor is in (None: none, a builtin), with one ctypes call
     per cursor besides its location: the name is looked up once per file handle of the translation unit
@@ -409,75 +331,6 @@ def _file_namer(lib: Any) -> Callable[[ci.Cursor], str | None]:
         return name
 
     return file_of
-
-
-_LAUNCH_MARKS = ("<<<", "cudaLaunchKernel", "cudaLaunchCooperativeKernel")
-"""Text every kernel launch spells: `<<<`, or a runtime-API launch's name (`cudaLaunchKernelEx` included)."""
-
-
-_LAUNCH_BYTES = tuple(m.encode() for m in _LAUNCH_MARKS)
-
-
-def _marked(text: str) -> bool:
-    return any(m in text for m in _LAUNCH_MARKS)
-
-
-def _marked_define(text: str) -> bool:
-    """Whether a `#define` of `text` (with its continuation lines) spells a launch."""
-    if not _marked(text):
-        return False
-    in_define = False
-    for line in text.split("\n"):
-        if in_define or line.lstrip(" \t").startswith("#") and "define" in line:
-            if _marked(line):
-                return True
-            in_define = line.rstrip("\r").endswith("\\")
-    return False
-
-
-def _launches_outside(included: list[str], text: str, defines: Iterable[str], parse_path: str,
-                      shadowed: set[str]) -> bool:
-    """Whether a launch can reach the main file's host code through a macro: a command-line define, or a
-    `#define` of the main file or of any file the parse read (a header, the shim), that spells one. When
-    none does, a host function whose own text spells no launch launches nothing (see `_lower`)."""
-    if any(_marked(d) for d in defines) or _marked_define(text):
-        return True
-    for name in included:
-        if name == parse_path or name.startswith(STUB_DIR + "/") or name in shadowed:
-            continue  # the main file, or read as an empty stub
-        try:
-            st = os.stat(name)
-        except OSError:
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            continue  # (never open a FIFO or a device)
-        try:
-            if _file_marked(name, st):
-                return True
-        except OSError:
-            return True  # unreadable: assume it may
-    try:
-        return _file_marked(shim_path(), os.stat(shim_path()))
-    except OSError:
-        return True
-
-
-_MARKED_FILES: dict[tuple[str, int, int], bool] = {}
-"""(a header's name, modification time, size) -> whether a `#define` of it spells a launch: each parse asks it
-of every header it read (cuda-samples' helper headers are read by most of its files)."""
-
-
-def _file_marked(name: str, st: os.stat_result) -> bool:
-    """`_marked_define` of the file `name` (whose `os.stat` is `st`); raises OSError when it cannot be read."""
-    key = (name, st.st_mtime_ns, st.st_size)
-    hit = _MARKED_FILES.get(key)
-    if hit is None:
-        with open(name, "rb") as fh:
-            hit = _marked_define(fh.read().decode("utf-8", "replace"))
-        if len(_MARKED_FILES) >= 4096:
-            _MARKED_FILES.clear()
-        _MARKED_FILES[key] = hit
-    return hit
 
 
 _SHIM_RUNS: dict[tuple[str, ...], int] = {}
@@ -524,7 +377,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
     """Lower the kernels of `parse_path`; `context` is the includer it was parsed through, if any
     (its own errors are not this file's problems; its macros and globals are visible here).
     `launch_text_only`: every launch the parse can make is spelled in the main file's text outside macros
-    (see `_launches_outside`), so host functions whose text spells none are not searched for launches.
+    (see launch_marks.launches_outside), so host functions whose text spells none are not searched for launches.
     `kernel`: only the kernel of that key is lowered up front, and no launch is searched for (see parse_source).
     `identity`: what the parse depends on besides `text` (shared_ir.parse_identity); "" shares nothing.
     `instance_region`: see parse_source. `diagnostics`: `_diagnostics(tu)`, when already read.
@@ -565,7 +418,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
             return True
         ext = c.extent
         span = data[ext.start.offset:ext.end.offset + 3]
-        return any(m in span for m in _LAUNCH_BYTES)
+        return any(m in span for m in LAUNCH_BYTES)
 
     main_only = not context  # macros and globals come from parse_path only: libclang's main file
 

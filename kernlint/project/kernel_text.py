@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from kernlint.ir.directives import define_spells
 from kernlint.ir.includes import INCLUDE_RE, SCAN_HEADERS, read_header as _read
 
 # `__global__`, and what cuda_runtime's headers define it as (`__location__(global)`, that is
@@ -25,7 +26,6 @@ _KERNEL_RE = re.compile(r"__global__|__location__\s*\(\s*global\b|__attribute__\
 
 # `#include MACRO`, `#include_next`, `#import`: includes INCLUDE_RE does not follow.
 _COMPUTED_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include(?![ \t]*[<"])|import\b)', re.M)
-_DEFINE_RE = re.compile(r"[ \t]*#[ \t]*define\b")
 
 
 
@@ -85,14 +85,7 @@ def _closure_spells(text: str, here: str, include_dirs: Sequence[str], in_define
 def _spells(body: str, in_defines: bool) -> bool:
     if not in_defines:
         return _KERNEL_RE.search(body) is not None
-    for m in _KERNEL_RE.finditer(body):
-        # The logical line holding the match: back to its first physical line (past `\` continuations).
-        start = body.rfind("\n", 0, m.start()) + 1
-        while start > 1 and body[start - 2] == "\\" or start > 2 and body[start - 3:start - 1] == "\\\r":
-            start = body.rfind("\n", 0, start - 1) + 1
-        if _DEFINE_RE.match(body, start):
-            return True
-    return False
+    return define_spells(body, _KERNEL_RE)
 
 
 def _is_file(candidate: str) -> bool:
