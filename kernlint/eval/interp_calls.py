@@ -1,7 +1,6 @@
 """Calls: device functions inlined, builtins, vector constructors, methods and barriers. Part of the Interpreter (kernlint/eval/interp.py)."""
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
@@ -52,7 +51,7 @@ class CallsMixin:
         cg = coop_groups.eval_call(self, e)
         if cg is not None:
             if cg.data is None and cg.why is None and not cg.fields:
-                return dataclasses.replace(cg, why=("call", name))
+                return cg._replace(why=("call", name))
             return cg
         if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
             for a in e.args:
