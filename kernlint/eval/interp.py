@@ -132,8 +132,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
         # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
         # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
-        self._warp_work = np.zeros((self.S, self.W), dtype=np.int64)
-        self._lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        # (both in one array, [warp operations, lane operations], so that `_flush_work` adds them in one
+        # NumPy operation: `_warp_work` and `_lane_work` are its rows)
+        self._ops_work = np.zeros((2, self.S, self.W), dtype=np.int64)
+        self._warp_work, self._lane_work = self._ops_work
         self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
         self._mem_work = np.zeros((self.S, self.W), dtype=np.int64)
         self._mem_pending = 0  # memory requests issued under `_work_mask` and not added yet (count_work)
@@ -484,13 +486,17 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self._work_mask = self.mask
         # The ufuncs' reductions, called directly: `.any(axis=-1)` and `.sum(axis=-1)` are Python-level
         # wrappers around these same calls (bool summed as the default integer, as `.sum` does).
-        self._work_warps = np.logical_or.reduce(self.mask, axis=-1)
-        self._work_lanes = np.add.reduce(self.mask, axis=-1)
+        # [warps with an active lane (0/1), active lanes per warp], (2, S, W): the rows are `_work_warps`
+        # and `_work_lanes`, the second reduced straight into its row.
+        both = np.empty((2,) + self.mask.shape[:-1], dtype=np.int64)
+        np.add.reduce(self.mask, axis=-1, out=both[1])
+        np.greater(both[1], 0, out=both[0])
+        self._work_both = both
+        self._work_warps, self._work_lanes = both
 
     def _flush_work(self) -> None:
         if self._work_pending:
-            self._warp_work += self._work_warps * self._work_pending
-            self._lane_work += self._work_lanes * self._work_pending
+            self._ops_work += self._work_both * self._work_pending  # (both rows: warp_work, lane_work)
             self._work_pending = 0
         if self._mem_pending:
             self._mem_work += self._work_warps * self._mem_pending
