@@ -93,8 +93,11 @@ def unknown(*vals: Val, why: tuple[str, str] | None = None, uniform: bool | None
         if v.loads:
             loads = loads | v.loads if loads else v.loads
         if v.data is None:
-            if v.why is not None:
-                best = best_why(best, v.why) if best is not None else v.why
+            w = v.why
+            if w is not None:
+                # best_why(best, w), written out: the first of the most telling rank stays
+                if best is None or _RANK(w[0], 99) < _RANK(best[0], 99):
+                    best = w
             if not v.uniform:
                 all_uniform = False
         elif v.data.shape[-1] != 1:
@@ -105,6 +108,7 @@ def unknown(*vals: Val, why: tuple[str, str] | None = None, uniform: bool | None
 
 
 _NONE: frozenset = frozenset()
+_RANK = WHY_RANK.get
 
 
 def why_of(*vals: Val) -> tuple[str, str] | None:
