@@ -18,6 +18,11 @@ from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
 from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches, opaque_statements
 
 
+# id(statement) -> (the statement, its own operations (_own_ops), its FP32 and FP64 operations
+# (statement_flops)): asked at every statement executed. The entry holds the statement, so its id is its own.
+_STMT_FACTS: dict[int, tuple[ir.Stmt, int, int, int]] = {}
+
+
 class StatementsMixin:
     """Interpreter methods: statements."""
 
@@ -63,8 +68,17 @@ class StatementsMixin:
         if type(s) is ir.Block:  # (IR classes are final)
             self.exec_block(s)
             return
-        self.count_work(_own_ops(s))
-        f32, f64 = statement_flops(s)
+        # The statement's own operations and FLOPs, in one look-up (by identity, as their memos do).
+        facts = _STMT_FACTS.get(id(s))
+        if facts is None or facts[0] is not s:
+            facts = (s, _own_ops(s), *statement_flops(s))
+            if len(_STMT_FACTS) >= 20000:
+                _STMT_FACTS.clear()
+            _STMT_FACTS[id(s)] = facts
+        _s, ops, f32, f64 = facts
+        if self.mask is not self._work_mask:  # self.count_work(ops), inlined
+            self._use_mask()
+        self._work_pending += ops
         if f32 or f64:
             lanes = self._work_lanes  # the active lanes count_work just counted
             self.flop_lanes[0] += lanes * f32
