@@ -184,7 +184,10 @@ class ExpressionsMixin:
         key = (id(data), t.kind, t.size, t.signed, not v.deps, v.is_float)
         hit = self._converted.get(key)
         if hit is not None and hit[0] is data:
-            return self._as_address(Val(hit[1], v.deps), v, t)
+            space = v.space  # (`_as_address`, written out: the commonest conversion is of a plain integer)
+            if space and space != "local" and t.size >= 4:
+                return Val(hit[1], v.deps, space, v.root)
+            return Val(hit[1], v.deps)
         source = data
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):
