@@ -53,9 +53,8 @@ def _replace(obj: ev.Event, changes: dict[str, object]) -> ev.Event:
         names = _INIT_FIELDS[cls] = tuple(f.name for f in fields) if all(f.init for f in fields) else None
     if names is None:
         return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-    values = {n: getattr(obj, n) for n in names}
-    values.update(changes)
-    return cls(**values)
+    # (positionally: every field is an __init__ argument, in this order)
+    return cls(*[changes[n] if n in changes else getattr(obj, n) for n in names])
 
 
 class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
@@ -461,7 +460,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         while k > 0 and not self.call_sites[k - 1][3]:
             k -= 1  # call_sites[k-1] calls a helper that lives in another file
         calls = self.call_sites[:k]
-        changes: dict[str, object] = {"via": tuple(c[0].line for c in calls)}
+        changes: dict[str, object] = {"via": tuple([c[0].line for c in calls])}
         if k < len(self.call_sites):
             site, helper, _inner, _same, where = self.call_sites[k]
             changes["span"] = site
