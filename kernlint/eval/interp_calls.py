@@ -303,7 +303,7 @@ class CallsMixin:
         if method:
             # The object a method runs on: its known fields are `this`'s (written back afterwards).
             frame.env["this"] = this if this.space == "" else Val(None)
-            frame.decl_mask["this"] = self.mask.copy()
+            frame.decl_mask["this"] = self.mask
         frame.ret_mask = np.zeros_like(self.mask)
         saved_bindings = self.bindings
         write_back: list[tuple[str, ir.Expr]] = []
@@ -315,7 +315,7 @@ class CallsMixin:
             if i in object_refs:
                 # (the callee's `p` reads as `*&p`: eval/interp_calls.object_body)
                 frame.env["&" + p.name] = v
-                frame.decl_mask["&" + p.name] = self.mask.copy()
+                frame.decl_mask["&" + p.name] = self.mask
                 frame.ctype_of["&" + p.name] = ir.CType("pointer", 8, False, pointee=t.pointee)
                 continue
             if t.kind == "reference" and not v.field("__cg"):
@@ -346,7 +346,7 @@ class CallsMixin:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
             frame.env[p.name] = v
-            frame.decl_mask[p.name] = self.mask.copy()
+            frame.decl_mask[p.name] = self.mask
             frame.ctype_of[p.name] = t
         # Bind the callee's template type parameters from the argument types where they are plain.
         if callee.template_params:
@@ -367,7 +367,7 @@ class CallsMixin:
                 # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
                 new_b[tp.name] = self.concrete_argument(targ)
             self.bindings = new_b
-        entry = self.mask.copy()
+        entry = self.mask  # (restored after the call: masks are replaced, never written in place)
         saved_loops = self.loop_stack
         self.frames.append(frame)
         self.inlined_fns.append(callee)

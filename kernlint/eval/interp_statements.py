@@ -159,7 +159,7 @@ class StatementsMixin:
 
     def declare(self, name: str, v: Val, t: ir.CType) -> None:
         self.frame.env[name] = v
-        self.frame.decl_mask[name] = self.mask.copy()
+        self.frame.decl_mask[name] = self.mask  # (masks are replaced, never written in place)
         self.frame.ctype_of[name] = t
 
     def exec_if(self, s: ir.If) -> None:
@@ -440,9 +440,8 @@ class StatementsMixin:
         return per_iteration * 3 > remaining
 
     def save_exits(self) -> tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]:
-        ret = self.frame.ret_mask.copy() if self.frame.ret_mask is not None else None
-        loops = [(ls["break"].copy(), ls["continue"].copy()) for ls in self.loop_stack]  # type: ignore[attr-defined]
-        return ret, loops
+        # The arrays themselves: exit masks, like every mask, are replaced, never written in place.
+        return self.frame.ret_mask, [(ls["break"], ls["continue"]) for ls in self.loop_stack]  # type: ignore[misc]
 
     def restore_exits(self, saved: tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]) -> None:
         ret, loops = saved
