@@ -332,7 +332,9 @@ class MemoryMixin:
         env = self.frame.env
         old = env.get(name)
         dm = self.frame.decl_mask.get(name)
-        if old is None or dm is None or not any_set(dm & ~self.mask):  # (lanes declared outside the mask: a merge)
+        # (lanes declared outside the mask: a merge; none when the variable was declared under this very mask.
+        # On boolean masks `dm > mask` is `dm & ~mask` in one operation.)
+        if old is None or dm is None or dm is self.mask or not any_set(np.greater(dm, self.mask)):
             env[name] = v
             return
         env[name] = self.merge(old, v, self.mask)

@@ -218,7 +218,7 @@ class StatementsMixin:
             return
         cond = spread(c.data != 0, parent.shape)
         taken = parent & cond
-        not_taken = parent & ~cond
+        not_taken = np.greater(parent, cond)  # (`parent & ~cond` on boolean masks, in one operation)
         any_taken, any_not_taken = any_set(taken), any_set(not_taken)  # (masks are never written in place)
         if self.regions_here() and c.deps:
             self.note_guard(s, c.deps, any_taken)
@@ -455,12 +455,12 @@ class StatementsMixin:
         nor left the innermost loop; `parent` itself when none has (masks are replaced, never written in
         place), without the five array operations that asked at the end of every branch and loop."""
         ret = self.frame.ret_mask
-        out = parent if ret is None or not any_set(ret) else parent & ~ret
+        out = parent if ret is None or not any_set(ret) else np.greater(parent, ret)  # (`a > b`: `a & ~b` on booleans)
         if self.loop_stack:
             ls = self.loop_stack[-1]
             brk, cont = ls["break"], ls["continue"]
             if any_set(brk) or any_set(cont):  # type: ignore[arg-type]
-                out = out & ~(brk | cont)  # type: ignore[operator]
+                out = np.greater(out, brk | cont)  # type: ignore[operator]
         return out
 
     def frame_ret(self) -> np.ndarray:
@@ -560,8 +560,8 @@ class StatementsMixin:
                 ret = self.frame.ret_mask
                 brk = ls["break"]
                 if any_set(brk):  # type: ignore[arg-type]
-                    active = active & ~brk  # type: ignore[operator]
-                self.mask = active & ~ret if ret is not None and any_set(ret) else active
+                    active = np.greater(active, brk)  # (`active & ~brk`: boolean masks)  # type: ignore[operator]
+                self.mask = np.greater(active, ret) if ret is not None and any_set(ret) else active
                 if step is not None and self.any_active():
                     self.eval(step)
                 active = self.mask
