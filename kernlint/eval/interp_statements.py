@@ -532,7 +532,7 @@ class StatementsMixin:
                             data_cond = c
                             region = self.data_region_start(s, c, before=(w0, entry))
                     else:
-                        c_lanes = spread(c.data != 0, active.shape)
+                        c_lanes = c.data != 0  # (broadcast by the `&` below to the mask's shape, as spread would)
                     active = active & c_lanes
                 if not any_set(active):
                     break
