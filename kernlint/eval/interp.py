@@ -101,6 +101,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             blocks.append(tuple(max(0, min(s[i], g[i] - 1)) for i in range(3)))
         self.block_idx = tuple(np.array([b[i] for b in blocks], dtype=np.int64).reshape(self.S, 1, 1) for i in range(3))
         self.grid_dim = g
+        # Per dimension: (blockIdx's samples, its deps) once read (builtin_member).
+        self._block_assumed: list[tuple[tuple[int, ...], frozenset[str]] | None] = [None, None, None]
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
         # (call span, helper, helper span, helper in the kernel's file)

@@ -138,8 +138,12 @@ class ExpressionsMixin:
             name = f"blockIdx.{fieldname}"
             if self.grid_known and self.grid_dim[i] == 1:
                 return const(0)
-            self.result.assumed[name] = tuple(int(x) for x in self.block_idx[i].ravel())
-            return Val(self.block_idx[i], frozenset([name]))
+            assumed = self._block_assumed[i]
+            if assumed is None:  # (once per dimension: read at every use of blockIdx)
+                assumed = self._block_assumed[i] = (tuple(int(x) for x in self.block_idx[i].ravel()),
+                                                    frozenset([name]))
+            self.result.assumed[name] = assumed[0]
+            return Val(self.block_idx[i], assumed[1])
         if inner.name == "gridDim":
             if self.grid_known:
                 return const(self.grid_dim[i])
