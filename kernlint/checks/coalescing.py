@@ -86,13 +86,14 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
     sectors, ideal = global_sectors(address, mask, width)
     lanes = mask.sum(axis=-1)
     live = lanes > 0
-    per_sample_sectors = {s: int(sectors[:, s][live[:, s]].sum()) for s in range(sectors.shape[1])}
-    per_sample_ideal = {s: int(ideal[:, s][live[:, s]].sum()) for s in range(ideal.shape[1])}
+    # Per sample (axis 1), the sums over the live requests (every other axis), one NumPy reduction each.
+    per_sample_sectors = _per_sample(sectors, live)
+    per_sample_ideal = _per_sample(ideal, live)
     # What the same lanes would cost reading consecutive elements: a request that is no worse than
     # that (a near-broadcast such as A[row * K + k] over two rows) is not worth a finding, even if
     # its few distinct addresses could in principle share one sector.
     coalesced = (lanes * width + SECTOR_BYTES - 1) // SECTOR_BYTES
-    per_sample_coalesced = {s: int(coalesced[:, s][live[:, s]].sum()) for s in range(coalesced.shape[1])}
+    per_sample_coalesced = _per_sample(coalesced, live)
     full_sectors: dict[int, int] = defaultdict(int)
     full_ideal: dict[int, int] = defaultdict(int)
     if all(e.live is not None for e in evs):
@@ -101,9 +102,8 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
         full_mask = np.stack([e.live for e in evs])  # type: ignore[misc]
         fsec, fideal = global_sectors(address, full_mask, width)
         both = live & (full_mask.sum(axis=-1) > 0)
-        for s in range(fsec.shape[1]):
-            full_sectors[s] = int(fsec[:, s][both[:, s]].sum())
-            full_ideal[s] = int(fideal[:, s][both[:, s]].sum())
+        full_sectors.update(_per_sample(fsec, both))
+        full_ideal.update(_per_sample(fideal, both))
     req_sectors = [sectors[live]]
     req_ideal = [ideal[live]]
     req_lanes = [lanes[live]]
@@ -135,6 +135,14 @@ def _measure(evs: list[MemoryAccess]) -> SiteCost | None:
                     tuple(per_sample_sectors[s] - per_sample_ideal[s] for s in keys),
                     tuple(per_sample_ideal[s] for s in keys), tuple(int(live[:, s].sum()) for s in keys),
                     distinct, tuple(evs))
+
+
+def _per_sample(values: np.ndarray, live: np.ndarray) -> dict[int, int]:
+    """{sample: the sum of `values` where `live`}, samples on axis 1 of the (events, samples, ...) arrays:
+    what `int(values[:, s][live[:, s]].sum())` gives for each s (integers: exact in any order)."""
+    axes = (0,) + tuple(range(2, values.ndim))
+    sums = np.where(live, values, 0).sum(axis=axes)
+    return {s: int(sums[s]) for s in range(values.shape[1])}
 
 
 _TRAFFIC_CACHE: list[tuple[KernelResult, tuple[int, ...]]] = []

@@ -229,12 +229,21 @@ def _shared_wavefronts(events: "tuple[object, ...]", samples: int) -> "tuple[obj
 
     real = np.zeros(samples)
     ideal = np.zeros(samples)
+    # Measured with one `shared_wavefronts` call per access width and shape, as `_global_bytes` does (each
+    # warp request is measured on its own, and the sums are of integers: exact in any order).
+    groups: dict[tuple[object, ...], list[ev.MemoryAccess]] = {}
     for e in events:
         if isinstance(e, ev.MemoryAccess) and e.space == "shared":
-            _ways, wf, best = shared_wavefronts(e.address, e.mask, e.width)
-            live = np.broadcast_to(e.mask, e.address.shape).any(axis=-1)
-            real += np.where(live, wf, 0).reshape(samples, -1).sum(axis=-1)
-            ideal += np.where(live, best, 0).reshape(samples, -1).sum(axis=-1)
+            groups.setdefault((e.width, e.address.shape), []).append(e)
+    for (width, shape), group in groups.items():
+        per = max(1, _BATCH_REQUESTS // max(1, int(np.prod(shape[:-1]))))  # accesses per call (bounds its arrays)
+        for at in range(0, len(group), per):
+            evs = group[at:at + per]
+            mask = np.stack([np.broadcast_to(e.mask, shape) for e in evs])
+            _ways, wf, best = shared_wavefronts(np.stack([e.address for e in evs]), mask, width)  # type: ignore[arg-type]
+            live = mask.any(axis=-1)
+            real += np.where(live, wf, 0).reshape(len(evs), samples, -1).sum(axis=-1).sum(axis=0)
+            ideal += np.where(live, best, 0).reshape(len(evs), samples, -1).sum(axis=-1).sum(axis=0)
     return real, ideal
 
 

@@ -493,14 +493,29 @@ class _Walker:
 
 
 def sites_of(node: object, tu: ir.TranslationUnit, shared: frozenset[str], outer: ir.Span | None = None,
-             depth: int = 1) -> list[SiteKey]:
-    """The sites under a statement (or a function body), reported at `outer` when inside a helper."""
+             depth: int = 1) -> tuple[SiteKey, ...]:
+    """The sites under a statement (or a function body), reported at `outer` when inside a helper.
+
+    Remembered per node and unit (by identity: both immutable, and the entry holds them, so their ids
+    stay theirs) and the other arguments (by value): every evaluation of a kernel (each launch shape,
+    re-sampled regions, odd offsets, KL201's paddings) asks for its body's sites again."""
+    key = (id(node), id(tu), shared, outer, depth)
+    hit = _SITES.get(key)
+    if hit is not None and hit[0] is node and hit[1] is tu:
+        return hit[2]
     w = _Walker(tu, shared)
     if isinstance(node, (ir.Block, ir.If, ir.For, ir.While, ir.Switch, ir.Return, ir.ExprStmt, ir.VarDecl)):
         w.stmt(node, outer, depth)
     else:
         w.expr(node, outer, depth)
-    return w.out
+    out = tuple(w.out)
+    if len(_SITES) >= 1024:
+        _SITES.clear()
+    _SITES[key] = (node, tu, out)
+    return out
+
+
+_SITES: dict[tuple[object, ...], tuple[object, ir.TranslationUnit, tuple[SiteKey, ...]]] = {}
 
 
 # --- per kernel ----------------------------------------------------------------------------------

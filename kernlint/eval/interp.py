@@ -53,9 +53,8 @@ def _replace(obj: ev.Event, changes: dict[str, object]) -> ev.Event:
         names = _INIT_FIELDS[cls] = tuple(f.name for f in fields) if all(f.init for f in fields) else None
     if names is None:
         return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-    values = {n: getattr(obj, n) for n in names}
-    values.update(changes)
-    return cls(**values)
+    # (positionally: every field is an __init__ argument, in this order)
+    return cls(*[changes[n] if n in changes else getattr(obj, n) for n in names])
 
 
 class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
@@ -102,6 +101,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
             blocks.append(tuple(max(0, min(s[i], g[i] - 1)) for i in range(3)))
         self.block_idx = tuple(np.array([b[i] for b in blocks], dtype=np.int64).reshape(self.S, 1, 1) for i in range(3))
         self.grid_dim = g
+        # Per dimension: (blockIdx's samples, its deps) once read (builtin_member).
+        self._block_assumed: list[tuple[tuple[int, ...], frozenset[str]] | None] = [None, None, None]
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
         # (call span, helper, helper span, helper in the kernel's file)
@@ -132,8 +133,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # Operations each warp issued (a warp pays for an operation when any of its lanes runs it;
         # see `_own_ops`), the active lanes summed over them, and the memory requests among them:
         # the divergence rules weigh idle lanes against this (kernlint/checks/divergence.py).
-        self._warp_work = np.zeros((self.S, self.W), dtype=np.int64)
-        self._lane_work = np.zeros((self.S, self.W), dtype=np.int64)
+        # (both in one array, [warp operations, lane operations], so that `_flush_work` adds them in one
+        # NumPy operation: `_warp_work` and `_lane_work` are its rows)
+        self._ops_work = np.zeros((2, self.S, self.W), dtype=np.int64)
+        self._warp_work, self._lane_work = self._ops_work
         self._work_pending = 0  # operations charged to `_work_mask` and not added yet (count_work)
         self._mem_work = np.zeros((self.S, self.W), dtype=np.int64)
         self._mem_pending = 0  # memory requests issued under `_work_mask` and not added yet (count_work)
@@ -175,6 +178,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         # from float) -> (the array, the converted array).
         self._converted: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._single_values: dict[int, tuple[Val, int | None]] = {}  # id(value) -> (value, loop_context's view)
+        self._resolved: dict[tuple[int, int, int], tuple[ir.CType, dict[str, str], ir.CType]] = {}  # (resolve)
 
     def run(self) -> EvalResult:
         frame = Frame()
@@ -286,6 +290,25 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
 
     def resolve(self, t: ir.CType) -> ir.CType:
         """Substitute template type parameters bound for this evaluation (T -> float)."""
+        kind = t.kind
+        if kind == "template" or (kind == "array" or kind == "pointer") and t.pointee is not None and (
+                t.pointee.kind == "template" or kind == "array" and t.size == 0):
+            # A type `_resolve` may change (about 45% of the calls over the speed bench): remembered per
+            # type object, bindings object and number of known types, all that it reads that changes
+            # during a run (an inlined template helper binds a new dict, and restores the old one;
+            # `known_types` only grows). The entry holds the type and the dict, so their ids stay theirs.
+            key = (id(t), id(self.bindings), len(self.known_types))
+            hit = self._resolved.get(key)
+            if hit is not None and hit[0] is t and hit[1] is self.bindings:
+                return hit[2]
+            out = self._resolve(t)
+            if len(self._resolved) >= 4096:
+                self._resolved.clear()
+            self._resolved[key] = (t, self.bindings, out)
+            return out
+        return t
+
+    def _resolve(self, t: ir.CType) -> ir.CType:
         if t.kind == "array" and t.size == 0 and t.pointee is not None:
             return self.sized_array(t)
         if t.kind == "template":
@@ -439,7 +462,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         while k > 0 and not self.call_sites[k - 1][3]:
             k -= 1  # call_sites[k-1] calls a helper that lives in another file
         calls = self.call_sites[:k]
-        changes: dict[str, object] = {"via": tuple(c[0].line for c in calls)}
+        changes: dict[str, object] = {"via": tuple([c[0].line for c in calls])}
         if k < len(self.call_sites):
             site, helper, _inner, _same, where = self.call_sites[k]
             changes["span"] = site
@@ -484,13 +507,17 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self._work_mask = self.mask
         # The ufuncs' reductions, called directly: `.any(axis=-1)` and `.sum(axis=-1)` are Python-level
         # wrappers around these same calls (bool summed as the default integer, as `.sum` does).
-        self._work_warps = np.logical_or.reduce(self.mask, axis=-1)
-        self._work_lanes = np.add.reduce(self.mask, axis=-1)
+        # [warps with an active lane (0/1), active lanes per warp], (2, S, W): the rows are `_work_warps`
+        # and `_work_lanes`, the second reduced straight into its row.
+        both = np.empty((2,) + self.mask.shape[:-1], dtype=np.int64)
+        np.add.reduce(self.mask, axis=-1, out=both[1])
+        np.greater(both[1], 0, out=both[0])
+        self._work_both = both
+        self._work_warps, self._work_lanes = both
 
     def _flush_work(self) -> None:
         if self._work_pending:
-            self._warp_work += self._work_warps * self._work_pending
-            self._lane_work += self._work_lanes * self._work_pending
+            self._ops_work += self._work_both * self._work_pending  # (both rows: warp_work, lane_work)
             self._work_pending = 0
         if self._mem_pending:
             self._mem_work += self._work_warps * self._mem_pending

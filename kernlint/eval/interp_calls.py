@@ -1,7 +1,6 @@
 """Calls: device functions inlined, builtins, vector constructors, methods and barriers. Part of the Interpreter (kernlint/eval/interp.py)."""
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
@@ -52,7 +51,7 @@ class CallsMixin:
         cg = coop_groups.eval_call(self, e)
         if cg is not None:
             if cg.data is None and cg.why is None and not cg.fields:
-                return dataclasses.replace(cg, why=("call", name))
+                return cg._replace(why=("call", name))
             return cg
         if name in _BARRIERS or (name == "sync" and e.receiver is not None) or name == "sync" and e.args:
             for a in e.args:
@@ -304,7 +303,7 @@ class CallsMixin:
         if method:
             # The object a method runs on: its known fields are `this`'s (written back afterwards).
             frame.env["this"] = this if this.space == "" else Val(None)
-            frame.decl_mask["this"] = self.mask.copy()
+            frame.decl_mask["this"] = self.mask
         frame.ret_mask = np.zeros_like(self.mask)
         saved_bindings = self.bindings
         write_back: list[tuple[str, ir.Expr]] = []
@@ -316,7 +315,7 @@ class CallsMixin:
             if i in object_refs:
                 # (the callee's `p` reads as `*&p`: eval/interp_calls.object_body)
                 frame.env["&" + p.name] = v
-                frame.decl_mask["&" + p.name] = self.mask.copy()
+                frame.decl_mask["&" + p.name] = self.mask
                 frame.ctype_of["&" + p.name] = ir.CType("pointer", 8, False, pointee=t.pointee)
                 continue
             if t.kind == "reference" and not v.field("__cg"):
@@ -347,7 +346,7 @@ class CallsMixin:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
             frame.env[p.name] = v
-            frame.decl_mask[p.name] = self.mask.copy()
+            frame.decl_mask[p.name] = self.mask
             frame.ctype_of[p.name] = t
         # Bind the callee's template type parameters from the argument types where they are plain.
         if callee.template_params:
@@ -368,7 +367,7 @@ class CallsMixin:
                 # An argument naming the caller's own parameter (`loadChunk<isNP2>`) is its bound value.
                 new_b[tp.name] = self.concrete_argument(targ)
             self.bindings = new_b
-        entry = self.mask.copy()
+        entry = self.mask  # (restored after the call: masks are replaced, never written in place)
         saved_loops = self.loop_stack
         self.frames.append(frame)
         self.inlined_fns.append(callee)

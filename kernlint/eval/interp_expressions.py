@@ -138,8 +138,12 @@ class ExpressionsMixin:
             name = f"blockIdx.{fieldname}"
             if self.grid_known and self.grid_dim[i] == 1:
                 return const(0)
-            self.result.assumed[name] = tuple(int(x) for x in self.block_idx[i].ravel())
-            return Val(self.block_idx[i], frozenset([name]))
+            assumed = self._block_assumed[i]
+            if assumed is None:  # (once per dimension: read at every use of blockIdx)
+                assumed = self._block_assumed[i] = (tuple(int(x) for x in self.block_idx[i].ravel()),
+                                                    frozenset([name]))
+            self.result.assumed[name] = assumed[0]
+            return Val(self.block_idx[i], assumed[1])
         if inner.name == "gridDim":
             if self.grid_known:
                 return const(self.grid_dim[i])
@@ -184,7 +188,10 @@ class ExpressionsMixin:
         key = (id(data), t.kind, t.size, t.signed, not v.deps, v.is_float)
         hit = self._converted.get(key)
         if hit is not None and hit[0] is data:
-            return self._as_address(Val(hit[1], v.deps), v, t)
+            space = v.space  # (`_as_address`, written out: the commonest conversion is of a plain integer)
+            if space and space != "local" and t.size >= 4:
+                return Val(hit[1], v.deps, space, v.root)
+            return Val(hit[1], v.deps)
         source = data
         if v.is_float or data.dtype.kind == "f":
             with np.errstate(invalid="ignore", over="ignore"):

@@ -239,7 +239,9 @@ class MemoryMixin:
             self.unmeasured_requests += self.any_active()
             return
         address = spread(addr.data, self.mask.shape, np.int64)
-        if width in (2, 4, 8, 16) and addr.bound is None and ((address % width) != 0)[self.mask].any():
+        # (`address & (width - 1)`: the same lanes as `address % width != 0` for these powers of two,
+        # in two's complement too; the active ones counted in C, not through a boolean index)
+        if width in (2, 4, 8, 16) and addr.bound is None and any_set(np.logical_and(address & (width - 1), self.mask)):
             # A 4-byte access at an odd address faults on a GPU ("misaligned address"): the model is wrong
             # there (clang's size of a class whose base or member it could not resolve, 1 byte for an empty
             # one), so nothing measured from it can be reported.
@@ -330,7 +332,9 @@ class MemoryMixin:
         env = self.frame.env
         old = env.get(name)
         dm = self.frame.decl_mask.get(name)
-        if old is None or dm is None or not any_set(dm & ~self.mask):  # (lanes declared outside the mask: a merge)
+        # (lanes declared outside the mask: a merge; none when the variable was declared under this very mask.
+        # On boolean masks `dm > mask` is `dm & ~mask` in one operation.)
+        if old is None or dm is None or dm is self.mask or not any_set(np.greater(dm, self.mask)):
             env[name] = v
             return
         env[name] = self.merge(old, v, self.mask)

@@ -18,6 +18,11 @@ from kernlint.eval.limits import MAX_LOOP_ITERATIONS, MAX_EVAL_NESTING, _pure
 from kernlint.eval.stmt_facts import _block_member, _block_alias, _sampled_name, _assigned_names_expr, _assigned_names, _ops, _own_ops, _has_real_loop, _has_exit, _exit_kind, _stmt_cost, _has_loop, _loop_var, _counter_branches, opaque_statements
 
 
+# id(statement) -> (the statement, its own operations (_own_ops), its FP32 and FP64 operations
+# (statement_flops)): asked at every statement executed. The entry holds the statement, so its id is its own.
+_STMT_FACTS: dict[int, tuple[ir.Stmt, int, int, int]] = {}
+
+
 class StatementsMixin:
     """Interpreter methods: statements."""
 
@@ -63,8 +68,17 @@ class StatementsMixin:
         if type(s) is ir.Block:  # (IR classes are final)
             self.exec_block(s)
             return
-        self.count_work(_own_ops(s))
-        f32, f64 = statement_flops(s)
+        # The statement's own operations and FLOPs, in one look-up (by identity, as their memos do).
+        facts = _STMT_FACTS.get(id(s))
+        if facts is None or facts[0] is not s:
+            facts = (s, _own_ops(s), *statement_flops(s))
+            if len(_STMT_FACTS) >= 20000:
+                _STMT_FACTS.clear()
+            _STMT_FACTS[id(s)] = facts
+        _s, ops, f32, f64 = facts
+        if self.mask is not self._work_mask:  # self.count_work(ops), inlined
+            self._use_mask()
+        self._work_pending += ops
         if f32 or f64:
             lanes = self._work_lanes  # the active lanes count_work just counted
             self.flop_lanes[0] += lanes * f32
@@ -145,7 +159,7 @@ class StatementsMixin:
 
     def declare(self, name: str, v: Val, t: ir.CType) -> None:
         self.frame.env[name] = v
-        self.frame.decl_mask[name] = self.mask.copy()
+        self.frame.decl_mask[name] = self.mask  # (masks are replaced, never written in place)
         self.frame.ctype_of[name] = t
 
     def exec_if(self, s: ir.If) -> None:
@@ -204,7 +218,7 @@ class StatementsMixin:
             return
         cond = spread(c.data != 0, parent.shape)
         taken = parent & cond
-        not_taken = parent & ~cond
+        not_taken = np.greater(parent, cond)  # (`parent & ~cond` on boolean masks, in one operation)
         any_taken, any_not_taken = any_set(taken), any_set(not_taken)  # (masks are never written in place)
         if self.regions_here() and c.deps:
             self.note_guard(s, c.deps, any_taken)
@@ -426,9 +440,8 @@ class StatementsMixin:
         return per_iteration * 3 > remaining
 
     def save_exits(self) -> tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]:
-        ret = self.frame.ret_mask.copy() if self.frame.ret_mask is not None else None
-        loops = [(ls["break"].copy(), ls["continue"].copy()) for ls in self.loop_stack]  # type: ignore[attr-defined]
-        return ret, loops
+        # The arrays themselves: exit masks, like every mask, are replaced, never written in place.
+        return self.frame.ret_mask, [(ls["break"], ls["continue"]) for ls in self.loop_stack]  # type: ignore[misc]
 
     def restore_exits(self, saved: tuple[np.ndarray | None, list[tuple[np.ndarray, np.ndarray]]]) -> None:
         ret, loops = saved
@@ -442,12 +455,12 @@ class StatementsMixin:
         nor left the innermost loop; `parent` itself when none has (masks are replaced, never written in
         place), without the five array operations that asked at the end of every branch and loop."""
         ret = self.frame.ret_mask
-        out = parent if ret is None or not any_set(ret) else parent & ~ret
+        out = parent if ret is None or not any_set(ret) else np.greater(parent, ret)  # (`a > b`: `a & ~b` on booleans)
         if self.loop_stack:
             ls = self.loop_stack[-1]
             brk, cont = ls["break"], ls["continue"]
             if any_set(brk) or any_set(cont):  # type: ignore[arg-type]
-                out = out & ~(brk | cont)  # type: ignore[operator]
+                out = np.greater(out, brk | cont)  # type: ignore[operator]
         return out
 
     def frame_ret(self) -> np.ndarray:
@@ -519,7 +532,7 @@ class StatementsMixin:
                             data_cond = c
                             region = self.data_region_start(s, c, before=(w0, entry))
                     else:
-                        c_lanes = spread(c.data != 0, active.shape)
+                        c_lanes = c.data != 0  # (broadcast by the `&` below to the mask's shape, as spread would)
                     active = active & c_lanes
                 if not any_set(active):
                     break
@@ -547,8 +560,8 @@ class StatementsMixin:
                 ret = self.frame.ret_mask
                 brk = ls["break"]
                 if any_set(brk):  # type: ignore[arg-type]
-                    active = active & ~brk  # type: ignore[operator]
-                self.mask = active & ~ret if ret is not None and any_set(ret) else active
+                    active = np.greater(active, brk)  # (`active & ~brk`: boolean masks)  # type: ignore[operator]
+                self.mask = np.greater(active, ret) if ret is not None and any_set(ret) else active
                 if step is not None and self.any_active():
                     self.eval(step)
                 active = self.mask
