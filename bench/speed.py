@@ -136,6 +136,10 @@ def per_file_part(tree: Path, n: int | None, include_dirs: list[Path], runs: int
     if against:
         envs["against"] = dict(os.environ, PYTHONPATH=str(Path(against).resolve()))
     rows, totals = [], {"nvcc": 0.0, **{k: 0.0 for k in envs}}
+    # kernlint runs from a directory holding no checkout: `python -m` puts the working directory first on
+    # sys.path, which would win over PYTHONPATH (run from a checkout, --against timed that checkout twice).
+    neutral = tempfile.mkdtemp(prefix="kernlint-speed-")
+    tree, include_dirs = tree.resolve(), [d.resolve() for d in include_dirs]
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
         for f in files:
             first = measure([nvcc, "-cubin", "-arch=sm_80", f"-I{f.parent}", *incs, "-o", os.path.join(tmp, "out.cubin"), str(f)])
@@ -149,7 +153,7 @@ def per_file_part(tree: Path, n: int | None, include_dirs: list[Path], runs: int
                     cpu["nvcc"].append(measure([nvcc, "-cubin", "-arch=sm_80", f"-I{f.parent}", *incs, "-o",
                                                 os.path.join(tmp, "out.cubin"), str(f)])["cpu"])
                 for k, env in envs.items():
-                    cpu[k].append(measure(argv, env=env)["cpu"])
+                    cpu[k].append(measure(argv, cwd=neutral, env=env)["cpu"])
             row = {"file": os.path.relpath(f, tree), "linted": len(lint)}
             for k, xs in cpu.items():
                 row[f"{k}_cpu_s"] = round(med(xs), 3)
@@ -174,7 +178,7 @@ def per_file_part(tree: Path, n: int | None, include_dirs: list[Path], runs: int
         with tempfile.TemporaryDirectory() as cache:
             argv = kernlint("--cache-dir", cache, "--no-cache", "-j", "1", "--format", "concise", *incs, *every)
             for k, env in envs.items():
-                one = med([measure(argv, env=env)["cpu"] for _ in range(runs)])
+                one = med([measure(argv, cwd=neutral, env=env)["cpu"] for _ in range(runs)])
                 out[f"one_process_{k}_cpu_s"] = round(one, 2)
                 out[f"one_process_{k}_over_nvcc"] = round(one / totals["nvcc"], 3)
     return out
