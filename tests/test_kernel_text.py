@@ -88,3 +88,15 @@ def test_angle_includes_are_also_searched_beside_the_main_file(tmp_path: Path) -
     assert may_define_kernels("#include <kern.h>\n", str(tmp_path / "sub" / "m.cu"), [], [], [])
     # A header's own quoted include is found beside the header, an angle one beside the linted file.
     assert may_define_kernels('#include "sub/host.h"\n', str(tmp_path / "sub" / "m.cu"), [str(tmp_path)], [], [])
+
+
+def test_headers_resolve_as_the_parse_resolves_them(tmp_path: Path) -> None:
+    """The include walk is the parse's pre-scan (ir/includes.walk_includes): the first existing candidate wins,
+    and one that is not a regular file (a directory here) is read by the parse as an empty stub, so a header of
+    that name further along the include path is never reached."""
+    write(tmp_path, {"inc/k.h": KERNEL})
+    (tmp_path / "src" / "k.h").mkdir(parents=True)
+    main = '#include "k.h"\n'
+    assert not may_define_kernels(main, str(tmp_path / "src" / "m.cu"), [str(tmp_path / "inc")], [], [])
+    (tmp_path / "src" / "k.h").rmdir()
+    assert may_define_kernels(main, str(tmp_path / "src" / "m.cu"), [str(tmp_path / "inc")], [], [])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator, Sequence
 
 from kernlint.base.frozen import frozen
 
@@ -35,11 +36,36 @@ def scan_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> Unreso
     """
     names: set[str] = set()
     paths: set[str] = set()
+    here = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    for step in walk_includes(text, here, include_dirs):
+        if step.kind == "missing":
+            (paths if os.path.isabs(step.name) else names).add(step.name)
+        elif step.kind == "special":
+            paths.add(os.path.abspath(step.found))
+    return Unresolved(frozenset(names), frozenset(paths))
+
+
+@frozen
+class IncludeStep:
+    """One `#include` met by `walk_includes`. `kind`: "missing" (found nowhere), "special" (a FIFO, device or
+    directory: never opened), "seen" (a header already met), "limit" (past SCAN_HEADERS), "unreadable",
+    or "read" (a regular header, its first SCAN_BYTES in `text`, `cut` when it was longer)."""
+
+    name: str
+    kind: str
+    found: str = ""
+    text: str = ""
+    cut: bool = False
+
+
+def walk_includes(text: str, here: str, include_dirs: Sequence[str]) -> Iterator[IncludeStep]:
+    """Each `#include` of `text` (whose quoted includes are searched from `here` first) and of the regular
+    headers it reaches, read once each up to SCAN_HEADERS of them, resolved as `scan_includes` says."""
     seen: set[str] = set()
     dirs = [os.path.abspath(d) for d in include_dirs]
-    queue = [(text, os.path.dirname(os.path.abspath(path)) if path else os.getcwd())]
+    queue = [(text, here)]
     while queue:
-        body, here = queue.pop()
+        body, at = queue.pop()
         for m in INCLUDE_RE.finditer(body):
             name = m.group(2).strip()
             if not name:
@@ -47,22 +73,27 @@ def scan_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> Unreso
             if os.path.isabs(name):
                 candidates = [name]
             else:
-                candidates = [os.path.join(d, name) for d in ([here] if m.group(1) == '"' else []) + dirs]
+                candidates = [os.path.join(d, name) for d in ([at] if m.group(1) == '"' else []) + dirs]
             found = next((c for c in candidates if _exists(c)), None)
             if found is None:
-                (paths if os.path.isabs(name) else names).add(name)
+                yield IncludeStep(name, "missing")
             elif not os.path.isfile(found):
-                paths.add(os.path.abspath(found))
+                yield IncludeStep(name, "special", found)
             else:
                 real = os.path.realpath(found)
-                if real in seen or len(seen) >= SCAN_HEADERS:
+                if real in seen:
+                    yield IncludeStep(name, "seen", found)
+                    continue
+                if len(seen) >= SCAN_HEADERS:
+                    yield IncludeStep(name, "limit", found)
                     continue
                 seen.add(real)
                 got = read_header(real)
                 if got is None:
+                    yield IncludeStep(name, "unreadable", found)
                     continue
+                yield IncludeStep(name, "read", found, got[0], got[1])
                 queue.append((got[0], os.path.dirname(found)))
-    return Unresolved(frozenset(names), frozenset(paths))
 
 
 _HEADERS: dict[str, tuple[tuple[int, int], str, bool]] = {}

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from kernlint.ir.directives import define_spells
-from kernlint.ir.includes import INCLUDE_RE, SCAN_HEADERS, read_header as _read
+from kernlint.ir.includes import read_header as _read, walk_includes
 
 # `__global__`, and what cuda_runtime's headers define it as (`__location__(global)`, that is
 # `__attribute__((global))`), however spaced.
@@ -50,35 +50,17 @@ def may_define_kernels(text: str, path: str, include_dirs: Sequence[str], macros
 
 
 def _closure_spells(text: str, here: str, include_dirs: Sequence[str], in_defines: bool) -> bool:
-    """Whether `text` or a header its includes reach (quoted ones from `here` first, then `include_dirs`)
-    spells the keyword; `in_defines`: only inside a `#define` (with its continuation lines). True when
-    the scan cannot tell (a header past SCAN_HEADERS or cut at SCAN_BYTES, one that cannot be read)."""
-    dirs = [os.path.abspath(d) for d in include_dirs]
-    seen: set[str] = set()
-    queue = [(text, here)]
-    while queue:
-        body, at = queue.pop()
-        if _spells(body, in_defines) or _COMPUTED_INCLUDE_RE.search(body):
-            return True  # (an include named by a macro: what it reads is not known here)
-        for m in INCLUDE_RE.finditer(body):
-            name = m.group(2).strip()
-            if not name:
-                continue
-            candidates = [name] if os.path.isabs(name) else [
-                os.path.join(d, name) for d in ([at] if m.group(1) == '"' else []) + dirs]
-            found = next((c for c in candidates if _is_file(c)), None)
-            if found is None:
-                continue  # not found: clang reads it as an empty stub (or from a system directory)
-            real = os.path.realpath(found)
-            if real in seen:
-                continue
-            if len(seen) >= SCAN_HEADERS:
-                return True
-            seen.add(real)
-            got = _read(real)
-            if got is None or got[1]:
-                return True
-            queue.append((got[0], os.path.dirname(found)))
+    """Whether `text` or a header its includes reach (ir/includes.walk_includes: resolved as the parse's
+    include pre-scan resolves them) spells the keyword; `in_defines`: only inside a `#define` (with its
+    continuation lines). True when the scan cannot tell: an include named by a macro, a header past
+    SCAN_HEADERS, cut at SCAN_BYTES or unreadable. Includes found nowhere, or that are not regular files,
+    are read by clang as empty stubs."""
+    if _spells(text, in_defines) or _COMPUTED_INCLUDE_RE.search(text):
+        return True
+    for step in walk_includes(text, here, include_dirs):
+        if step.kind in ("limit", "unreadable") or step.kind == "read" and (
+                step.cut or _spells(step.text, in_defines) or _COMPUTED_INCLUDE_RE.search(step.text)):
+            return True
     return False
 
 
@@ -86,10 +68,3 @@ def _spells(body: str, in_defines: bool) -> bool:
     if not in_defines:
         return _KERNEL_RE.search(body) is not None
     return define_spells(body, _KERNEL_RE)
-
-
-def _is_file(candidate: str) -> bool:
-    try:
-        return os.path.isfile(candidate)
-    except (OSError, ValueError):  # a name with a NUL byte, a path too long
-        return False
