@@ -13,10 +13,15 @@ libclang inside the front end) is counted once, in the innermost:
 - libclang: clang parsing each file (C++ code, no Python; its share is the floor kernlint cannot
   lower by tuning);
 - lowering: turning libclang's cursors into kernlint's IR (kernels up front, other functions when asked);
+- host launches: reading each `<<<...>>>` launch of the host code (its shape, template and scalar
+  arguments, the host loops around it): it grows with the launches the code spells, not with the
+  kernel's instantiations;
 - evaluation: the per-warp interpreter (every evaluation: launch shapes, re-sampled regions, KL201's
   padded re-runs);
 - rules: the checks over the evaluations, less the evaluations they start;
 - project index: scanning each file's project for launches and instantiations;
+- garbage collection: Python's collector, which runs inside whichever phase allocates when its
+  threshold is crossed (taken out of that phase);
 - other: reading, decoding, suppressions, reporting.
 
 `--template-scaling`: the phases of a generated file whose one kernel template a host function launches
@@ -30,6 +35,7 @@ beside the CPU ratio against nvcc.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import io
 import json
@@ -46,6 +52,7 @@ _ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_T
 _WRAPPED = (
     ("clang.cindex", "TranslationUnit.from_source", "libclang"),
     ("kernlint.frontend.clang_frontend", "_lower", "lowering"),
+    ("kernlint.frontend.clang_frontend", "_launches", "host launches"),
     ("kernlint.ir.function_table", "FunctionTable._lower", "lowering"),
     ("kernlint.eval.interp", "Interpreter.run", "evaluation"),
     ("kernlint.engine.lint", "combine", "rules"),
@@ -108,6 +115,20 @@ def phases(files: list[str]) -> dict[str, float]:
         except (ImportError, AttributeError):
             totals.setdefault(f"{phase} (not measured: {module}.{attr} not found)", 0.0)
     cli._POOL_BY_DEFAULT = False  # in this process, as `-j 1` without isolation  # type: ignore[attr-defined]
+    # Garbage collection runs when allocations cross a threshold, inside whichever phase allocates then:
+    # its own phase, taken out of the phase it interrupted (as a nested phase is).
+    gc_started: list[float] = []
+
+    def collecting(event: str, _info: dict[str, int]) -> None:
+        if event == "start":
+            gc_started.append(time.process_time())
+        elif gc_started:
+            spent = time.process_time() - gc_started.pop()
+            totals["garbage collection"] = totals.get("garbage collection", 0.0) + spent
+            if stack:
+                stack[-1] += spent
+
+    gc.callbacks.append(collecting)
     argv = sys.argv
     sys.argv = ["kernlint", "--no-ptxas", "--no-cache", "--format", "concise", *files]
     start = time.process_time()
@@ -119,6 +140,7 @@ def phases(files: list[str]) -> dict[str, float]:
                 pass
     finally:
         sys.argv = argv
+        gc.callbacks.remove(collecting)
     total = time.process_time() - start
     out = {k: round(v, 3) for k, v in sorted(totals.items(), key=lambda kv: -kv[1])}
     out["other"] = round(total - sum(totals.values()), 3)
@@ -164,7 +186,7 @@ def main() -> None:
         if "--json" in sys.argv:
             print(json.dumps(table))
             return
-        names = ["libclang", "lowering", "evaluation", "rules", "other", "total"]
+        names = ["libclang", "lowering", "host launches", "evaluation", "rules", "garbage collection", "other", "total"]
         print("one kernel template instantiated n times (two distinct address functions), CPU seconds:")
         print(f"  {'n':>5} " + " ".join(f"{k:>10}" for k in names))
         for n, ph in table.items():

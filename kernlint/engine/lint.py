@@ -19,7 +19,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, g
 from kernlint.checks.base import Rule
 from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval import coverage as evcov
-from kernlint.eval import asserted_shape, resample, trip_counts, unread_calls
+from kernlint.eval import asserted_shape, binding_questions, resample, trip_counts, unread_calls
 from kernlint.checks import odd_offsets
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -69,7 +69,9 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                                         cli_defines=dict(options.defines))
     out = []
     asserted_done: set[tuple[int, int, int]] = set()
-    shapes, instances = _usable_bindings(fn, shapes, unit)
+    # Bindings that differ only in parameters deciding nothing are evaluated once (eval/binding_questions.py).
+    shapes, stands = binding_questions.same_questions(fn, tu, shapes, source_lines)
+    shapes, instances = _usable_bindings(fn, shapes, unit, stands)
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.
         defines = dict(shape.arg_values)
@@ -115,8 +117,8 @@ def _instantiable(shape: "LaunchShape") -> bool:
     return bool(shape.bindings) and "assumed" not in shape.binding_source and "unknown" not in shape.binding_source
 
 
-def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit | None"
-                     ) -> tuple[list["LaunchShape"], dict[tuple[tuple[str, str], ...], tuple[ir.TranslationUnit, ir.Function]]]:
+def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit | None",
+                     stands: dict[tuple[tuple[str, str], ...], int] | None = None) -> tuple[list["LaunchShape"], dict[tuple[tuple[str, str], ...], tuple[ir.TranslationUnit, ir.Function]]]:
     """The shapes to evaluate a template kernel under, and the instance of each binding that has one.
 
     The launches offer up to MAX_BINDING_TRIES bindings in order; the first MAX_BINDINGS whose instance
@@ -124,7 +126,8 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
     have (`Traits<32, at::BFloat16>` without c10) is passed over for the next one (`Traits<32, float>`).
     When none parses, the first MAX_BINDINGS are evaluated as the template. Identical bindings are
     evaluated once whatever the number of launches that give them (the launch shapes are distinct).
-    Every shape says how many of the bindings were evaluated when that is not all of them."""
+    Every shape says how many of the bindings were evaluated when that is not all of them (counting those
+    an evaluated one stands for: `stands`, eval/binding_questions.py)."""
     from kernlint.project.launch import MAX_BINDINGS
 
     order = list(dict.fromkeys(s.bindings for s in shapes))
@@ -149,9 +152,11 @@ def _usable_bindings(fn: ir.Function, shapes: list["LaunchShape"], unit: "Unit |
     keep = (whole[:MAX_BINDINGS] or [b for b in order if b in instances][:MAX_BINDINGS]) or order[:MAX_BINDINGS]
     total = max([len(order)] + [s.distinct_bindings for s in shapes])
     out = [s for s in shapes if s.bindings in keep]
-    if fn.template_params and total > len(keep):
-        out = [dataclasses.replace(s, binding_source=f"{s.binding_source}; {len(keep)} of the {total} bindings "
-                                   f"the launches give evaluated") for s in out]
+    stood = sum((stands or {}).get(b, 0) for b in keep)
+    if fn.template_params and total > len(keep) + stood:
+        how = " or stood for" if stood else ""
+        out = [dataclasses.replace(s, binding_source=f"{s.binding_source}; {len(keep) + stood} of the {total} bindings "
+                                   f"the launches give evaluated{how}") for s in out]
     return out, instances
 
 
