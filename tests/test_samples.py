@@ -120,3 +120,29 @@ void lud(float* m, int dim) {
     diags = lint_source(src, "lud.cu", OPTIONS).diagnostics
     # The host only passes multiples of 16: no "misaligned unless offset is a multiple of 8".
     assert not [d for d in diags if d.code == "KL103"]
+
+
+def test_a_host_loop_is_read_through_libclang_once_whatever_its_trip_count(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The host loops around a launch are enumerated up to 4096 iterations: each condition, step and
+    argument is read from libclang once and then folded per iteration (host_samples `_Folder.compiled`),
+    so the libclang reads do not grow with the trip count; the samples still come from its first and
+    last iterations."""
+    from clang import cindex as ci
+
+    real = ci.Cursor.spelling
+    reads = [0]
+
+    def spelling(self):  # type: ignore[no-untyped-def]
+        reads[0] += 1
+        return real.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(ci.Cursor, "spelling", property(spelling))
+    counts = {}
+    for trips in (16, 4000):
+        src = ("__global__ void k(float* a, int step) { a[threadIdx.x * step] = 0.0f; }\n"
+               f"void run(float* a) {{ for (int i = 1; i <= {trips}; i += 1) if (i % 2 == 0) k<<<1, 32>>>(a, i * 2); }}\n")
+        reads[0] = 0
+        (ln,) = parse_source(src, f"/tmp/kl_host_loop_{trips}.cu").launches
+        counts[trips] = reads[0]
+        assert ln.arg_samples[1] == (4, 2 * trips)
+    assert counts[16] == counts[4000]

@@ -46,6 +46,8 @@ class _Folder:
         self._kids: dict[int, tuple[ci.Cursor, list[ci.Cursor]]] = {}
         self._values: dict[int, tuple[ci.Cursor, object]] = {}
         self._ops: dict[int, tuple[ci.Cursor, str | None]] = {}
+        self._spellings: dict[int, tuple[ci.Cursor, str]] = {}
+        self._compiled: dict[tuple[int, int], tuple[ci.Cursor, Callable[[dict[str, int]], int]]] = {}
 
     def exprs(self, c: ci.Cursor) -> list[ci.Cursor]:
         """`_exprs(c)`, memoized."""
@@ -74,63 +76,114 @@ class _Folder:
         self._values[id(c)] = (c, v)
         return v
 
+    def spelling(self, c: ci.Cursor) -> str:
+        """`c.spelling`, memoized (asked once per host iteration by `_step`)."""
+        hit = self._spellings.get(id(c))
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        sp = c.spelling
+        self._spellings[id(c)] = (c, sp)
+        return sp
+
     def fold(self, c: ci.Cursor, env: dict[str, int], depth: int = 0) -> int:
+        """The integer value of `c` under `env`; raises _Unknown. `c` is read through libclang once
+        (`compiled`): each host iteration runs the closure it became."""
+        return self.compiled(c, depth)(env)
+
+    def compiled(self, c: ci.Cursor, depth: int) -> Callable[[dict[str, int]], int]:
+        """`c` at nesting `depth` as a function of the environment (memoized per cursor and depth)."""
+        key = (id(c), depth)
+        hit = self._compiled.get(key)
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        f = self._compile(c, depth)
+        self._compiled[key] = (c, f)
+        return f
+
+    def _compile(self, c: ci.Cursor, depth: int) -> Callable[[dict[str, int]], int]:
         if depth > 24:
-            raise _Unknown
+            return _raise
         kind = c.kind
         if kind == K.DECL_REF_EXPR:
-            if c.spelling in env:
-                return env[c.spelling]
-            if c.spelling in self.inits:
-                return self.fold(self.inits[c.spelling], env, depth + 1)
-            v = self.value(c)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return int(v)
-            if c.spelling in self.bounded:
-                return self.bounded[c.spelling]
-            raise _Unknown
+            name = c.spelling
+            inits, bounded = self.inits, self.bounded
+
+            def ref(env: dict[str, int]) -> int:
+                if name in env:
+                    return env[name]
+                if name in inits:
+                    return self.compiled(inits[name], depth + 1)(env)
+                v = self.value(c)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    return int(v)
+                if name in bounded:
+                    return bounded[name]
+                raise _Unknown
+            return ref
         if kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL):
             v = self.value(c)
             if isinstance(v, (int, float)):
-                return int(v)
-            raise _Unknown
+                n = int(v)
+                return lambda env: n
+            return _raise
         kids = self.exprs(c)
         if kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
-                      K.CXX_FUNCTIONAL_CAST_EXPR) and kids:
-            return self.fold(kids[-1], env, depth + 1)
+                    K.CXX_FUNCTIONAL_CAST_EXPR) and kids:
+            return self.compiled(kids[-1], depth + 1)
         if kind == K.CONDITIONAL_OPERATOR and len(kids) == 3:  # MIN/MAX macros
-            return self.fold(kids[1] if self.fold(kids[0], env, depth + 1) else kids[2], env, depth + 1)
+            test, yes, no = (self.compiled(k, depth + 1) for k in kids)
+            return lambda env: yes(env) if test(env) else no(env)
         if kind == K.UNARY_OPERATOR and len(kids) == 1:
             op = self.op(c, unary=True)
-            v = self.fold(kids[0], env, depth + 1)
+            inner = self.compiled(kids[0], depth + 1)
             if op == "-":
-                return -v
+                return lambda env: -inner(env)
             if op == "!":
-                return int(not v)
+                return lambda env: int(not inner(env))
             if op == "+":
-                return v
-            raise _Unknown
+                return inner
+
+            def other_unary(env: dict[str, int]) -> int:
+                inner(env)
+                raise _Unknown
+            return other_unary
         if kind == K.CALL_EXPR and c.spelling in ("min", "max", "std::min", "std::max") and len(kids) >= 3:
-            a, b = self.fold(kids[-2], env, depth + 1), self.fold(kids[-1], env, depth + 1)
-            return min(a, b) if c.spelling.endswith("min") else max(a, b)
+            a, b = self.compiled(kids[-2], depth + 1), self.compiled(kids[-1], depth + 1)
+            pick = min if c.spelling.endswith("min") else max
+            return lambda env: pick(a(env), b(env))
         if kind == K.BINARY_OPERATOR and len(kids) == 2:
-            op = self.op(c)
-            a = self.fold(kids[0], env, depth + 1)
-            b = self.fold(kids[1], env, depth + 1)
-            try:
-                r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                     "/": lambda: int(a / b), "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b,
-                     "<": lambda: int(a < b), "<=": lambda: int(a <= b), ">": lambda: int(a > b),
-                     ">=": lambda: int(a >= b), "==": lambda: int(a == b), "!=": lambda: int(a != b),
-                     "&&": lambda: int(bool(a and b)), "||": lambda: int(bool(a or b)),
-                     "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b}[op or ""]()
-            except (KeyError, ZeroDivisionError, ValueError, OverflowError):
-                raise _Unknown from None
-            return r
+            fn = _BINARY.get(self.op(c) or "")
+            a, b = self.compiled(kids[0], depth + 1), self.compiled(kids[1], depth + 1)
+
+            def binary(env: dict[str, int]) -> int:
+                x, y = a(env), b(env)
+                if fn is None:
+                    raise _Unknown
+                try:
+                    return fn(x, y)
+                except (ZeroDivisionError, ValueError, OverflowError):
+                    raise _Unknown from None
+            return binary
         v = self.value(c)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return int(v)
-        raise _Unknown
+            n = int(v)
+            return lambda env: n
+        return _raise
+
+
+def _raise(env: dict[str, int]) -> int:
+    raise _Unknown
+
+
+# The host operators folded, on Python ints (`/` truncates as C does).
+_BINARY: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: int(a / b), "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+    "&&": lambda a, b: int(bool(a and b)), "||": lambda a, b: int(bool(a or b)),
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+}
 
 
 def _contains(outer: ci.Cursor, inner: ci.Cursor) -> bool:
@@ -163,13 +216,13 @@ def _loop_parts(loop: ci.Cursor, binop: Callable[[ci.Cursor], str | None]
 def _step(v: int, step: ci.Cursor, var: str, folder: _Folder, env: dict[str, int],
           binop: Callable[[ci.Cursor], str | None], unop: Callable[[ci.Cursor], str | None]) -> int:
     kids = folder.exprs(step)
-    if step.kind == K.UNARY_OPERATOR and kids and kids[0].spelling == var:
+    if step.kind == K.UNARY_OPERATOR and kids and folder.spelling(kids[0]) == var:
         op = folder.op(step, unary=True)
         if op in ("pre++", "post++"):
             return v + 1
         if op in ("pre--", "post--"):
             return v - 1
-    if step.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2 and kids[0].spelling == var:
+    if step.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2 and folder.spelling(kids[0]) == var:
         op = folder.op(step)
         d = folder.fold(kids[1], env)
         table = {"+=": v + d, "-=": v - d, "*=": v * d, "<<=": v << d if 0 <= d < 62 else None,
@@ -177,7 +230,7 @@ def _step(v: int, step: ci.Cursor, var: str, folder: _Folder, env: dict[str, int
         r = table.get(op or "")
         if r is not None:
             return r
-    if step.kind == K.BINARY_OPERATOR and folder.op(step) == "=" and len(kids) == 2 and kids[0].spelling == var:
+    if step.kind == K.BINARY_OPERATOR and folder.op(step) == "=" and len(kids) == 2 and folder.spelling(kids[0]) == var:
         return folder.fold(kids[1], dict(env, **{var: v}))
     raise _Unknown
 
