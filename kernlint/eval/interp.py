@@ -76,7 +76,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.tu = tu
         # The regions (keys as in EvalResult.dead_regions) this evaluation is run to reach, when reaching
         # them is all it is for (engine `_reversed_resample`): it stops once none of them can be reached
-        # any more (`_watch_goal`), its result then marked `goal_unreachable`.
+        # any more (`_watch_goal`), its result then marked `goal_unreachable`. It charges the file's work
+        # budget the steps it took (the same input stops at the same statement), and the helpers only the
+        # rest would have called are not lowered by it.
         self.goal = goal
         # A re-evaluation after the budget ran out stops loops over sampled values after this many
         # iterations (engine.py `_frugal`): what they write becomes unknown, what follows is reached.

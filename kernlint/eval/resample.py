@@ -27,6 +27,12 @@ device's share, `for (i = rank * gridSize + tid; i < n; ...)`, runs from rank 0.
 re-sampled evaluation finds dead inside a region it opened (`if (x >= 0)` with `x = j - sn / 2 + b`,
 nested in a row guard over other parameters) is re-sampled once more on top of its samples
 (engine.py `_resample_dead`, at most `MAX_NESTED_RESAMPLES` levels).
+
+Those further samples are tried one evaluation each, and an evaluation that reaches none of the regions
+still dead is passed over. So each one is run with those regions as its goal: it stops as soon as every
+one of them was found dead where nothing left to evaluate can run its guard again (`may_note_again`), the
+verdict the whole evaluation would give (a `for (y = r + 1; y < h - r; y++)` found dead before two more
+loops over `r`: those are not evaluated).
 """
 from __future__ import annotations
 
