@@ -171,6 +171,27 @@ def test_a_helper_region_is_not_given_up_while_a_call_is_left() -> None:
     assert _reached(watched, own) == own
 
 
+LOCAL_CLASS = """
+#define BOTH struct L { __device__ static void f(float *a, int m, int n) { if (m >= n) { a[threadIdx.x] = 0; } } }; \\
+    if (0 >= n) { a[threadIdx.x] = 0; }
+__global__ void k(float *a, int n)
+{
+    BOTH
+    a[threadIdx.x * 2] = 1;
+    L::f(a, 8192, n);
+}
+"""
+
+
+def test_a_local_class_method_spelled_at_a_kernel_guard_s_place() -> None:
+    # The one way a call could run a statement at a place in the kernel's own body (may_note_again's
+    # premise): a method of a class defined in the kernel, spelled by the same macro as a kernel `if`. Such
+    # methods are not inlined today; if they ever are, the run with the goal must still agree with the full run.
+    full, watched, goal = _runs(LOCAL_CLASS, (6,))
+    assert not (watched.goal_unreachable and _reached(full, goal))
+    assert _reached(watched, goal) == _reached(full, goal)
+
+
 def test_may_note_again() -> None:
     body = ir.Span(10, 1, 30, 1)
     here = (12, 5, 12, 14)  # a region of the kernel's own body
