@@ -352,9 +352,10 @@ def _reversed_resample(run_tu: ir.TranslationUnit, run_fn: ir.Function, fn: ir.F
     for overrides, why in resample.other_overrides(still, res.assumed)[:MAX_EXTRA_RESAMPLES]:  # type: ignore[attr-defined]
         if not still:
             break
+        # (Run to reach `still`: it stops once none of them can be reached, a run this loop passes over.)
         run = Interpreter(run_tu, run_fn, shape, defines, sample_overrides=overrides,  # type: ignore[arg-type]
-                          loop_cap=loop_cap).run()
-        if run.truncated or run.contradiction:
+                          loop_cap=loop_cap, goal=frozenset(still)).run()
+        if run.truncated or run.contradiction or run.goal_unreachable:
             continue
         reached = {k: v for k, v in still.items() if _region_ran(run, k)}
         if not reached:

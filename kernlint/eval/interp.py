@@ -16,6 +16,7 @@ import os
 
 import re
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from kernlint.eval import uniform_data
 from kernlint.eval import local_arrays
 from kernlint.eval.values import UNKNOWN, any_set, Frame, Val, const
 from kernlint.project.launch import LaunchShape, fold_bound
-from kernlint.eval.limits import WARP, MAX_LOOP_ITERATIONS, MAX_EVENTS_PER_SITE, MAX_INLINE_DEPTH, MAX_EVAL_NESTING, DEFAULT_BUDGET, CALL_KEY_OFFSET, CLOCK_EVERY, SIZE_SAMPLES, SIZE_STEP, BLOCK_SAMPLES, GRID_SAMPLE, POINTER_SPACING, _pure, BudgetExceeded, _LoopExit, EvalResult  # noqa: F401 (re-exported)
+from kernlint.eval.limits import WARP, MAX_LOOP_ITERATIONS, MAX_EVENTS_PER_SITE, MAX_INLINE_DEPTH, MAX_EVAL_NESTING, DEFAULT_BUDGET, CALL_KEY_OFFSET, CLOCK_EVERY, SIZE_SAMPLES, SIZE_STEP, BLOCK_SAMPLES, GRID_SAMPLE, POINTER_SPACING, _pure, BudgetExceeded, GoalUnreachable, _LoopExit, EvalResult  # noqa: F401 (re-exported)
 from kernlint.eval.stmt_facts import _sampled_name, _template_param_name, _fold_dim, _subtype_map, _builtin_type, _strip_implicit
 from kernlint.eval.interp_statements import StatementsMixin
 from kernlint.eval.interp_expressions import ExpressionsMixin
@@ -70,8 +71,15 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
                  defines: dict[str, int], budget: int = DEFAULT_BUDGET,
                  shared_types: dict[str, ir.CType] | None = None,
                  sample_overrides: dict[str, tuple[int, ...]] | None = None,
-                 loop_cap: int | None = None) -> None:
+                 loop_cap: int | None = None,
+                 goal: frozenset[tuple[int, int, int, int]] | None = None) -> None:
         self.tu = tu
+        # The regions (keys as in EvalResult.dead_regions) this evaluation is run to reach, when reaching
+        # them is all it is for (engine `_reversed_resample`): it stops once none of them can be reached
+        # any more (`_watch_goal`), its result then marked `goal_unreachable`. It charges the file's work
+        # budget the steps it took (the same input stops at the same statement), and the helpers only the
+        # rest would have called are not lowered by it.
+        self.goal = goal
         # A re-evaluation after the budget ran out stops loops over sampled values after this many
         # iterations (engine.py `_frugal`): what they write becomes unknown, what follows is reached.
         self.loop_cap = loop_cap
@@ -194,7 +202,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
                     self.shared_scalars.declare(name, self.resolve(decl.ctype))
         try:
             if self.fn.body is not None:
-                self.exec_block(self.fn.body)
+                self.exec_block(self.fn.body, self._watch_goal if self.goal else None)
+        except GoalUnreachable:
+            self.result.goal_unreachable = True
         except BudgetExceeded as exc:
             self.result.truncated = True
             if exc.args == ("work",):
@@ -215,6 +225,46 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.result.block_targets = {k: v for k, v in self.ifs_targets.items() if k in self.result.dead_regions}
         self.result.regions_taken = frozenset(self.ifs_taken)
         return self.result
+
+    def _watch_goal(self, s: ir.Stmt) -> None:
+        """After each statement of the kernel's body (no loop around it, no helper running): stop the
+        evaluation (GoalUnreachable) when every region of `goal` was found dead (and never taken) and the
+        statements left cannot note any of them again (eval/resample.py `may_note_again`). A region once
+        dead and never taken again is not reached (engine `_region_ran`): whatever the rest would show,
+        the evaluation's only use, reaching a goal region, is decided."""
+        if self._goal_open():
+            return
+        body = self.fn.body
+        assert body is not None
+        rest = body.body[next(i for i, st in enumerate(body.body) if st is s) + 1:]
+        if not resample.may_note_again(self.goal, rest, body.span):  # type: ignore[arg-type]
+            raise GoalUnreachable()
+
+    def _goal_open(self) -> bool:
+        """Whether some region of `goal` was taken, or not found dead yet."""
+        dead, taken = self.ifs_dead, self.ifs_taken
+        return any(k not in dead or k in taken for k in self.goal)  # type: ignore[union-attr]
+
+    def helper_watch(self, e: ir.Call, helper: ir.Block) -> Callable[[ir.Stmt], None] | None:
+        """`_watch_goal` for the body of a helper the kernel's own code calls (`e`, under no loop), when a
+        statement of the kernel's body is that call and nothing else (`f(a, b);`, eval/resample.py
+        `call_statements`): after each statement of `helper`, what is left is the rest of the helper, then
+        the kernel's statements after that one. None otherwise (no early stop in this helper)."""
+        body = self.fn.body
+        if not self.goal or body is None:
+            return None
+        i = resample.call_statements(body).get(id(e))
+        if i is None:
+            return None
+        entered, after = body.body[i], body.body[i + 1:]
+
+        def watch(s: ir.Stmt) -> None:
+            if self._goal_open():
+                return
+            rest = helper.body[next(j for j, st in enumerate(helper.body) if st is s) + 1:]
+            if not resample.may_note_again(self.goal, (*rest, *after), body.span, entered):  # type: ignore[arg-type]
+                raise GoalUnreachable()
+        return watch
 
     def param_value(self, p: ir.Param, index: int, prefix: str = "") -> Val:
         name = prefix + p.name

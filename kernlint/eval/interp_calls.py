@@ -369,14 +369,17 @@ class CallsMixin:
             self.bindings = new_b
         entry = self.mask  # (restored after the call: masks are replaced, never written in place)
         saved_loops = self.loop_stack
+        # (a run to reach regions may stop in a helper the kernel's own code calls: Interpreter.helper_watch)
+        from_kernel = bool(self.goal) and len(self.frames) == 1 and not self.loop_stack
         self.frames.append(frame)
         self.inlined_fns.append(callee)
         same_file = key_file(callee.key) == key_file(self.fn.key)
         self.call_sites.append((e.span, callee.name, callee.span, same_file, key_file(callee.key)))
         try:
             assert callee.body is not None
-            self.exec_block(object_body(callee, frozenset(callee.params[i].name for i in object_refs), e.span)
-                            if object_refs else callee.body)
+            body = object_body(callee, frozenset(callee.params[i].name for i in object_refs), e.span) \
+                if object_refs else callee.body
+            self.exec_block(body, self.helper_watch(e, body) if from_kernel else None)
         finally:
             self.call_sites.pop()
             self.inlined_fns.pop()

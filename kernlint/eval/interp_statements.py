@@ -1,6 +1,7 @@
 """Statements: blocks, declarations, `if`, loops, `switch`, `return` and the lane masks they split and merge. Part of the Interpreter (kernlint/eval/interp.py)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 
 import numpy as np
 
@@ -26,7 +27,8 @@ _STMT_FACTS: dict[int, tuple[ir.Stmt, int, int, int]] = {}
 class StatementsMixin:
     """Interpreter methods: statements."""
 
-    def exec_block(self, block: ir.Block) -> None:
+    def exec_block(self, block: ir.Block, watch: Callable[[ir.Stmt], None] | None = None) -> None:
+        """Run `block`'s statements; `watch`, when given, after each (the kernel's body: Interpreter `_watch_goal`)."""
         # C scoping: a declaration in this block hides an outer variable of the same name only until
         # the block ends (GPU Gems' scan redeclares `ai`/`bi` inside its loops).
         env = self.frame.env
@@ -38,6 +40,8 @@ class StatementsMixin:
                 if block.scope and isinstance(s, ir.VarDecl) and s.name in env and s.name not in hidden:
                     hidden[s.name] = (env[s.name], self.frame.decl_mask.get(s.name), self.frame.ctype_of.get(s.name))
                 self.exec(s)
+                if watch is not None:
+                    watch(s)
         finally:
             for name, (v, dm, t) in hidden.items():
                 env[name] = v

@@ -35,6 +35,11 @@ class _LoopExit(Exception):
     pass
 
 
+class GoalUnreachable(Exception):
+    """The regions an evaluation was run to reach (its `goal`) were all found dead where nothing that is
+    left to run can reach them again (Interpreter `_watch_goal`): the rest of the run is skipped."""
+
+
 @dataclass
 class EvalResult:
     events: list[ev.Event] = field(default_factory=list)
@@ -61,3 +66,6 @@ class EvalResult:
     contradiction: str = ""
     # What the kernel's asserts ask of the launch: (blockDim|gridDim, dim) -> (value, assert line).
     pins: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    # Stopped early: every region of the evaluation's `goal` was found dead for good (GoalUnreachable);
+    # the rest of the kernel was not evaluated, so nothing here but that verdict may be used.
+    goal_unreachable: bool = False

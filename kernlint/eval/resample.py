@@ -27,12 +27,22 @@ device's share, `for (i = rank * gridSize + tid; i < n; ...)`, runs from rank 0.
 re-sampled evaluation finds dead inside a region it opened (`if (x >= 0)` with `x = j - sn / 2 + b`,
 nested in a row guard over other parameters) is re-sampled once more on top of its samples
 (engine.py `_resample_dead`, at most `MAX_NESTED_RESAMPLES` levels).
+
+Those further samples are tried one evaluation each, and an evaluation that reaches none of the regions
+still dead is passed over. So each one is run with those regions as its goal: it stops as soon as every
+one of them was found dead where nothing left to evaluate can run its guard again (`may_note_again`), the
+verdict the whole evaluation would give (a `for (y = r + 1; y < h - r; y++)` found dead before two more
+loops over `r`: those are not evaluated).
 """
 from __future__ import annotations
 
 import re
 
+from collections.abc import Iterable, Sequence
+
+from kernlint.base.memo import by_identity
 from kernlint.ir import nodes as ir
+from kernlint.eval.limits import CALL_KEY_OFFSET
 from kernlint.eval.uniform_data import short
 
 # Small values for a re-sampled parameter: near a host loop's start, one per sample.
@@ -171,6 +181,77 @@ def rest_key(s: ir.Stmt, rest: ir.Block) -> tuple[int, int, int, int]:
     """The region key of the code after an early exit: the `if`'s line and column (negated, so it
     never collides with the key of its own body), the rest's lines."""
     return (s.span.line, -s.span.column, rest.span.line, rest.span.end_line)  # type: ignore[attr-defined]
+
+
+def key_position(key: tuple[int, int, int, int]) -> tuple[tuple[int, int], bool]:
+    """The (line, column) of the statement that notes the region `key`, and whether `key` is the key of a
+    kernel call line for a region of an inlined helper (interp.py `_call_key`: its column is -(column +
+    CALL_KEY_OFFSET)); a `rest_key` negates the column of its `if`."""
+    line, col = key[0], key[1]
+    if col <= -CALL_KEY_OFFSET:
+        return (line, -col - CALL_KEY_OFFSET), True
+    return (line, abs(col)), False
+
+
+@by_identity(max_entries=4096)
+def _reach(s: ir.Stmt) -> tuple[frozenset[tuple[int, int]], int]:
+    """The (line, column) of every node under `s`, and the number of calls under it."""
+    places: set[tuple[int, int]] = set()
+    calls = 0
+    for n in ir.walk(s):
+        if isinstance(n, ir.Call):
+            calls += 1
+        span = getattr(n, "span", None)
+        if isinstance(span, ir.Span):
+            places.add((span.line, span.column))
+    return frozenset(places), calls
+
+
+@by_identity
+def call_statements(body: ir.Block) -> dict[int, int]:
+    """id() of a call -> the index of the statement of `body` that is that call and nothing else (`f(a, b);`,
+    its arguments calling nothing): evaluated once, it enters the callee once. (The IR is immutable and the
+    cache holds `body`, so the ids stay its calls'.)"""
+    out: dict[int, int] = {}
+    for i, s in enumerate(body.body):
+        if isinstance(s, ir.ExprStmt) and _reach(s)[1] == 1:
+            e = s.expr
+            while isinstance(e, ir.Cast):
+                e = e.operand
+            if isinstance(e, ir.Call):
+                out[id(e)] = i
+    return out
+
+
+def may_note_again(keys: Iterable[tuple[int, int, int, int]], rest: Sequence[ir.Stmt], body: ir.Span,
+                   entered: ir.Stmt | None = None) -> bool:
+    """Whether evaluating `rest`, the statements left to run after the one that just ran in a kernel's body
+    (so under no loop), may note any region of `keys` again, taken where it was found dead. With
+    `entered`, the statement just ran is one of a helper's body, and `rest` is what is left of it and then
+    of the kernel's body: `entered` is the kernel's statement running now, a call of that helper and nothing
+    else (`call_statements`).
+
+    A region is noted by the statement at its `key_position`, each time that statement runs: by one at that
+    place in `rest` or `entered` (a macro expands to several statements at one place), or by a helper a call
+    in `rest` inlines. A helper's statements lie in its own body, outside the kernel's (`body`): functions do
+    not nest (lambdas are opaque to the evaluator, methods of local classes are not inlined, and a launch of
+    the kernel from device code is no call), so a region of the kernel's own body that nothing left sits at
+    cannot be noted again; a region of a helper, or of a call line, can be whenever a call is left.
+    Conservative: True when unsure."""
+    places: set[tuple[int, int]] = set()
+    calls = 0
+    for s in rest:
+        p, c = _reach(s)
+        places |= p
+        calls += c
+    if entered is not None:
+        places |= _reach(entered)[0]  # (its one call is running: no call of it is left)
+    inside = ((body.line, body.column), (body.end_line, body.end_column))
+    for key in keys:
+        pos, call_line = key_position(key)
+        if pos in places or (calls and (call_line or not inside[0] <= pos <= inside[1])):
+            return True
+    return False
 
 
 def reversed_overrides(dead: dict[tuple[int, int, int, int], frozenset[str]],
