@@ -352,7 +352,11 @@ class _Taint:
         if callee is None:
             if tainted_in:
                 raise _Decides  # (no body: what it does with the value is unknown)
-            return self.memory  # (a load such as `__ldg` returns what memory holds)
+            if self.memory and (self.tu.functions.named(e.name) or self.tu.functions.methods_spelled(e.name)):
+                # A function of the file this walk cannot pick (overloads of one arity): the evaluation of
+                # an instance may inline one, which may load what was stored and use it as an address.
+                raise _Decides
+            return self.memory  # (an intrinsic without a body; a load such as `__ldg` returns what memory holds)
         if not tainted_in and not self.memory and not (ctx.names and self._free_names(callee) & ctx.names):
             return False
         tparams = set()
