@@ -65,13 +65,14 @@ def test_a_helper_follows_its_template_argument_and_its_arguments() -> None:
 
 
 def test_a_helper_the_walk_cannot_pick_decides_once_memory_holds_a_tainted_value() -> None:
-    # Two overloads of one arity: the template's call names no target, and the instance may inline either,
-    # which loads the stored value and stores through it.
+    # Two overloads of one arity called with a dependent argument: the template's call names no target,
+    # and an instance inlines one of them, which loads the stored value and stores through it.
     helpers = ("__device__ void put(const int* s, const float* a, float* o, int i) { o[s[i]] = a[i]; }\n"
-               "__device__ void put(const float* s, const float* a, float* o, int i) { o[i] = s[i] + a[i]; }\n")
-    body = "  __shared__ int s[32];\n  s[i] = {};\n  __syncthreads();\n  put(s, a, o, i * S);\n}}\n"
-    assert _deciding(helpers + HEAD + body.format("U")) == {"S", "U"}
-    assert _deciding(helpers + HEAD + body.format("i")) == {"S"}
+               "__device__ void put(const int* s, const double* a, float* o, int i) { o[i] = s[i] + a[i]; }\n")
+    head = "template <typename T, int U>\n__global__ void k(const T* a, float* o) {\n  int i = threadIdx.x;\n"
+    body = "  __shared__ int s[32];\n  s[i] = {};\n  __syncthreads();\n  put(s, a, o, i);\n}}\n"
+    assert _deciding(helpers + head + body.format("U")) == {"T", "U"}
+    assert _deciding(helpers + head + body.format("i") + "// U\n") == {"T"}
 
 
 def test_a_type_parameter_always_decides() -> None:
