@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from kernlint.ir import nodes as ir
 from kernlint.ir.includes import read_header
 from kernlint.eval.coverage import find_callee
+from kernlint.project.scan import blank
 
 if TYPE_CHECKING:
     from kernlint.project.launch import LaunchShape
@@ -34,7 +35,6 @@ MAX_DEPTH = 8
 # Passes over a function until its tainted names stop growing (loops carry taint backwards).
 MAX_PASSES = 8
 
-_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _ASSIGN_OPS = frozenset(("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="))
 _VAR_KINDS = frozenset(("local", "param"))
 
@@ -45,10 +45,6 @@ class _Decides(Exception):
 
 def _word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-
-
-def _blank(text: str) -> str:
-    return _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def _function_lines(fn: ir.Function, tu: ir.TranslationUnit, main_lines: tuple[str, ...]) -> list[str] | None:
@@ -65,7 +61,7 @@ def _function_lines(fn: ir.Function, tu: ir.TranslationUnit, main_lines: tuple[s
     first, last = fn.span.line, fn.span.end_line or fn.span.line
     if not 1 <= first <= last <= len(lines):
         return None
-    text = _blank("\n".join(lines[first - 1:last]))
+    text = blank("\n".join(lines[first - 1:last]))
     m = re.search(r"\btemplate\s*<", text)
     if m is not None:
         depth, end = 0, -1
