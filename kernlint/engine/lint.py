@@ -19,7 +19,7 @@ from kernlint.checks import ALL_RULES, KERNEL_RULES, device_runtime, fallback, g
 from kernlint.checks.base import Rule
 from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval import coverage as evcov
-from kernlint.eval import asserted_shape, binding_questions, resample, trip_counts, unread_calls
+from kernlint.eval import asserted_shape, resample, trip_counts, unread_calls
 from kernlint.checks import odd_offsets
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.result import KernelResult
@@ -69,8 +69,12 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
                                         cli_defines=dict(options.defines))
     out = []
     asserted_done: set[tuple[int, int, int]] = set()
-    # Bindings that differ only in parameters deciding nothing are evaluated once (eval/binding_questions.py).
-    shapes, stands = binding_questions.same_questions(fn, tu, shapes, source_lines)
+    stands: dict[tuple[tuple[str, str], ...], int] = {}
+    if fn.template_params and len({s.bindings for s in shapes}) > 1:
+        # Bindings that differ only in parameters deciding nothing are evaluated once.
+        from kernlint.eval.binding_questions import same_questions
+
+        shapes, stands = same_questions(fn, tu, shapes, source_lines)
     shapes, instances = _usable_bindings(fn, shapes, unit, stands)
     for shape in shapes:
         # Strongest last: values from the launch's arguments, the annotation, then --define/config.

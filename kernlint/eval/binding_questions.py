@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from kernlint.ir import nodes as ir
 from kernlint.ir.includes import read_header
 from kernlint.eval.coverage import find_callee
-from kernlint.project.scan import blank
 
 if TYPE_CHECKING:
     from kernlint.project.launch import LaunchShape
@@ -50,6 +49,8 @@ def _word(name: str) -> re.Pattern[str]:
 def _function_lines(fn: ir.Function, tu: ir.TranslationUnit, main_lines: tuple[str, ...]) -> list[str] | None:
     """The source lines `fn.span` covers (blanked comments and strings, its `template <...>` header
     blanked too), or None when the file cannot be read."""
+    from kernlint.project.scan import blank
+
     path = fn.key.rpartition("@")[2].rsplit(":", 1)[0] if "@" in fn.key else tu.path
     if path == tu.path and main_lines:
         lines = list(main_lines)
