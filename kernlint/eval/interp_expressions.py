@@ -329,7 +329,8 @@ class ExpressionsMixin:
 
     def eval_binary(self, e: ir.Binary) -> Val:
         op = e.op
-        if op in unknown_float.FLOAT_OPS and e.ctype.kind in unknown_float.FLOAT_KINDS and self.float_fast:
+        if (op in unknown_float.FLOAT_OPS and e.ctype.kind in unknown_float.FLOAT_KINDS
+                or op in unknown_float.COMPARISONS) and self.float_fast:
             v = self.unknown_float(e)
             if v is not None:
                 return v

@@ -29,6 +29,9 @@ from kernlint.ir import nodes as ir
 # `arith` and `eval_binary` add nothing when the result is a float (comparisons have an integer result:
 # `arith` may bound it; assignments store).
 FLOAT_OPS = frozenset(("+", "-", "*", "/"))
+# Comparisons: with an unknown operand `_arith` makes them `unknown(a, b)` too; `arith` then bounds the
+# result only with the other operand known and neither floating (`plan` takes care of that).
+COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
 # The result types under which a `FLOAT_OPS` node may be planned: a floating type, or a template
 # parameter that may resolve to one (`plan` resolves it).
 FLOAT_KINDS = frozenset(("float", "template"))
@@ -36,6 +39,7 @@ FLOAT_KINDS = frozenset(("float", "template"))
 _READ = 0  # a variable read: the operand is its name
 _CONST = 1  # a known constant with no deps (a literal under floating conversions)
 _OP = 2  # an operator: fold the two values on top
+_MEMBER = 3  # a member of a struct value held in a variable: the operand is (variable, member)
 
 
 class Plan(NamedTuple):
@@ -55,7 +59,7 @@ _KNOWN = const(0.0)
 
 
 def plan(e: ir.Binary) -> Plan | None:
-    """The plan of `e` (a `FLOAT_OPS` node), or None where its value is not certainly the fold of its reads
+    """The plan of `e` (a `FLOAT_OPS` node or a comparison), or None where its value is not certainly the fold of its reads
     (remembered per node: IR is immutable)."""
     hit = _PLANS.get(id(e))
     if hit is not None and hit[0] is e:
@@ -84,10 +88,11 @@ def _plan(e: ir.Binary) -> Plan | None:
         return t.kind == "float"
 
     def literal(n: ir.Expr, d: int) -> bool:
-        """A literal under floating conversions only: counted, and pushed as a known constant."""
+        """A literal under floating conversions and signs only: counted, and pushed as a known constant
+        (`eval_unary` gives a known operand's negation, known)."""
         k = 0
-        while type(n) is ir.Cast:
-            if not float_type(n.ctype):
+        while type(n) is ir.Cast or type(n) is ir.Unary and n.op in _SIGNS:
+            if type(n) is ir.Cast and not float_type(n.ctype):
                 return False
             n, k = n.operand, k + 1
         if type(n) is not ir.Lit or not isinstance(n.value, (int, float)):
@@ -112,26 +117,55 @@ def _plan(e: ir.Binary) -> Plan | None:
                 return False
             program.append((_READ, n.name))
             return True
+        if type(n) is ir.Unary and n.op in _SIGNS:
+            # `eval_unary` returns an unknown operand as it is
+            return reads(n.operand, d + 1)
+        if type(n) is ir.Member and not n.arrow:
+            # `bi.x`, `bi` a local struct or a parameter: `eval_memory_read` takes the member from the
+            # variable's value (`eval_struct_value`, which strips one implicit conversion and charges no
+            # step for the variable); `builtin_member` declines, the variable being no builtin.
+            base = n.base
+            if type(base) is ir.Cast and not base.explicit:
+                base = base.operand
+            if type(base) is not ir.Ref or base.kind not in ("local", "param"):
+                return False
+            program.append((_MEMBER, (base.name, n.field, ("unmodelled", f"member `{n.field}`"))))
+            return True
         if type(n) is ir.Binary and n.op in FLOAT_OPS and float_type(n.ctype):
-            lhs, rhs = n.lhs, n.rhs
-            # Each operator needs an operand with a read (then unknown); the other may be a literal.
-            mark = len(program), counts[0], counts[1]
-            if not reads(lhs, d + 1):
-                del program[mark[0]:]
-                counts[0], counts[1] = mark[1], mark[2]
-                if not literal(lhs, d + 1):
-                    return False
-                return reads(rhs, d + 1) and _op(program)
-            mark = len(program), counts[0], counts[1]
-            if not reads(rhs, d + 1):
-                del program[mark[0]:]
-                counts[0], counts[1] = mark[1], mark[2]
-                if not literal(rhs, d + 1):
-                    return False
-            return _op(program)
+            return operands(n, d, False)
         return False
 
-    if type(e) is not ir.Binary or not reads(e, 0):
+    def operands(n: ir.Binary, d: int, float_literal: bool) -> bool:
+        """Both operands of `n` (at depth `d`), then its fold: each operator needs an operand with a read
+        (then unknown); the other may be a literal (when `float_literal`, one `bounded_index.arith` leaves
+        unbounded: a floating constant)."""
+        lhs, rhs = n.lhs, n.rhs
+        mark = len(program), counts[0], counts[1]
+        if not reads(lhs, d + 1):
+            del program[mark[0]:]
+            counts[0], counts[1] = mark[1], mark[2]
+            if not literal(lhs, d + 1) or float_literal and not _float_literal(lhs):
+                return False
+            return reads(rhs, d + 1) and _op(program)
+        mark = len(program), counts[0], counts[1]
+        if not reads(rhs, d + 1):
+            del program[mark[0]:]
+            counts[0], counts[1] = mark[1], mark[2]
+            if not literal(rhs, d + 1) or float_literal and not _float_literal(rhs):
+                return False
+        return _op(program)
+
+    if type(e) is not ir.Binary:
+        return None
+    if e.op in COMPARISONS:
+        # A comparison with a floating operand: `arith` would bound its integer result only with one
+        # operand known and neither floating (`bounded_index.arith`), so a literal must be a floating one.
+        if not (float_type(e.lhs.ctype) or float_type(e.rhs.ctype)):
+            return None
+        counts[0] = 1
+        if not operands(e, 0, True):
+            return None
+    elif not reads(e, 0):
         return None
     # (a failed operand may have listed a template type the plan does not hold: harmless, it is only checked)
     return Plan(tuple(program), counts[0], counts[1], tuple(templates))
@@ -144,6 +178,19 @@ def applies(p: Plan, resolve: Callable[[ir.CType], ir.CType]) -> bool:
         if resolve(t).kind not in FLOAT_KINDS:
             return False
     return True
+
+
+_SIGNS = frozenset(("-", "+"))
+
+
+def _float_literal(n: ir.Expr) -> bool:
+    """Whether a literal `plan` accepted evaluates to a floating value (`is_float`): a floating literal, or
+    one under a conversion to a floating type (`convert`), signs keeping it (`eval_unary`)."""
+    while type(n) is not ir.Lit:
+        if type(n) is ir.Cast and n.ctype.kind == "float":
+            return True
+        n = n.operand  # type: ignore[attr-defined]
+    return isinstance(n.value, float)
 
 
 def _op(program: list[tuple[int, object]]) -> bool:
@@ -165,6 +212,18 @@ def run(p: Plan, env: dict[str, Val]) -> Val | None:
             push(v)
         elif code == _CONST:
             push(arg)  # type: ignore[arg-type]
+        elif code == _MEMBER:
+            name, member, why = arg  # type: ignore[misc]
+            base = env.get(name)
+            if base is None:
+                return None
+            v = base.field(member)
+            if v is None:
+                push(unknown(base, why=why))  # as `eval_memory_read` makes it
+            elif v.data is not None or v.space:
+                return None
+            else:
+                push(v)
         else:
             b = pop()
             push(unknown(pop(), b))
