@@ -29,8 +29,8 @@ from kernlint.ir import nodes as ir
 # `arith` and `eval_binary` add nothing when the result is a float (comparisons have an integer result:
 # `arith` may bound it; assignments store).
 FLOAT_OPS = frozenset(("+", "-", "*", "/"))
-# Comparisons: with an unknown operand `_arith` makes them `unknown(a, b)` too; `arith` then bounds the
-# result only with the other operand known and neither floating (`plan` takes care of that).
+# Comparisons: with an unknown operand `_arith` makes them `unknown(a, b)` too, and `arith` adds nothing
+# (`bounded_index.arith` bounds no comparison; tests/test_unknown_float.py holds it to that).
 COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
 # The result types under which a `FLOAT_OPS` node may be planned: a floating type, or a template
 # parameter that may resolve to one (`plan` resolves it).
@@ -132,38 +132,37 @@ def _plan(e: ir.Binary) -> Plan | None:
             program.append((_MEMBER, (base.name, n.field, ("unmodelled", f"member `{n.field}`"))))
             return True
         if type(n) is ir.Binary and n.op in FLOAT_OPS and float_type(n.ctype):
-            return operands(n, d, False)
+            return operands(n, d)
         return False
 
-    def operands(n: ir.Binary, d: int, float_literal: bool) -> bool:
+    def operands(n: ir.Binary, d: int) -> bool:
         """Both operands of `n` (at depth `d`), then its fold: each operator needs an operand with a read
-        (then unknown); the other may be a literal (when `float_literal`, one `bounded_index.arith` leaves
-        unbounded: a floating constant)."""
+        (then unknown); the other may be a literal."""
         lhs, rhs = n.lhs, n.rhs
         mark = len(program), counts[0], counts[1]
         if not reads(lhs, d + 1):
             del program[mark[0]:]
             counts[0], counts[1] = mark[1], mark[2]
-            if not literal(lhs, d + 1) or float_literal and not _float_literal(lhs):
+            if not literal(lhs, d + 1):
                 return False
             return reads(rhs, d + 1) and _op(program)
         mark = len(program), counts[0], counts[1]
         if not reads(rhs, d + 1):
             del program[mark[0]:]
             counts[0], counts[1] = mark[1], mark[2]
-            if not literal(rhs, d + 1) or float_literal and not _float_literal(rhs):
+            if not literal(rhs, d + 1):
                 return False
         return _op(program)
 
     if type(e) is not ir.Binary:
         return None
     if e.op in COMPARISONS:
-        # A comparison with a floating operand: `arith` would bound its integer result only with one
-        # operand known and neither floating (`bounded_index.arith`), so a literal must be a floating one.
+        # A comparison with a floating operand (integer ones are left to the per-node path: their reads are
+        # mostly known, and a plan that declines costs a look-up).
         if not (float_type(e.lhs.ctype) or float_type(e.rhs.ctype)):
             return None
         counts[0] = 1
-        if not operands(e, 0, True):
+        if not operands(e, 0):
             return None
     elif not reads(e, 0):
         return None
@@ -181,16 +180,6 @@ def applies(p: Plan, resolve: Callable[[ir.CType], ir.CType]) -> bool:
 
 
 _SIGNS = frozenset(("-", "+"))
-
-
-def _float_literal(n: ir.Expr) -> bool:
-    """Whether a literal `plan` accepted evaluates to a floating value (`is_float`): a floating literal, or
-    one under a conversion to a floating type (`convert`), signs keeping it (`eval_unary`)."""
-    while type(n) is not ir.Lit:
-        if type(n) is ir.Cast and n.ctype.kind == "float":
-            return True
-        n = n.operand  # type: ignore[attr-defined]
-    return isinstance(n.value, float)
 
 
 def _op(program: list[tuple[int, object]]) -> bool:
