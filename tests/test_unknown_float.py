@@ -157,20 +157,22 @@ def test_causes_and_loads_come_out_as_the_per_node_path_builds_them() -> None:
     # What the comparison above guards, seen directly: the first of equally telling causes (the float
     # parameter read first), the loads of both operands, and a floating comparison's result.
     src = """
-    __global__ void k(int* out, const float* in, float a, float b, int n) {
-        float x = in[threadIdx.x * n] * 2.0f + in[threadIdx.x * 2 * n];
+    __global__ void k(int* out, const float* in, float a, float b, int p, int q) {
+        float x = in[threadIdx.x * p] * 2.0f;
+        float v = in[threadIdx.x * 2 * q];
         float y = b * a;
-        float z = a * b - x;
+        float z = a * b - (x + v);
         if (y * a > 1.0f) out[0] = 1;
     }
     """
     fast = _evaluate(src, True)
     env = dict(fast[1][-1][2][1:])  # (the variables at the end, as `_canon` writes them)
     y, z, x = env["y"], env["z"], env["x"]
+    assert sorted(z[2][1:]) == ["p", "q"]  # (deps: the sampled strides of both loads)
     assert y[9] == ("tuple", "unmodelled", "the floating-point value of `b`") and y[10] is True  # (why, uniform)
     assert z[9] == ("tuple", "loaded", "") and z[10] is False  # (a load is the more telling cause)
-    assert len(x[8]) == 3 and len(z[8]) == 3  # (loads: the two loads of `x`, in a frozenset)
-    assert fast[3] == 3  # `b * a`, `a * b - x`, `y * a > 1.0f` (not the loads)
+    assert len(x[8]) == 2 and len(z[8]) == 3  # (loads: the load of `x`, and those of `x` and `v`)
+    assert fast[3] == 3  # `b * a`, `a * b - (x + v)`, `y * a > 1.0f` (not the loads)
     assert fast[1:3] == _evaluate(src, False)[1:3]
 
 

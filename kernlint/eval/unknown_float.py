@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from kernlint.eval.values import Val, const, unknown
+from kernlint.eval.values import WHY_RANK, Val, const, unknown
 from kernlint.ir import nodes as ir
 
 # The operators whose result `_arith` makes `unknown(a, b)` whenever an operand is unknown, and for which
@@ -180,6 +180,7 @@ def applies(p: Plan, resolve: Callable[[ir.CType], ir.CType]) -> bool:
 
 
 _SIGNS = frozenset(("-", "+"))
+_RANK = WHY_RANK.get
 
 
 def _op(program: list[tuple[int, object]]) -> bool:
@@ -214,6 +215,22 @@ def run(p: Plan, env: dict[str, Val]) -> Val | None:
             else:
                 push(v)
         else:
+            # `unknown(a, b)`, written out for its two cases here (a fold per operator): `a` and `b` are
+            # unknown, or one of them the literals' `_KNOWN` (no deps, no loads, once per warp).
             b = pop()
-            push(unknown(pop(), b))
+            a = pop()
+            if b is _KNOWN:
+                push(Val(None, a.deps, "", "", (), False, False, a.loads, a.why, True if a.uniform else False))
+            elif a is _KNOWN:
+                push(Val(None, b.deps, "", "", (), False, False, b.loads, b.why, True if b.uniform else False))
+            else:
+                deps, loads, why = a.deps, a.loads, a.why
+                if b.deps:
+                    deps = deps | b.deps if deps else b.deps
+                if b.loads:
+                    loads = loads | b.loads if loads else b.loads
+                w = b.why
+                if w is not None and (why is None or _RANK(w[0], 99) < _RANK(why[0], 99)):
+                    why = w  # the first of the most telling causes (`unknown`)
+                push(Val(None, deps, "", "", (), False, False, loads, why, True if a.uniform and b.uniform else False))
     return stack[0]
