@@ -329,8 +329,9 @@ class ExpressionsMixin:
 
     def eval_binary(self, e: ir.Binary) -> Val:
         op = e.op
-        if (op in unknown_float.FLOAT_OPS and e.ctype.kind in unknown_float.FLOAT_KINDS
-                or op in unknown_float.COMPARISONS) and self.float_fast:
+        if (op in _FLOAT_OPS and e.ctype.kind in _FLOAT_KINDS or op in _COMPARISONS
+                and (e.lhs.ctype.kind in _FLOAT_KINDS or e.rhs.ctype.kind in _FLOAT_KINDS)) and self.float_fast:
+            # (floating-point arithmetic and comparisons: what `unknown_float.plan` may plan)
             v = self.unknown_float(e)
             if v is not None:
                 return v
@@ -513,6 +514,9 @@ class ExpressionsMixin:
             # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
             r = wrap_int(r, rtype)
         return Val(r, deps)
+
+
+_FLOAT_OPS, _FLOAT_KINDS = unknown_float.FLOAT_OPS, unknown_float.FLOAT_KINDS
 
 
 # Kinds of types `resolve` may change (a dependent array, a template parameter, a pointer to one): others it returns as they are.
