@@ -6,17 +6,21 @@ evaluator (`ExpressionsMixin.eval` -> `eval_binary` -> `arith` -> `_arith`, `eva
 `eval_ref`) spends its time learning that again at every node of every evaluation. For such a tree
 the slow path's answer is fixed by its shape: every `+ - * /` with a float result and an unknown
 operand gives `unknown(lhs, rhs)` (`_arith`'s first test; `arith` adds nothing for a float result
-and operands that hold no address), a conversion to a floating type of an unknown value keeps its
-deps, loads, cause and uniformity (`convert` -> `bounded_index.with_bound(v, None)`), and a
-literal under conversions to a floating type is a known constant with no deps.
+and operands that hold no address), and so does a comparison (`arith` bounds none); a conversion to
+a floating type and a sign keep an unknown value's deps, loads, cause and uniformity (`convert` ->
+`bounded_index.with_bound(v, None)`; `eval_unary`); a member of a struct variable is its field's
+value, or `unknown(variable, why=member)` (`eval_memory_read`); and a literal under conversions to a
+floating type and signs is a known constant with no deps.
 
-`plan` compiles an expression once per node into a postfix program over its variable reads, or None
-where the shape does not fit; `applies` checks its template parameter types under the bindings of
-the moment. `run` executes it: it answers only when every variable read is bound in the
-innermost frame to an unknown value that holds no address (else None, and the caller takes the
-slow path, which nothing here has touched), and folds the operands with `unknown` at each operator
-in the slow path's order, so deps, loads, cause and uniformity come out as the slow path builds them.
-The caller charges the plan's node count as steps, one per node as `eval` does.
+`plan` compiles an expression once per node into a postfix program over its variable and member
+reads, or None where the shape does not fit; `applies` checks its template parameter types under
+the bindings of the moment. `run` executes it: it answers only when every read is, in the innermost
+frame, an unknown value that holds no address (else None, and the caller takes the slow path, which
+nothing here has touched), and folds the operands as `unknown` does at each operator, in the slow
+path's order, so deps (their union order included), loads, cause and uniformity come out as the
+slow path builds them. The caller charges the plan's node count as steps, one per node as `eval`
+does, and leaves to the slow path a plan that would reach the step budget, the clock or the nesting
+bound. tests/test_unknown_float.py compares the two paths statement by statement.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ FLOAT_OPS = frozenset(("+", "-", "*", "/"))
 # (`bounded_index.arith` bounds no comparison; tests/test_unknown_float.py holds it to that).
 COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
 # The result types under which a `FLOAT_OPS` node may be planned: a floating type, or a template
-# parameter that may resolve to one (`plan` resolves it).
+# parameter that resolves to one or stays unbound (`applies` resolves it).
 FLOAT_KINDS = frozenset(("float", "template"))
 
 _READ = 0  # a variable read: the operand is its name
@@ -59,8 +63,8 @@ _KNOWN = const(0.0)
 
 
 def plan(e: ir.Binary) -> Plan | None:
-    """The plan of `e` (a `FLOAT_OPS` node or a comparison), or None where its value is not certainly the fold of its reads
-    (remembered per node: IR is immutable)."""
+    """The plan of `e` (a `FLOAT_OPS` node or a comparison), or None where its value is not certainly the
+    fold of its reads (remembered per node: IR is immutable)."""
     hit = _PLANS.get(id(e))
     if hit is not None and hit[0] is e:
         return hit[1]
@@ -172,7 +176,9 @@ def _plan(e: ir.Binary) -> Plan | None:
 
 def applies(p: Plan, resolve: Callable[[ir.CType], ir.CType]) -> bool:
     """Whether each template parameter type of `p` is, under the bindings `resolve` reads, a floating type
-    or unbound (then `eval_cast` returns the value as it is, and `arith` bounds only integer results)."""
+    or unbound (then `eval_cast` returns the value as it is, and `arith` bounds only integer results).
+    (A guard: an operator over `T` bound to `int` with a literal operand, `a * T(4)`, would be bounded;
+    clang types that product as dependent, unbound, so no test has reached it.)"""
     for t in p.templates:
         if resolve(t).kind not in FLOAT_KINDS:
             return False
