@@ -7,7 +7,7 @@ import numpy as np
 from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval import bounded_index, library_calls
+from kernlint.eval import bounded_index, library_calls, unknown_float
 from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.project.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
@@ -18,6 +18,10 @@ from kernlint.eval.interp_calls import CallsMixin
 
 class ExpressionsMixin:
     """Interpreter methods: expressions."""
+
+    # Whether `eval_binary` answers floating-point arithmetic on unknown values from a plan
+    # (eval/unknown_float.py); tests turn it off to compare with the per-node path.
+    float_fast: bool = True
 
     def eval(self, e: ir.Expr) -> Val:
         # The evaluator's hottest call (once per expression node per evaluation): the nesting bound,
@@ -325,6 +329,12 @@ class ExpressionsMixin:
 
     def eval_binary(self, e: ir.Binary) -> Val:
         op = e.op
+        if (op in _FLOAT_OPS and e.ctype.kind in _FLOAT_KINDS or op in _COMPARISONS
+                and (e.lhs.ctype.kind in _FLOAT_KINDS or e.rhs.ctype.kind in _FLOAT_KINDS)) and self.float_fast:
+            # (floating-point arithmetic and comparisons: what `unknown_float.plan` may plan)
+            v = self.unknown_float(e)
+            if v is not None:
+                return v
         if op == "=":
             v = self.eval(e.rhs)
             t = e.lhs.ctype
@@ -380,6 +390,24 @@ class ExpressionsMixin:
                 btype = _pointer_chain_type(e.rhs, self.resolve) or btype
         rtype = e.ctype
         return self.arith(op, a, b, rtype if rtype.kind not in _RESOLVED_KINDS else self.resolve(rtype), ltype, btype)
+
+    def unknown_float(self, e: ir.Binary) -> Val | None:
+        """What the rest of `eval_binary` returns for `e`, when it is certainly the unknown fold of the
+        variables it reads (eval/unknown_float.py); None where it may not be, with nothing done."""
+        p = unknown_float.plan(e)
+        if p is None:
+            return None
+        # `eval` charged the root's step: the others, one per node, provided none of them would have
+        # reached `tick` (the clock, the step budget) or the nesting bound (the root is at `nesting - 1`).
+        more = p.nodes - 1
+        if self.cost + more >= self._clock_at or self.nesting - 1 + p.depth >= MAX_EVAL_NESTING:
+            return None
+        if p.templates and not unknown_float.applies(p, self.resolve):
+            return None
+        v = unknown_float.run(p, self.frames[-1].env)
+        if v is not None:
+            self.cost += more
+        return v
 
     def arith(self, op: str, a: Val, b: Val, rtype: ir.CType, ltype: ir.CType, btype: ir.CType) -> Val:
         r = self._arith(op, a, b, rtype, ltype, btype)
@@ -486,6 +514,9 @@ class ExpressionsMixin:
             # sampled near 4096 would overflow to 0, which real (smaller) sizes do not.
             r = wrap_int(r, rtype)
         return Val(r, deps)
+
+
+_FLOAT_OPS, _FLOAT_KINDS = unknown_float.FLOAT_OPS, unknown_float.FLOAT_KINDS
 
 
 # Kinds of types `resolve` may change (a dependent array, a template parameter, a pointer to one): others it returns as they are.
