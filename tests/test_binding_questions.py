@@ -112,3 +112,24 @@ def test_bindings_asking_the_same_questions_are_evaluated_once(monkeypatch: pyte
     assert ("the same evaluation stands for" in said) is (not index_uses_u)
     if not index_uses_u:
         assert "no address, branch or size depends on U" in said
+
+
+def test_a_binding_also_evaluated_under_another_shape_is_not_counted_as_stood_for() -> None:
+    from kernlint.eval.binding_questions import same_questions
+    from kernlint.project.launch import LaunchShape
+
+    src = HEAD + "  o[i] = a[i * S] * U;\n}\n"
+    tu = parse_source(src, "/tmp/kl_binding_questions.cu")
+    fn = next(k for k in tu.kernels if k.name == "k")
+
+    def shape(u: str, block: int, line: int) -> LaunchShape:
+        return LaunchShape((block, 1, 1), f"launch at line {line}", bindings=(("S", "1"), ("U", u)),
+                           binding_source=f"the launch at line {line}")
+
+    shapes = [shape("1", 256, 10), shape("2", 256, 11), shape("2", 128, 12), shape("3", 256, 13)]
+    kept, stands = same_questions(fn, tu, shapes, tuple(src.split("\n")))
+    # U = 2 at block 256 and U = 3 are covered by U = 1; U = 2 at block 128 asks its own question.
+    assert [(s.block[0], dict(s.bindings)["U"]) for s in kept] == [(256, "1"), (128, "2")]
+    assert "U = 2 (line 11) and U = 3 (line 13)" in kept[0].binding_source
+    # Only U = 3 is stood for: U = 2 is evaluated under its own shape.
+    assert stands == {(("S", "1"), ("U", "1")): 1}

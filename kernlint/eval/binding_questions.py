@@ -4,7 +4,7 @@ A kernel template launched with many bindings asks, per binding, the questions t
 which addresses each lane touches, which lanes take each branch, how often each loop runs, how big
 each array and type is. A non-type parameter that reaches none of these (`template <int S, int U>`
 where `U` only scales the value a lane stores: `o[i] = a[i * S] * U`) gives every binding that differs
-only in it the same answers, so those bindings are evaluated once (engine/lint.py `_same_questions`)
+only in it the same answers, so those bindings are evaluated once (`same_questions`, called by engine/lint.py)
 and the finding says which bindings it stands for.
 
 `deciding_params` follows how the kernel *uses* each parameter, never its name: a value is tainted by
@@ -49,6 +49,7 @@ def _word(name: str) -> re.Pattern[str]:
 def _function_lines(fn: ir.Function, tu: ir.TranslationUnit, main_lines: tuple[str, ...]) -> list[str] | None:
     """The source lines `fn.span` covers (blanked comments and strings, its `template <...>` header
     blanked too), or None when the file cannot be read."""
+    from kernlint.frontend.instantiate import matching_close
     from kernlint.project.scan import blank
 
     path = fn.key.rpartition("@")[2].rsplit(":", 1)[0] if "@" in fn.key else tu.path
@@ -65,12 +66,7 @@ def _function_lines(fn: ir.Function, tu: ir.TranslationUnit, main_lines: tuple[s
     text = blank("\n".join(lines[first - 1:last]))
     m = re.search(r"\btemplate\s*<", text)
     if m is not None:
-        depth, end = 0, -1
-        for i in range(m.end() - 1, len(text)):
-            depth += {"<": 1, ">": -1}.get(text[i], 0)
-            if depth == 0:
-                end = i
-                break
+        end = matching_close(text, m.end() - 1, "<", ">")
         if end < 0:
             return None
         text = text[:m.start()] + re.sub(r"[^\n]", " ", text[m.start():end + 1]) + text[end + 1:]
@@ -164,21 +160,22 @@ class _Taint:
             raise _Decides
         if fn.parse_errors or any(isinstance(n, (ir.Opaque, ir.OpaqueStmt)) for n in ir.walk(fn.body)):
             raise _Decides  # (code it did not lower may use a tainted value any way)
+        words = {t: _word(t) for t in tparams}
         for p in fn.params:
-            if any(_type_mentions(p.ctype, _word(t), set()) for t in tparams):
+            if any(_type_mentions(p.ctype, w, set()) for w in words.values()):
                 raise _Decides
         if tparams:
             lines = _function_lines(fn, self.tu, self.main_lines)
             if lines is None:
                 raise _Decides
-            for t in tparams:
-                if fn.launch_bounds and any(_word(t).search(b) for b in fn.launch_bounds):
+            for t, w in words.items():
+                if fn.launch_bounds and any(w.search(b) for b in fn.launch_bounds):
                     raise _Decides
                 if not _seen_everywhere(fn, t, lines):
                     raise _Decides
-                if any(_type_mentions(getattr(n, "ctype", None), _word(t), set())
-                       or (isinstance(n, ir.SizeOf) and _type_mentions(n.of, _word(t), set()))
-                       or (type(n) is ir.Ref and n.kind == "unknown" and _word(t).search(n.name))
+                if any(_type_mentions(getattr(n, "ctype", None), w, set())
+                       or (isinstance(n, ir.SizeOf) and _type_mentions(n.of, w, set()))
+                       or (type(n) is ir.Ref and n.kind == "unknown" and w.search(n.name))
                        for n in ir.walk(fn.body)):
                     raise _Decides
         self.stack.append(fn.key)
@@ -446,12 +443,14 @@ def same_questions(fn: ir.Function, tu: ir.TranslationUnit, shapes: list["Launch
     if not covered:
         return shapes, {}
     out = list(kept)
+    evaluated = {k.bindings for k in kept}
     stands: dict[tuple[tuple[str, str], ...], set[tuple[tuple[str, str], ...]]] = {}
     for at, others in covered.items():
         s = kept[at]
         free = [p for p, _v in s.bindings if p not in deciding]
-        bindings = list(dict.fromkeys(o.bindings for o in others if o.bindings != s.bindings))
-        stands.setdefault(s.bindings, set()).update(bindings)
+        bindings = list(dict.fromkeys(o.bindings for o in others))
+        # (a binding whose other shapes are kept is evaluated itself: not counted as stood for)
+        stands.setdefault(s.bindings, set()).update(b for b in bindings if b not in evaluated)
         shown = []
         for b in bindings[:MAX_LISTED]:
             where = next(o.source for o in others if o.bindings == b).removeprefix("launch at ")

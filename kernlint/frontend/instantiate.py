@@ -25,7 +25,8 @@ def _split_params(text: str) -> list[str]:
     return split_args(text)
 
 
-def _close(code: str, pos: int, open_ch: str, close_ch: str) -> int:
+def matching_close(code: str, pos: int, open_ch: str, close_ch: str) -> int:
+    """The index of the `close_ch` that closes the `open_ch` at `pos` (brackets of that kind nest), -1 if none."""
     depth = 0
     for i in range(pos, len(code)):
         ch = code[i]
@@ -90,7 +91,7 @@ def instantiate_region(text: str, line: int, name: str, binding: dict[str, str],
         if pos >= window_end:
             break
         lt = window_start + m.end() - 1
-        gt = _close(code, lt, "<", ">")
+        gt = matching_close(code, lt, "<", ">")
         if gt < 0:
             continue
         after = code[gt + 1:]
@@ -105,13 +106,13 @@ def instantiate_region(text: str, line: int, name: str, binding: dict[str, str],
     if header is None:
         return None
     pos, lt, gt, paren = header
-    pclose = _close(code, paren, "(", ")")
+    pclose = matching_close(code, paren, "(", ")")
     if pclose < 0:
         return None
     body = code.find("{", pclose)
     if body < 0 or code[pclose + 1:body].strip(" \t\n\r").count(";"):
         return None
-    end = _close(code, body, "{", "}")
+    end = matching_close(code, body, "{", "}")
     if end < 0:
         return None
     decls = _declarations(text[lt + 1:gt], binding)
