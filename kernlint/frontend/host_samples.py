@@ -142,23 +142,19 @@ class _Folder:
                 return lambda env: int(not inner(env))
             if op == "+":
                 return inner
-
-            def other_unary(env: dict[str, int]) -> int:
-                inner(env)
-                raise _Unknown
-            return other_unary
+            return _raise  # (another operator: unknown whatever its operand)
         if kind == K.CALL_EXPR and c.spelling in ("min", "max", "std::min", "std::max") and len(kids) >= 3:
             a, b = self.compiled(kids[-2], depth + 1), self.compiled(kids[-1], depth + 1)
             pick = min if c.spelling.endswith("min") else max
             return lambda env: pick(a(env), b(env))
         if kind == K.BINARY_OPERATOR and len(kids) == 2:
             fn = _BINARY.get(self.op(c) or "")
+            if fn is None:
+                return _raise  # (an operator not folded: unknown whatever its operands)
             a, b = self.compiled(kids[0], depth + 1), self.compiled(kids[1], depth + 1)
 
             def binary(env: dict[str, int]) -> int:
                 x, y = a(env), b(env)
-                if fn is None:
-                    raise _Unknown
                 try:
                     return fn(x, y)
                 except (ZeroDivisionError, ValueError, OverflowError):
