@@ -93,7 +93,7 @@ def test_what_the_kernel_calls_is_lowered_and_the_rest_never(tmp_path: Path) -> 
 def test_the_lint_is_the_same_however_many_functions_are_lowered_first(tmp_path: Path) -> None:
     main = _write(tmp_path)
     lazy = lint_source(MAIN, str(main), OPTS)
-    from kernlint.frontend import clang_frontend
+    from kernlint.frontend import clang_frontend, parse_cache
 
     real = clang_frontend._lower
 
@@ -169,11 +169,12 @@ def test_a_released_template_instance_is_parsed_again(tmp_path: Path) -> None:
 
 
 def test_releasing_frees_the_parse(tmp_path: Path) -> None:
-    """No cursor outlives `release_parses`: libclang's translation unit is freed with the last of them."""
+    """No cursor outlives `release_parses`: libclang's translation unit is freed with the last of them
+    (and with the parse cache's reference, kept for a parse of the same inputs)."""
     import gc
     import weakref
 
-    from kernlint.frontend import clang_frontend
+    from kernlint.frontend import clang_frontend, parse_cache
 
     main = _write(tmp_path)
     parses: list[weakref.ref] = []
@@ -191,5 +192,9 @@ def test_releasing_frees_the_parse(tmp_path: Path) -> None:
     gc.collect()
     assert parses[0]() is not None  # kept alive by the pending functions' cursors
     release_parses()
+    gc.collect()
+    # Only the few units kept for a parse of the same inputs (frontend/parse_cache.py) outlive it.
+    assert parses[0]() in [tu for tu, _stamp in parse_cache._UNITS.values()]
+    parse_cache.clear()
     gc.collect()
     assert parses[0]() is None and len(unit.functions) == 8

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from kernlint.ir import nodes as ir
 from kernlint.ir.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.ir.function_table import FunctionTable
-from kernlint.frontend import shared_ir, shim_pch
+from kernlint.frontend import parse_cache, shared_ir, shim_pch
 from kernlint.ir.includes import scan_includes
 from kernlint.ir.known_cub import is_cub_stub
 from kernlint.ir.known_pipeline import is_async_stub
@@ -193,10 +193,12 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         unsaved += [(p, "") for p in sorted(paths) if p != parse_path]
         if fragment is not None and fragment_text is not None:
             unsaved.append((_clang_name(os.path.abspath(fragment)), fragment_text))
+        options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_INCOMPLETE
+        key, handed = parse_cache.key(parse_path, args, unsaved, options)
         try:
-            tu = index.parse(parse_path, args=args, unsaved_files=unsaved,
-                             options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
-                             | ci.TranslationUnit.PARSE_INCOMPLETE)
+            # (the unit of an earlier parse of the same inputs when there is one: frontend/parse_cache.py)
+            tu = parse_cache.parse(key, handed, [n for n, _t in unsaved if n not in handed],
+                                   lambda: index.parse(parse_path, args=args, unsaved_files=unsaved, options=options))
         except ci.TranslationUnitLoadError as exc:
             if pch is None:
                 raise FrontendError(f"clang could not parse the file: {exc}") from exc
@@ -572,7 +574,8 @@ def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParsePr
 
 def release_parses() -> None:
     """End every parse still open in this process: functions never asked for are not lowered any more,
-    and libclang's translation units are freed (call it when a file is done)."""
+    and libclang's translation units are freed (call it when a file is done), but for the few most recent
+    ones frontend/parse_cache.py keeps for a later parse of the same inputs."""
     for ref in _OPEN:
         table = ref()
         if table is not None:
