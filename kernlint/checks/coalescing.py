@@ -253,8 +253,9 @@ def _at_smallest(e: MemoryAccess, result: KernelResult) -> tuple[str, str, int] 
     an index, a loop bound) or a *row pitch* (`in[x * height + y]`, `odata[x * width + y]`: at least
     as long as the rows it separates) is a size, and a warning under the sampled sizes holds. If the
     site is no warning at the smallest value, the verdict depends on the value and is a conditional
-    info. A parameter without a role in the kernel body (used only in a helper) keeps the byte-stride
-    rule: lanes exactly the parameter apart flip at one element.
+    info. A parameter without a role in the kernel body (used only in a helper: `m(0, i)` of an accessor
+    returning `p[c * ld + r]`) is treated as a stride: nothing shows it is a size, so its smallest value
+    is as plausible as the sampled ones, and a warning must hold there too (issue 28's principle).
     """
     parts = _stride_parameter(e, result)
     if parts is None or result.unit is None:
@@ -268,8 +269,6 @@ def _at_smallest(e: MemoryAccess, result: KernelResult) -> tuple[str, str, int] 
         role = roles.role_of(result.kernel, name, result.unit)
         if role is not None and role.role != roles.STRIDE:
             return None  # an extent or a row pitch: sizes, sampled large
-        if role is None and k != 1:
-            return None
     if any(x == name for x, _v in result.defines):
         return None
     events = _events_with(result, name, value)
@@ -491,10 +490,17 @@ def _diagnostics(result: KernelResult, kind: str, code: str, name: str) -> Itera
             role = roles.role_of(result.kernel, pname, result.unit)
             unit = "a byte stride" if sym == pname else "a stride"
             why = f" ({role.why} at line {role.line})" if role is not None else ""
-            notes.append(f"consecutive lanes are {sym} bytes apart: {pname} is {unit}{why}, never compared with an "
-                         f"index or used as a loop bound, and with {pname} == {pvalue} the lanes are one "
-                         f"{e.width}-byte element apart and the request is coalesced; set --define "
-                         f"{pname}=VALUE to decide")
+            if role is None and sym != pname:
+                notes.append(f"consecutive lanes are {sym} bytes apart: no use of {pname} in the kernel body shows "
+                             f"that it is a size (it is never compared with an index there, never a loop bound or a "
+                             f"row pitch; a helper may use it), so {pname} == {pvalue} is as plausible as the sampled "
+                             f"sizes, and then the lanes are one {e.width}-byte element apart and the request is "
+                             f"coalesced; set --define {pname}=VALUE to decide")
+            else:
+                notes.append(f"consecutive lanes are {sym} bytes apart: {pname} is {unit}{why}, never compared with an "
+                             f"index or used as a loop bound, and with {pname} == {pvalue} the lanes are one "
+                             f"{e.width}-byte element apart and the request is coalesced; set --define "
+                             f"{pname}=VALUE to decide")
         else:
             message = (f"uncoalesced global {verb}: a typical warp request touches {cost.sectors} 32-byte sectors "
                        f"for {used} bytes; {cost.ideal} would suffice ({req_ratio:.1f}x ideal{overall})")

@@ -15,7 +15,7 @@ where plausible follows from the value's use, never from its name:
 
 Extent wins over row pitch, row pitch over stride. Values set by the host (grid size, allocation) are
 not read here: only the kernel body is (helpers it calls are not followed, so a parameter used only
-inside a helper has no role and keeps the byte-stride rule of checks/coalescing.py).
+inside a helper has no role, and checks/coalescing.py treats it as it treats a stride: 1 is plausible).
 
 `fallback_regions` uses the roles for the second question of the issue: a branch whose condition pins a
 stride or layout value (`s == 1`, `ld == n`, a flag parameter) is the code's own fast path, and the

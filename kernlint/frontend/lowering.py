@@ -479,6 +479,13 @@ class _Lowering:
                                  _function_key(defn if defn is not None else ref))
         if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
             return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
+        if ref is not None and ref.kind == K.CXX_METHOD and _is_device(ref) and args \
+                and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
+            # Any other member operator returning a reference (`T& operator()(int r, int c)` of a matrix
+            # accessor, `T& operator*()` of an iterator): the element it refers to, as for operator[].
+            defn = ref.get_definition()
+            return _element_call(name, self.expr(args[0]), tuple(self.expr(a) for a in args[1:]), ctype, span,
+                                 _function_key(defn if defn is not None else ref))
         if ref is not None and _is_device(ref) and args and ref.result_type.kind != ci.TypeKind.LVALUEREFERENCE:
             # A user's operator returning a value (`float3 operator*(float3, float)` of
             # helper_math.h, `V V::operator+(const V&) const`): a call the evaluator inlines.
