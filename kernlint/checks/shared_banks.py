@@ -28,6 +28,7 @@ from kernlint.checks.bank_sites import (
     _sites,
     measure_site,
 )
+from kernlint.checks import bank_values
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
 from kernlint.base.diagnostics import Diagnostic, Edit, Severity
@@ -757,10 +758,23 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
     e = site.first
     what = " and ".join(site.kinds)
     phases = shared_phases(site.width)
-    message = (f"shared-memory {what} of {site.root}: {site.ways}-way bank conflict; the warp request takes "
-               f"{site.wavefronts} wavefronts where {site.ideal} would do")
-    severity = KL201.severity
     average = site.total_wavefronts / site.total_ideal if site.total_ideal else float(site.ways)
+    share = (site.total_wavefronts - site.total_ideal) / kernel_wavefronts if kernel_wavefronts else 1.0
+    issued = _kernel_operations(result)
+    work_share = (site.total_wavefronts - site.total_ideal) / issued if issued else None
+    small = average >= MATERIAL_AVERAGE and (share < IMPACT_FRACTION
+                                             or (work_share is not None and work_share < ISSUE_FRACTION))
+    # A warning made by the sampled sizes alone (checks/bank_values.py): asked only of what would warn, as
+    # each question is an evaluation of the kernel more.
+    flip = bank_values.milder_at(result, site) if average >= MATERIAL_AVERAGE and not small else None
+    depends = ""
+    if flip is not None:
+        name, samples, value, ways = flip
+        depends = (f" with {name} sampled as a size ({' and '.join(map(str, samples))}), {ways}-way with "
+                   f"{name} = {value}: it depends on {name}")
+    message = (f"shared-memory {what} of {site.root}: {site.ways}-way bank conflict{depends}; the warp request "
+               f"takes {site.wavefronts} wavefronts where {site.ideal} would do")
+    severity = KL201.severity
     conflicted_steps = [st for st in site.steps if st.ways >= 2]
     if average < MATERIAL_AVERAGE:
         # Conflicts in a few steps of a network (a sort's compare-exchange strides) or a few
@@ -772,11 +786,6 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
                     f"{site.requests} evaluated)")
     elif site.typical_ways != site.ways:
         message += f" (worst request; typical {site.typical_ways}-way)"
-    share = (site.total_wavefronts - site.total_ideal) / kernel_wavefronts if kernel_wavefronts else 1.0
-    issued = _kernel_operations(result)
-    work_share = (site.total_wavefronts - site.total_ideal) / issued if issued else None
-    small = severity is not Severity.INFO and (share < IMPACT_FRACTION
-                                               or (work_share is not None and work_share < ISSUE_FRACTION))
     if small:
         # A one-off access beside the kernel's main shared traffic (a final merge by one warp), or
         # conflicts that are a small part of the kernel's work: the message states the figure.
@@ -785,6 +794,8 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
             message += f" ({100 * share:.1f} % of the kernel's shared-memory wavefronts: info)"
         else:
             message += f" ({100 * (work_share or 0.0):.1f} % of the kernel's warp instructions: info)"
+    if flip is not None:
+        severity = Severity.INFO
     headline = fix.headline
     after = dict(fix.site_ways).get((e.span.line, e.span.column))
     if headline.endswith(" to reduce it") and after is not None and after >= site.ways:
@@ -808,7 +819,11 @@ def _diagnostic(result: KernelResult, site: SiteBanks, fix: Fix, kernel_wavefron
     steps = _steps_note(site)
     if steps:
         notes.append(steps)
-    if small and share < IMPACT_FRACTION:
+    if flip is not None:
+        notes.append(f"severity info: the lanes' spacing scales with {flip[0]}, which kernlint sampled as a size: "
+                     f"every sample is a multiple of the {SHARED_BANKS} banks, and an odd {flip[0]} is as "
+                     f"plausible; set --define {flip[0]}=VALUE to decide")
+    elif small and share < IMPACT_FRACTION:
         notes.append(f"severity info: its extra wavefronts are {100 * share:.1f} % of the kernel's evaluated "
                      f"shared-memory wavefronts (warning from {100 * IMPACT_FRACTION:.0f} %)")
     elif small:
