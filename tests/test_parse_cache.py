@@ -96,3 +96,26 @@ def test_only_a_few_units_are_kept(tmp_path, clang_parses) -> None:
     assert len(parse_cache._UNITS) == parse_cache.MAX_UNITS
     parse_source(MAIN + "\n", main)  # the oldest was dropped
     assert clang_parses.count("main.cu") == parse_cache.MAX_UNITS + 2
+
+
+def test_a_parse_after_the_pch_is_built_takes_the_unit_parsed_with_the_shim_as_text(tmp_path, clang_parses,
+                                                                                   monkeypatch) -> None:
+    """A process builds its shim PCH on its third parse (shim_pch.py): the index's read of a file, another
+    file, then the file's lint. The lint takes the index's unit (the shim as text) rather than parsing again
+    with the PCH: the IR is the same either way."""
+    from kernlint.frontend import shim_pch
+
+    monkeypatch.delenv("KERNLINT_NO_PCH", raising=False)
+    monkeypatch.setattr(shim_pch, "_parses", 0)
+    monkeypatch.setattr(shim_pch, "_disabled", False)
+    monkeypatch.setattr(shim_pch, "_built", {})
+    main, _frag = _project(tmp_path)
+    other = tmp_path / "other.cu"
+    other.write_text("__global__ void o(float* a) { a[threadIdx.x] = 2.0f; }\n")
+    first = parse_source(MAIN, main)
+    parse_source(other.read_text(), str(other))
+    again = parse_source(MAIN, main)  # the process's third parse
+    assert clang_parses.count("main.cu") == 1
+    assert _shape(again) == _shape(first)
+    parse_source(other.read_text() + "\n", str(other))  # not parsed before: the PCH is built for it
+    assert any(shim_pch._built.values())

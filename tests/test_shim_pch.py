@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.frontend import clang_frontend as cf
-from kernlint.frontend import shim_pch
+from kernlint.frontend import parse_cache, shim_pch
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "fixtures").glob("*.cu"))
@@ -19,6 +19,7 @@ FIXTURES = sorted((ROOT / "fixtures").glob("*.cu"))
 
 def _parse(path: Path, parses: int) -> object:
     shim_pch._parses = parses  # 0: the shim as text (a process's first parse); WARM_PARSES and more: the PCH
+    parse_cache.clear()  # (a unit kept from the text parse would be taken instead of a PCH parse)
     try:
         return cf.parse_source(path.read_text(), str(path))
     except cf.FrontendError as exc:

@@ -168,32 +168,44 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     include_dirs = tuple(_clang_name(os.path.abspath(d)) for d in include_dirs)
     base = ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-nostdinc", "-nostdinc++",
             *_clang_arch_args(arch), "-std=c++17", "-fsyntax-only", "-Wno-everything", "-ferror-limit=0"]
-    pch = shim_pch.pch_for(ci, shim_path(), base + [f"-D{d}" for d in defines])  # see shim_pch.py
-    args = base + (["-include-pch", pch] if pch else ["-include", shim_path()])
     # The main file's directory is searched after the user's include directories for `<name>` too
     # (nvcc builds nearly always pass it: the CUDA SDK's common.mk and Rodinia's makefiles add `-I.`;
     # kernlint's own nvcc run passes it first). The stub directory comes last, so a stub never hides
     # a real header of the same name.
     here = os.path.dirname(parse_path) if path != "<stdin>" else ""
-    args += [f"-I{d}" for d in include_dirs] + ([f"-I{here}"] if here and here not in include_dirs else [])
-    args += [f"-I{STUB_DIR}"]
-    args += [f"-D{d}" for d in defines]
+    tail = [f"-I{d}" for d in include_dirs] + ([f"-I{here}"] if here and here not in include_dirs else [])
+    tail += [f"-I{STUB_DIR}"]
+    tail += [f"-D{d}" for d in defines]
     names, paths = _stub_includes(text, parse_path, include_dirs + ((here,) if here else ()))
     for name in pre_includes:
-        args += ["-include", name]
+        tail += ["-include", name]
         names.add(name)  # (the stub: searched after every include directory, so a real header wins)
     text = clang_spelling(text)
     if fragment_text is not None:
         fragment_text = clang_spelling(fragment_text)
-    # With the PCH, the index leaves out the shim's declarations (they come from the PCH).
-    index = ci.Index.create(excludeDecls=pch is not None and shim_pch.EXCLUDE)
-    tu = None
-    for _round in range(_MAX_PARSE_ROUNDS):
+    options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_INCOMPLETE
+
+    def unsaved_files() -> list[tuple[str, str]]:
         unsaved = [(parse_path, text)] + [(f"{STUB_DIR}/{n}", stub_text(n)) for n in sorted(names)]
         unsaved += [(p, "") for p in sorted(paths) if p != parse_path]
         if fragment is not None and fragment_text is not None:
             unsaved.append((_clang_name(os.path.abspath(fragment)), fragment_text))
-        options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | ci.TranslationUnit.PARSE_INCOMPLETE
+        return unsaved
+
+    as_text = base + ["-include", shim_path()] + tail
+    if parse_cache.kept(parse_path, as_text, unsaved_files(), options):
+        # These inputs were parsed with the shim as text before (the project index's read of the file, then
+        # its lint, with the process's PCH built in between): that unit, as with the PCH off (the IR is
+        # the same either way: shim_pch.py).
+        pch = None
+    else:
+        pch = shim_pch.pch_for(ci, shim_path(), base + [f"-D{d}" for d in defines])  # see shim_pch.py
+    args = base + (["-include-pch", pch] if pch else ["-include", shim_path()]) + tail
+    # With the PCH, the index leaves out the shim's declarations (they come from the PCH).
+    index = ci.Index.create(excludeDecls=pch is not None and shim_pch.EXCLUDE)
+    tu = None
+    for _round in range(_MAX_PARSE_ROUNDS):
+        unsaved = unsaved_files()
         key, handed = parse_cache.key(parse_path, args, unsaved, options)
         try:
             # (the unit of an earlier parse of the same inputs when there is one: frontend/parse_cache.py)

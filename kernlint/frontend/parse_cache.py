@@ -63,6 +63,13 @@ def _stamp(paths: list[str], unsaved: set[str]) -> tuple[tuple[str, int, int], .
     return tuple(out)
 
 
+def kept(path: str, args: list[str], unsaved: list[tuple[str, str]], options: int) -> bool:
+    """Whether a unit of these inputs is kept, its files unchanged (what `parse` would take)."""
+    k, handed = key(path, args, unsaved, options)
+    hit = _UNITS.get(k)
+    return hit is not None and _stamp([p for p, _s, _m in hit[1]], handed) == hit[1]
+
+
 def parse(k: str, handed: frozenset[str], disk_copies: list[str], run: Callable[[], Any]) -> Any:
     """The unit kept under `k` (`key`) if the files it read are unchanged, else `run()` (kept when it
     succeeds). `handed`: the unsaved files in the key; `disk_copies`: the others (checked as read from disk)."""
