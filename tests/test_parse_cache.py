@@ -119,3 +119,19 @@ def test_a_parse_after_the_pch_is_built_takes_the_unit_parsed_with_the_shim_as_t
     assert _shape(again) == _shape(first)
     parse_source(other.read_text() + "\n", str(other))  # not parsed before: the PCH is built for it
     assert any(shim_pch._built.values())
+
+
+def test_a_header_created_where_it_shadows_the_one_read_parses_again(tmp_path, clang_parses) -> None:
+    src, inc = tmp_path / "src", tmp_path / "inc"
+    src.mkdir()
+    inc.mkdir()
+    (inc / "defs.h").write_text(HEADER)
+    text = '#include "defs.h"\n__global__ void k(float* a) { a[threadIdx.x * WIDTH] = 1.0f; }\n'
+    (src / "k.cu").write_text(text)
+    before = parse_source(text, str(src / "k.cu"), include_dirs=(str(inc),))
+    assert "64" in repr(before.kernels[0].body)
+    # The includer's own directory is searched before -I (quoted include): a header created there wins.
+    (src / "defs.h").write_text("#define WIDTH 16\n")
+    after = parse_source(text, str(src / "k.cu"), include_dirs=(str(inc),))
+    assert clang_parses.count("k.cu") == 2
+    assert "16" in repr(after.kernels[0].body) and "64" not in repr(after.kernels[0].body)

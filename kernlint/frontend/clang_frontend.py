@@ -210,7 +210,8 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
         try:
             # (the unit of an earlier parse of the same inputs when there is one: frontend/parse_cache.py)
             tu = parse_cache.parse(key, handed, [n for n, _t in unsaved if n not in handed],
-                                   lambda: index.parse(parse_path, args=args, unsaved_files=unsaved, options=options))
+                                   lambda: index.parse(parse_path, args=args, unsaved_files=unsaved, options=options),
+                                   tuple(a[2:] for a in args if a.startswith("-I")))
         except ci.TranslationUnitLoadError as exc:
             if pch is None:
                 raise FrontendError(f"clang could not parse the file: {exc}") from exc

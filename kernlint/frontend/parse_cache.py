@@ -10,8 +10,9 @@ one (0.65 s of 3.5 s of clang in one process; interval.cu parses two inputs five
 A parse's result depends only on what clang reads: the arguments, the unsaved files (the text handed to
 it), and the files it opens on disk. So the key is the arguments, the options and the unsaved files, an
 unsaved file whose text is its disk copy's left out (it reads the same bytes); a kept unit is used again
-only while every file it read from disk still has the size and modification time it had, so an edited
-header (`kernlint server`, a long-lived process) is parsed again. The few most recent units are kept.
+only while every file it read from disk, and every directory it searched or read from, still has the size
+and modification time it had: an edited header (`kernlint server`, a long-lived process) or a header
+created where it would shadow the one found before is parsed again. The few most recent units are kept.
 """
 from __future__ import annotations
 
@@ -70,9 +71,12 @@ def kept(path: str, args: list[str], unsaved: list[tuple[str, str]], options: in
     return hit is not None and _stamp([p for p, _s, _m in hit[1]], handed) == hit[1]
 
 
-def parse(k: str, handed: frozenset[str], disk_copies: list[str], run: Callable[[], Any]) -> Any:
+def parse(k: str, handed: frozenset[str], disk_copies: list[str], run: Callable[[], Any],
+          search_dirs: tuple[str, ...] = ()) -> Any:
     """The unit kept under `k` (`key`) if the files it read are unchanged, else `run()` (kept when it
-    succeeds). `handed`: the unsaved files in the key; `disk_copies`: the others (checked as read from disk)."""
+    succeeds). `handed`: the unsaved files in the key; `disk_copies`: the others (checked as read from disk);
+    `search_dirs`: the include directories, checked with the directories of the files read (a header
+    created in one, which would shadow a header found later in the search, changes its mtime)."""
     hit = _UNITS.get(k)
     if hit is not None:
         tu, stamp = hit
@@ -82,7 +86,9 @@ def parse(k: str, handed: frozenset[str], disk_copies: list[str], run: Callable[
         del _UNITS[k]
     tu = run()
     if tu is not None:
-        stamp = _stamp(sorted({inc.include.name for inc in tu.get_includes()} | {tu.spelling, *disk_copies}), handed)
+        read = {inc.include.name for inc in tu.get_includes()} | {tu.spelling, *disk_copies}
+        dirs = {os.path.dirname(p) for p in read} | set(search_dirs)
+        stamp = _stamp(sorted(read | {d for d in dirs if d and os.path.isdir(d)}), handed)
         if stamp is not None:
             _UNITS[k] = (tu, stamp)
             while len(_UNITS) > MAX_UNITS:
