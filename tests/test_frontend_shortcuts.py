@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernlint.frontend import clang_frontend as cf
-from kernlint.frontend import shim_pch
+from kernlint.frontend import parse_cache, shim_pch
 from kernlint.frontend.clang_launches import _may_assign
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,6 +16,7 @@ FIXTURES = sorted((ROOT / "fixtures").glob("*.cu"))
 
 def _parse(path: Path, pch: bool) -> object:
     shim_pch._parses = shim_pch.WARM_PARSES if pch else 0  # the shim as a PCH, or as text
+    parse_cache.clear()  # (a unit kept from the text parse would be taken instead of a PCH parse)
     return cf.parse_source(path.read_text(), str(path))
 
 
