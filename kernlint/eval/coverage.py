@@ -83,6 +83,8 @@ REASONS: dict[str, tuple[str, str, str]] = {
                         "a pointer: what it reads or writes there was not evaluated",
                         "calls `{d}`, which kernlint could not resolve (undeclared: a header not found?)",
                         "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
+    "unread_body": ("calls {d}, whose body kernlint did not read: what it reads or writes there was not evaluated",
+                    "calls {d}, whose body kernlint did not read", ""),
     "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
                 "evaluate (its accesses are inside the library)",
                 "calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
@@ -256,6 +258,20 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     if fn is None or fn.body is None or fn.is_kernel:
         return None
     return fn
+
+
+def unread_callee(tu: ir.TranslationUnit, e: ir.Call) -> str:
+    """For a call of a function the user's code declares (ir.Call.written) whose body kernlint does not have
+    (a function defined in another file, or one the front end did not lower): its reason's detail, the
+    name and place (`` `f` (k.cu:2) ``); "" for any other call, which kernlint inlines or models. Such a call
+    is an access site coverage counts as seen, and the evaluator as not evaluated: what the body reads,
+    writes or branches on is unknown, so the kernel is not called fully analysed."""
+    if not e.written or (e.scope and is_library_transfer(e)):
+        return ""  # (a library's copy or MMA has its own reason)
+    if target_function(tu, e) is not None or find_callee(tu, e) is not None:
+        return ""
+    place = e.written[e.written.rfind("@") + 1:]
+    return f"`{e.name}` ({place.rpartition('/')[2]})"
 
 
 @by_identity(max_entries=4096)  # asked at every evaluation of a `?:`
@@ -483,6 +499,8 @@ class _Walker:
         if name in _BARRIERS or name.endswith("_sync") or name == "__syncwarp":
             return
         callee = find_callee(self.tu, e)
+        if callee is None and unread_callee(self.tu, e):
+            self.site(e.span, outer, ACCESS)  # a body kernlint does not have: seen, not evaluated
         if callee is None or callee.key in self.stack or depth > MAX_INLINE_DEPTH:
             return
         self.stack.append(callee.key)

@@ -22,6 +22,14 @@ class CallsMixin:
     """Interpreter methods: calls."""
 
     def eval_call(self, e: ir.Call) -> Val:
+        if e.written and cov.unread_callee(self.tu, e):
+            # A body kernlint does not have (coverage counted an access there): dropped when the call falls
+            # through to the end of _eval_call, else (found as a method of the bound class: find_method) not one.
+            key = self.site_key(e.span, cov.ACCESS)
+            v = self._eval_call(e)
+            if key not in self.cov.drops:
+                self.cov.local.add(key)
+            return v
         if not e.scope or not library_calls.is_library_transfer(e):
             return self._eval_call(e)
         # A library copy/MMA (eval/library_calls.py): seen and not evaluated, unless a model here took it.
@@ -161,6 +169,9 @@ class CallsMixin:
             # An operator clang could not resolve, in a kernel whose parameter types are names from a
             # missing header (`a[i]` on `cufftComplex *a`): those names are why.
             return unknown(*args, why=("missing_type", missing[0]), uniform=False)
+        unread = cov.unread_callee(self.tu, e) if e.written else ""
+        if unread:
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("unread_body", unread))
         if e.scope and library_calls.is_library_transfer(e):
             # (a group's memcpy_async is a collective copy: its reason says so, ir/known_pipeline.py)
             kind = "collective_copy" if e.name == "memcpy_async" else "library"
