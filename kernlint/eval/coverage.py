@@ -15,7 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint.ir import nodes as ir
-from kernlint.eval.library_calls import is_asm_access, is_asm_ld_st, is_async_copy, is_library_transfer, unresolved_call
+from kernlint.eval.library_calls import (
+    indirect_call,
+    is_asm_access,
+    is_asm_ld_st,
+    is_async_copy,
+    is_library_transfer,
+    unresolved_call,
+)
 from kernlint.base.frozen import frozen
 from kernlint.base.memo import by_identities, by_identity
 
@@ -85,6 +92,9 @@ REASONS: dict[str, tuple[str, str, str]] = {
                         "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
     "unread_body": ("calls {d}, whose body kernlint did not read: what it reads or writes there was not evaluated",
                     "calls {d}, whose body kernlint did not read", ""),
+    "indirect_call": ("calls through `{d}`, a function pointer or function object whose callee kernlint could not "
+                      "tell, passing it a pointer: what the callee reads or writes there was not evaluated",
+                      "calls through `{d}`, whose callee kernlint could not tell", ""),
     "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
                 "evaluate (its accesses are inside the library)",
                 "calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
@@ -205,7 +215,9 @@ def is_local_storage(e: ir.Expr, shared: Iterable[str] = ()) -> bool:
         return (e.kind in ("local", "param") and e.ctype.kind in ("array", "struct", "template")
                 and e.name not in shared)
     if isinstance(e, ir.Member) and not e.arrow:
-        return is_local_storage(e.base, shared)
+        # (a pointer field of a local object, `obj.p` in `obj.p[i]` or `this->p[i]` in a method, points
+        # to memory: what it points to is not the object's registers)
+        return e.ctype.kind != "pointer" and is_local_storage(e.base, shared)
     if isinstance(e, ir.Index) and e.ctype.kind in ("array", "struct", "template"):
         # a row of a local array, or one of its objects (`accum[i][j].x[0]` on an array of fragments)
         return is_local_storage(e.base, shared)
@@ -499,7 +511,7 @@ class _Walker:
         if name in _BARRIERS or name.endswith("_sync") or name == "__syncwarp":
             return
         callee = find_callee(self.tu, e)
-        if callee is None and unread_callee(self.tu, e):
+        if callee is None and (unread_callee(self.tu, e) or indirect_call(e)):
             self.site(e.span, outer, ACCESS)  # a body kernlint does not have: seen, not evaluated
         if callee is None or callee.key in self.stack or depth > MAX_INLINE_DEPTH:
             return

@@ -172,11 +172,13 @@ class CallsMixin:
         unread = cov.unread_callee(self.tu, e) if e.written else ""
         if unread:
             self.cov.drop(self.site_key(e.span, cov.ACCESS), ("unread_body", unread))
+        elif library_calls.indirect_call(e):
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("indirect_call", e.via))
         if e.scope and library_calls.is_library_transfer(e):
             # (a group's memcpy_async is a collective copy: its reason says so, ir/known_pipeline.py)
             kind = "collective_copy" if e.name == "memcpy_async" else "library"
             self.cov.drop(self.site_key(e.span, cov.ACCESS), (kind, library_calls.qualified(e)))
-        return unknown(*args, why=("fnptr", e.via) if e.via else ("call", name), uniform=False)
+        return unknown(*args, why=("fnptr", e.via) if e.via and not name else ("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:
         """`make_float3(a, b, c)` (a CUDA vector constructor, one scalar per component): a value whose

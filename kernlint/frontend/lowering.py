@@ -55,6 +55,9 @@ class _Lowering:
         # Local references bound to an element of memory, lowered as pointers (frontend/memory_refs.py).
         self.memory_refs: set[tuple[int, int | None]] = set()
         self.main: MainText | None = None  # the lowered file, for its tokens (clang_base.MainText)
+        # The classes and lambdas defined inside the bodies lowered since the front end last took them: their
+        # call operators and methods are recorded for lowering on demand (clang_frontend._defer_local_methods).
+        self.local_defs: list[ci.Cursor] = []
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -139,6 +142,8 @@ class _Lowering:
             return self.call(c, span)
         if kind == K.INIT_LIST_EXPR:
             return ir.InitList(tuple(self.expr(k) for k in c.get_children()), self.ctype(c), span)
+        if kind == K.LAMBDA_EXPR:
+            self.local_defs.append(c)
         v = _evaluate(c) if kind.is_expression() else None
         if v is not None:
             return ir.Lit(v, self.ctype(c), span)
@@ -364,6 +369,13 @@ class _Lowering:
                     name, ref, arg_kids = fn_decl.spelling, fn_decl, kids[1:]
                 else:
                     name, via = "", var
+            elif inner.kind == K.DECL_REF_EXPR and inner.referenced is not None \
+                    and inner.referenced.kind in (K.VAR_DECL, K.PARM_DECL) and _called_variable(c, inner):
+                # `f(p, i)` with `f` a variable of a template parameter's type (`template <class F> ...
+                # apply(F f, ...)`): a function object or pointer whose callee clang resolves only when
+                # the template is bound; kernlint reads the pattern, so the callee is unknown. (Its name is
+                # kept, and the arguments are the call's: the value is "returned by `f()`" as before.)
+                name = via = inner.spelling
             elif inner.kind == K.DECL_REF_EXPR:
                 name = inner.spelling
                 template_args = _template_args_from_tokens(inner, self.main)
@@ -514,7 +526,9 @@ class _Lowering:
         if kind == K.COMPOUND_STMT:
             return ir.Block(tuple(self.stmts(c.get_children())), span)
         if kind == K.DECL_STMT:
-            decls = [self.var_decl(v) for v in c.get_children() if v.kind == K.VAR_DECL]
+            kids = list(c.get_children())
+            self.local_defs.extend(k for k in kids if k.kind in (K.STRUCT_DECL, K.CLASS_DECL) and k.is_definition())
+            decls = [self.var_decl(v) for v in kids if v.kind == K.VAR_DECL]
             if len(decls) == 1:
                 return decls[0]
             return ir.Block(tuple(decls), span, scope=False)
@@ -762,6 +776,13 @@ def _element_call(name: str, receiver: ir.Expr, args: tuple[ir.Expr, ...], ctype
     yields the element's address (see _address_returns) and the expression is that element."""
     ptr = ir.CType("pointer", 8, False, pointee=ctype, name=ctype.name + " *")
     return ir.Unary("*", ir.Call(name, args, ptr, span, receiver, target, template_args, written=written), ctype, span)
+
+
+def _called_variable(c: "ci.Cursor", ref: "ci.Cursor") -> bool:
+    """Whether call `c`, whose first child is `ref` (a variable's name), calls that variable (`f(p, i)`), not
+    constructs a dependent type from it (`typename K::Load(smem)(...)`: clang lists only the arguments)."""
+    first = next(iter(c.get_tokens()), None)
+    return first is not None and first.spelling == ref.spelling and ref.extent.start == c.extent.start
 
 
 _CALLABLE_KINDS = (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD, K.CONSTRUCTOR, K.CONVERSION_FUNCTION)
