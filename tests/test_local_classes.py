@@ -76,7 +76,8 @@ def test_a_lambda_that_captures_nothing_is_lowered_one_that_captures_is_said_not
                  + "    auto f = [&]() { a[i * 32] = 0.0f; };\n    if (i < n) f();\n}\n")
     res, rec = _lint(capturing)
     assert [d.code for d in res.diagnostics] == ["KL904"] and rec.status == "partial"
-    assert [(g.kind, g.detail) for g in rec.gaps] == [("unread_body", "`operator()` (k.cu:3)")]
+    assert [(g.kind, g.detail) for g in rec.gaps] == [
+        ("unread_body", "the lambda at k.cu:3 (one that captures variables is not followed)")]
 
 
 def test_a_pointer_field_of_a_local_object_points_to_memory() -> None:

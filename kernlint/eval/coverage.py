@@ -90,8 +90,8 @@ REASONS: dict[str, tuple[str, str, str]] = {
                         "a pointer: what it reads or writes there was not evaluated",
                         "calls `{d}`, which kernlint could not resolve (undeclared: a header not found?)",
                         "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
-    "unread_body": ("calls {d}, whose body kernlint did not read: what it reads or writes there was not evaluated",
-                    "calls {d}, whose body kernlint did not read", ""),
+    "unread_body": ("calls {d}: kernlint did not read its body, so what it reads or writes there was not evaluated",
+                    "calls {d}: kernlint did not read its body", ""),
     "indirect_call": ("calls through `{d}`, a function pointer or function object whose callee kernlint could not "
                       "tell, passing it a pointer: what the callee reads or writes there was not evaluated",
                       "calls through `{d}`, whose callee kernlint could not tell", ""),
@@ -275,15 +275,21 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
 def unread_callee(tu: ir.TranslationUnit, e: ir.Call) -> str:
     """For a call of a function the user's code declares (ir.Call.written) whose body kernlint does not have
     (a function defined in another file, or one the front end did not lower): its reason's detail, the
-    name and place (`` `f` (k.cu:2) ``); "" for any other call, which kernlint inlines or models. Such a call
-    is an access site coverage counts as seen, and the evaluator as not evaluated: what the body reads,
-    writes or branches on is unknown, so the kernel is not called fully analysed."""
+    callee and where it is (`` `g` (declared at k.cu:1, defined in none of the code kernlint read) ``); "" for any
+    other call, which kernlint inlines or models. Such a call is an access site coverage counts as seen, and
+    the evaluator as not evaluated: what the body reads, writes or branches on is unknown, so the kernel is
+    not called fully analysed."""
     if not e.written or (e.scope and is_library_transfer(e)):
         return ""  # (a library's copy or MMA has its own reason)
     if target_function(tu, e) is not None or find_callee(tu, e) is not None:
         return ""
-    place = e.written[e.written.rfind("@") + 1:]
-    return f"`{e.name}` ({place.rpartition('/')[2]})"
+    place = e.written[e.written.rfind("@") + 1:].rpartition("/")[2]
+    closure = e.receiver.ctype.name if e.receiver is not None else ""
+    if "lambda at " in closure:  # (clang names a closure type `(lambda at FILE:LINE:COL)`)
+        return f"the lambda at {place} (one that captures variables is not followed)"
+    if not e.target:  # (clang found no definition: ir.Call.written names the declaration)
+        return f"`{e.name}` (declared at {place}, defined in none of the code kernlint read)"
+    return f"`{e.name}` ({place})"
 
 
 @by_identity(max_entries=4096)  # asked at every evaluation of a `?:`
