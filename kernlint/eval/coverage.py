@@ -255,8 +255,8 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     device function of that name and parameter count in the file, when it is unambiguous.
     """
     fn = target_function(tu, e)
-    if fn is None and e.receiver is not None:
-        return None
+    if fn is None and (e.receiver is not None or e.via):
+        return None  # (a call through a variable is never a function of its name: interp_calls.function_object_call)
     if fn is None:
         matches = [f for f in tu.functions.named(e.name) if len(f.params) == len(e.args) and not f.is_kernel]
         if len(matches) > 1 and e.template_args:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 
 from kernlint.ir import nodes as ir
@@ -22,7 +24,7 @@ class CallsMixin:
     """Interpreter methods: calls."""
 
     def eval_call(self, e: ir.Call) -> Val:
-        if e.written and cov.unread_callee(self.tu, e):
+        if e.written and cov.unread_callee(self.tu, e) or library_calls.indirect_call(e):
             # A body kernlint does not have (coverage counted an access there): dropped when the call falls
             # through to the end of _eval_call, else (found as a method of the bound class: find_method) not one.
             key = self.site_key(e.span, cov.ACCESS)
@@ -136,6 +138,10 @@ class CallsMixin:
             v = self.eval(e.args[-1])
             self.store(e.args[0], v, e.span)
             return v
+        if e.via and e.name == e.via and e.receiver is None and len(self.frames) <= MAX_INLINE_DEPTH:
+            called = self.function_object_call(e)
+            if called is not None:
+                return self.inline(*called)
         callee = self.find_callee(e)
         if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
             return self.inline(callee, e)
@@ -206,6 +212,27 @@ class CallsMixin:
         if fn is None and e.receiver is not None and cov.target_function(self.tu, e) is None:
             return self.find_method(e)
         return fn
+
+    def function_object_call(self, e: ir.Call) -> tuple[ir.Function, ir.Call] | None:
+        """`f(p, i)` in a template helper, with `f` a parameter the caller bound to an object of a class with one
+        `operator()` of that arity, or to a lambda (kernlint's lowered call operator, found by the closure
+        type's place): that operator, and the call as a call of it on `f`. None otherwise (the call stays
+        unknown: eval/library_calls.indirect_call)."""
+        t = self.frame.callable_types.get(e.via)
+        if t is None:
+            return None
+        fn = None
+        m = _CLOSURE.search(t.name)
+        if m is not None:
+            fn = cov.target_function(self.tu, ir.Call("operator()", (), t, e.span, target=f"operator()@{m.group(1)}"))
+        else:
+            owner = " ".join(t.name.replace("const ", "").replace("struct ", "").replace("class ", "").split())
+            matches = [f for f in self.tu.functions.named(f"{owner}::operator()")
+                       if len(f.params) == len(e.args) and f.body is not None]
+            fn = matches[0] if len(matches) == 1 else None
+        if fn is None or fn.body is None or len(fn.params) != len(e.args):
+            return None
+        return fn, ir.Call("operator()", e.args, e.ctype, e.span, ir.Ref(e.via, "param", t, e.span), fn.key)
 
     def returned_element_type(self, call: ir.Call) -> ir.CType | None:
         """The element type behind a reference-returning method called in a template (`sdata[i]` with
@@ -361,6 +388,10 @@ class CallsMixin:
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask
             frame.ctype_of[p.name] = t
+            if t.kind in ("template", "unknown") and i < len(e.args):
+                at = self.resolve(e.args[i].ctype)
+                if at.kind == "struct" and at.name:
+                    frame.callable_types[p.name] = at
         # Bind the callee's template type parameters from the argument types where they are plain.
         if callee.template_params:
             new_b = dict(self.bindings)
@@ -415,6 +446,8 @@ class CallsMixin:
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
 
+
+_CLOSURE = re.compile(r"\(lambda at (.+:\d+):\d+\)")  # clang's name of a closure type: its file, line, column
 
 _OBJECT_BODIES: dict[tuple[int, frozenset[str], ir.Span], tuple[ir.Function, ir.Block]] = {}
 
