@@ -129,3 +129,18 @@ def test_a_function_object_call_is_not_a_function_of_the_variable_s_name() -> No
            "__global__ void k(float* a, int n) {\n" + _INDEX + "    if (i < n) apply(Op(), a, i);\n}\n")
     res, rec = _lint(src)
     assert (rec.status, rec.accesses_seen, rec.accesses_evaluated) == ("full", 1, 1) and not res.diagnostics, rec
+
+
+def test_a_helper_shared_between_the_parses_of_a_template_s_bindings_keeps_its_local_class() -> None:
+    """Each binding of `k` is its own parse, and the helper `h` lowered by the first is shared with the second
+    (frontend/shared_ir.py) without being lowered there: its local class is then found from its cursors. Both
+    bindings evaluated: fully analysed, and S = 32's store (lanes 128 bytes apart, 8.0x) is KL102."""
+    src = ("__device__ void h(float* a, int i, int s) {\n"
+           "    struct L { __device__ static void f(float* p, int i, int s) { p[i * s] = 0.0f; } };\n"
+           "    L::f(a, i, s);\n}\n"
+           "template <int S>\n__global__ void k(float* a, int n) {\n" + _INDEX + "    if (i < n) h(a, i, S);\n}\n")
+    res = lint_source(src + "int main() { float* a; k<16><<<64, 256>>>(a, 1 << 20); "
+                      "k<32><<<64, 256>>>(a, 1 << 20); }\n", "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    assert rec.status == "full", rec
+    assert [(d.code, d.line) for d in res.diagnostics] == [("KL102", 2)], res.diagnostics
