@@ -15,7 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kernlint.ir import nodes as ir
-from kernlint.eval.library_calls import is_asm_access, is_asm_ld_st, is_async_copy, is_library_transfer, unresolved_call
+from kernlint.eval.library_calls import (
+    indirect_call,
+    is_asm_access,
+    is_asm_ld_st,
+    is_async_copy,
+    is_library_transfer,
+    unresolved_call,
+)
 from kernlint.base.frozen import frozen
 from kernlint.base.memo import by_identities, by_identity
 
@@ -83,6 +90,11 @@ REASONS: dict[str, tuple[str, str, str]] = {
                         "a pointer: what it reads or writes there was not evaluated",
                         "calls `{d}`, which kernlint could not resolve (undeclared: a header not found?)",
                         "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
+    "unread_body": ("calls {d}: kernlint did not read its body, so what it reads or writes there was not evaluated",
+                    "calls {d}: kernlint did not read its body", ""),
+    "indirect_call": ("calls through `{d}`, a function pointer or function object whose callee kernlint could not "
+                      "tell, passing it a pointer: what the callee reads or writes there was not evaluated",
+                      "calls through `{d}`, whose callee kernlint could not tell", ""),
     "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
                 "evaluate (its accesses are inside the library)",
                 "calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
@@ -203,7 +215,9 @@ def is_local_storage(e: ir.Expr, shared: Iterable[str] = ()) -> bool:
         return (e.kind in ("local", "param") and e.ctype.kind in ("array", "struct", "template")
                 and e.name not in shared)
     if isinstance(e, ir.Member) and not e.arrow:
-        return is_local_storage(e.base, shared)
+        # (a pointer field of a local object, `obj.p` in `obj.p[i]` or `this->p[i]` in a method, points
+        # to memory: what it points to is not the object's registers)
+        return e.ctype.kind != "pointer" and is_local_storage(e.base, shared)
     if isinstance(e, ir.Index) and e.ctype.kind in ("array", "struct", "template"):
         # a row of a local array, or one of its objects (`accum[i][j].x[0]` on an array of fragments)
         return is_local_storage(e.base, shared)
@@ -241,8 +255,8 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     device function of that name and parameter count in the file, when it is unambiguous.
     """
     fn = target_function(tu, e)
-    if fn is None and e.receiver is not None:
-        return None
+    if fn is None and (e.receiver is not None or e.via):
+        return None  # (a call through a variable is never a function of its name: interp_calls.function_object_call)
     if fn is None:
         matches = [f for f in tu.functions.named(e.name) if len(f.params) == len(e.args) and not f.is_kernel]
         if len(matches) > 1 and e.template_args:
@@ -256,6 +270,26 @@ def find_callee(tu: ir.TranslationUnit, e: ir.Call) -> ir.Function | None:
     if fn is None or fn.body is None or fn.is_kernel:
         return None
     return fn
+
+
+def unread_callee(tu: ir.TranslationUnit, e: ir.Call) -> str:
+    """For a call of a function the user's code declares (ir.Call.written) whose body kernlint does not have
+    (a function defined in another file, or one the front end did not lower): its reason's detail, the
+    callee and where it is (`` `g` (declared at k.cu:1, defined in none of the code kernlint read) ``); "" for any
+    other call, which kernlint inlines or models. Such a call is an access site coverage counts as seen, and
+    the evaluator as not evaluated: what the body reads, writes or branches on is unknown, so the kernel is
+    not called fully analysed."""
+    if not e.written or (e.scope and is_library_transfer(e)):
+        return ""  # (a library's copy or MMA has its own reason)
+    if target_function(tu, e) is not None or find_callee(tu, e) is not None:
+        return ""
+    place = e.written[e.written.rfind("@") + 1:].rpartition("/")[2]
+    closure = e.receiver.ctype.name if e.receiver is not None else ""
+    if "lambda at " in closure:  # (clang names a closure type `(lambda at FILE:LINE:COL)`)
+        return f"the lambda at {place} (one that captures variables is not followed)"
+    if not e.target:  # (clang found no definition: ir.Call.written names the declaration)
+        return f"`{e.name}` (declared at {place}, defined in none of the code kernlint read)"
+    return f"`{e.name}` ({place})"
 
 
 @by_identity(max_entries=4096)  # asked at every evaluation of a `?:`
@@ -483,6 +517,8 @@ class _Walker:
         if name in _BARRIERS or name.endswith("_sync") or name == "__syncwarp":
             return
         callee = find_callee(self.tu, e)
+        if callee is None and (unread_callee(self.tu, e) or indirect_call(e)):
+            self.site(e.span, outer, ACCESS)  # a body kernlint does not have: seen, not evaluated
         if callee is None or callee.key in self.stack or depth > MAX_INLINE_DEPTH:
             return
         self.stack.append(callee.key)

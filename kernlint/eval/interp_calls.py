@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 
 from kernlint.ir import nodes as ir
@@ -22,6 +24,14 @@ class CallsMixin:
     """Interpreter methods: calls."""
 
     def eval_call(self, e: ir.Call) -> Val:
+        if e.written and cov.unread_callee(self.tu, e) or library_calls.indirect_call(e):
+            # A body kernlint does not have (coverage counted an access there): dropped when the call falls
+            # through to the end of _eval_call, else (found as a method of the bound class: find_method) not one.
+            key = self.site_key(e.span, cov.ACCESS)
+            v = self._eval_call(e)
+            if key not in self.cov.drops:
+                self.cov.local.add(key)
+            return v
         if not e.scope or not library_calls.is_library_transfer(e):
             return self._eval_call(e)
         # A library copy/MMA (eval/library_calls.py): seen and not evaluated, unless a model here took it.
@@ -128,6 +138,10 @@ class CallsMixin:
             v = self.eval(e.args[-1])
             self.store(e.args[0], v, e.span)
             return v
+        if e.via and e.name == e.via and e.receiver is None and len(self.frames) <= MAX_INLINE_DEPTH:
+            called = self.function_object_call(e)
+            if called is not None:
+                return self.inline(*called)
         callee = self.find_callee(e)
         if callee is not None and len(self.frames) <= MAX_INLINE_DEPTH:
             return self.inline(callee, e)
@@ -161,11 +175,16 @@ class CallsMixin:
             # An operator clang could not resolve, in a kernel whose parameter types are names from a
             # missing header (`a[i]` on `cufftComplex *a`): those names are why.
             return unknown(*args, why=("missing_type", missing[0]), uniform=False)
+        unread = cov.unread_callee(self.tu, e) if e.written else ""
+        if unread:
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("unread_body", unread))
+        elif library_calls.indirect_call(e):
+            self.cov.drop(self.site_key(e.span, cov.ACCESS), ("indirect_call", e.via))
         if e.scope and library_calls.is_library_transfer(e):
             # (a group's memcpy_async is a collective copy: its reason says so, ir/known_pipeline.py)
             kind = "collective_copy" if e.name == "memcpy_async" else "library"
             self.cov.drop(self.site_key(e.span, cov.ACCESS), (kind, library_calls.qualified(e)))
-        return unknown(*args, why=("fnptr", e.via) if e.via else ("call", name), uniform=False)
+        return unknown(*args, why=("fnptr", e.via) if e.via and not name else ("call", name), uniform=False)
 
     def make_vector(self, e: ir.Call) -> Val | None:
         """`make_float3(a, b, c)` (a CUDA vector constructor, one scalar per component): a value whose
@@ -193,6 +212,27 @@ class CallsMixin:
         if fn is None and e.receiver is not None and cov.target_function(self.tu, e) is None:
             return self.find_method(e)
         return fn
+
+    def function_object_call(self, e: ir.Call) -> tuple[ir.Function, ir.Call] | None:
+        """`f(p, i)` in a template helper, with `f` a parameter the caller bound to an object of a class with one
+        `operator()` of that arity, or to a lambda (kernlint's lowered call operator, found by the closure
+        type's place): that operator, and the call as a call of it on `f`. None otherwise (the call stays
+        unknown: eval/library_calls.indirect_call)."""
+        t = self.frame.callable_types.get(e.via)
+        if t is None:
+            return None
+        fn = None
+        m = _CLOSURE.search(t.name)
+        if m is not None:
+            fn = cov.target_function(self.tu, ir.Call("operator()", (), t, e.span, target=f"operator()@{m.group(1)}"))
+        else:
+            owner = " ".join(t.name.replace("const ", "").replace("struct ", "").replace("class ", "").split())
+            matches = [f for f in self.tu.functions.named(f"{owner}::operator()")
+                       if len(f.params) == len(e.args) and f.body is not None]
+            fn = matches[0] if len(matches) == 1 else None
+        if fn is None or fn.body is None or len(fn.params) != len(e.args):
+            return None
+        return fn, ir.Call("operator()", e.args, e.ctype, e.span, ir.Ref(e.via, "param", t, e.span), fn.key)
 
     def returned_element_type(self, call: ir.Call) -> ir.CType | None:
         """The element type behind a reference-returning method called in a template (`sdata[i]` with
@@ -348,6 +388,10 @@ class CallsMixin:
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask
             frame.ctype_of[p.name] = t
+            if t.kind in ("template", "unknown") and i < len(e.args):
+                at = self.resolve(e.args[i].ctype)
+                if at.kind == "struct" and at.name:
+                    frame.callable_types[p.name] = at
         # Bind the callee's template type parameters from the argument types where they are plain.
         if callee.template_params:
             new_b = dict(self.bindings)
@@ -402,6 +446,8 @@ class CallsMixin:
         return rv if rv is not None else Val(None, why=("call", callee.name))
 
 
+
+_CLOSURE = re.compile(r"\(lambda at (.+:\d+):\d+\)")  # clang's name of a closure type: its file, line, column
 
 _OBJECT_BODIES: dict[tuple[int, frozenset[str], ir.Span], tuple[ir.Function, ir.Block]] = {}
 

@@ -54,6 +54,21 @@ def unresolved_call(e: ir.Opaque) -> bool:
     return any(_kind(a) in ("pointer", "array") and not _variable_address(a) for a in e.children[1:])
 
 
+def indirect_call(e: ir.Call) -> bool:
+    """Whether `e` calls through a function pointer or function object whose callee kernlint cannot tell
+    (ir.Call.via) and passes it a pointer or an array (the callee itself, an argument the front end keeps for
+    its reads, does not count; nor does the address of the thread's own variable). What the callee does there
+    is unknown, as for a call of an undeclared name (`unresolved_call`): an access seen and not evaluated."""
+    if not e.via:
+        return False
+    for a in e.args:
+        t = ir.strip_casts(a).ctype  # type: ignore[attr-defined]
+        if t.kind in ("pointer", "array") and not (t.pointee is not None and t.pointee.kind == "function") \
+                and not _variable_address(a):
+            return True
+    return False
+
+
 def _variable_address(e: ir.Expr) -> bool:
     """`&p` of a variable of the thread's own (a local or a parameter): where a call returns a value
     (`cudaMalloc(&p, n)`), not memory of the kernel's arrays."""

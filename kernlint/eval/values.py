@@ -198,3 +198,6 @@ class Frame:
     # Reference parameters bound to a caller's `__shared__` scalar: parameter -> the scalar's name
     # (`&flag` in the callee is that variable's address).
     shared_refs: dict[str, str] = field(default_factory=dict)
+    # Parameters of a template parameter's type bound to a class object (`apply(F f, ...)` called with `Op()` or
+    # a lambda): parameter -> the class's type as the caller's argument has it, for a call `f(...)` of it.
+    callable_types: dict[str, ir.CType] = field(default_factory=dict)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from kernlint.ir import nodes as ir
 from kernlint.ir.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
-from kernlint.ir.function_table import FunctionTable
+from kernlint.ir.function_table import FunctionTable, key_file
 from kernlint.frontend import parse_cache, shared_ir, shim_pch
 from kernlint.ir.includes import scan_includes
 from kernlint.ir.known_cub import is_cub_stub
@@ -475,6 +475,7 @@ def _lower(tu: ci.TranslationUnit, text: str, path: str, parse_path: str, contex
                     elif fname == parse_path and _is_kernel(child, kids):
                         fn = _function(low, child, lines, problems, parse_path, kids)
                         functions.add(fn.key, fn)
+                        _defer_local_methods(functions, low, fn, child, parse_path)
                         kernels.append(fn)
                     else:  # (a device function: lowered if something asks for it)
                         functions.defer(_function_key(child), child.spelling, (False, child), fname == parse_path)
@@ -564,8 +565,16 @@ def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParsePr
     the function is part of the key, as always)."""
 
     def lower(payload: tuple[bool, ci.Cursor]) -> ir.Function:
+        fn = lower_one(payload)
+        _defer_local_methods(table, low, fn, payload[1], parse_path)
+        return fn
+
+    def lower_one(payload: tuple[bool, ci.Cursor]) -> ir.Function:
         is_method, c = payload
         low.budgeted = False  # (asked for by the evaluator, after the parse: see _Lowering.budgeted)
+        if c.kind == K.LAMBDA_EXPR:
+            fn = _function(low, c, lines, problems, parse_path)
+            return dataclasses.replace(fn, name=_LAMBDA_CALL, key=_lambda_key(c))
         if is_method:
             return _method(low, c, lines, problems, parse_path, None, classes)
         ext = c.extent
@@ -583,6 +592,70 @@ def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParsePr
     _OPEN[:] = [r for r in _OPEN if r() is not None]
     _OPEN.append(weakref.ref(table))
     return table
+
+
+def _defer_local_methods(table: FunctionTable, low: _Lowering, fn: ir.Function, c: ci.Cursor, parse_path: str) -> None:
+    """Record in `table`, to be lowered when asked for, the member functions of the classes defined inside
+    function `c` (just lowered as `fn`: `struct L { __device__ static void f(...) {...} };` in a kernel's body)
+    and the call operators of its lambdas that capture nothing. `_lower`'s walk meets only the classes of
+    namespaces and of other classes, never a function body's; the lowering collects these (`low.local_defs`)
+    as it meets them. A function shared from an earlier parse (shared_ir) was not lowered here: its cursors are
+    searched instead when a call of `fn` names a function placed inside `fn`'s own lines (a local method)."""
+    found, low.local_defs = low.local_defs, []
+    in_main = c.location.file is not None and c.location.file.name == parse_path
+    if not found:
+        where = key_file(fn.key)
+        first, last = fn.span.line, fn.span.end_line or fn.span.line
+        if fn.body is None or not any(
+                _placed_within(call.target or call.written, where, first, last) for call in fn.calls()):
+            return
+        found = [n for n in c.walk_preorder() if n.kind == K.LAMBDA_EXPR
+                 or n.kind in (K.STRUCT_DECL, K.CLASS_DECL) and n.is_definition()]
+    while found:
+        n = found.pop()
+        if n.kind == K.LAMBDA_EXPR:
+            if _lambda_key(n) not in table and not _captures(n):
+                table.defer(_lambda_key(n), _LAMBDA_CALL, (True, n), in_main)
+            continue
+        for m in n.get_children():
+            if m.kind in (K.STRUCT_DECL, K.CLASS_DECL) and m.is_definition():
+                found.append(m)  # (a class nested in the local class)
+            elif m.kind in _METHOD_KINDS and m.is_definition() and _function_key(m) not in table:
+                table.defer(_function_key(m), m.spelling, (True, m), in_main)
+
+
+def _placed_within(key: str, file: str, first: int, last: int) -> bool:
+    """Whether function key `key` (`name@file:line`) names a place in `file` between lines `first` and `last`."""
+    if not key or key_file(key) != file:
+        return False
+    line = key.rpartition(":")[2]
+    return line.isdigit() and first <= int(line) <= last
+
+
+_LAMBDA_CALL = "lambda::operator()"
+"""The name of a lambda's lowered call operator (never a name a call spells: the call is found by its key)."""
+
+
+def _lambda_key(c: ci.Cursor) -> str:
+    """The key of lambda `c`'s call operator, as a call of it names it (clang places the operator at the lambda)."""
+    return f"operator()@{c.location.file.name if c.location.file else ''}:{c.location.line}"
+
+
+def _captures(c: ci.Cursor) -> bool:
+    """Whether lambda `c` may capture anything (its introducer `[...]` is not empty, or cannot be read). A capture
+    names the enclosing function's variables, which the lambda's body, evaluated as a function of its own, would
+    not see (nor write back, for one captured by reference): such a lambda is left unlowered, and its calls are
+    not evaluated (eval/coverage.unread_callee)."""
+    toks = [t.spelling for _, t in zip(range(2), c.get_tokens())]
+    return toks != ["[", "]"]
+
+
+def _placed_within(key: str, file: str, first: int, last: int) -> bool:
+    """Whether function key `key` (`name@file:line`) names a place in `file` between lines `first` and `last`."""
+    if not key or key_file(key) != file:
+        return False
+    line = key.rpartition(":")[2]
+    return line.isdigit() and first <= int(line) <= last
 
 
 def release_parses() -> None:

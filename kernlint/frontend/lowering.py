@@ -55,6 +55,9 @@ class _Lowering:
         # Local references bound to an element of memory, lowered as pointers (frontend/memory_refs.py).
         self.memory_refs: set[tuple[int, int | None]] = set()
         self.main: MainText | None = None  # the lowered file, for its tokens (clang_base.MainText)
+        # The classes and lambdas defined inside the bodies lowered since the front end last took them: their
+        # call operators and methods are recorded for lowering on demand (clang_frontend._defer_local_methods).
+        self.local_defs: list[ci.Cursor] = []
 
     def ctype(self, cursor: ci.Cursor) -> ir.CType:
         return self.types.convert(cursor.type)
@@ -139,6 +142,8 @@ class _Lowering:
             return self.call(c, span)
         if kind == K.INIT_LIST_EXPR:
             return ir.InitList(tuple(self.expr(k) for k in c.get_children()), self.ctype(c), span)
+        if kind == K.LAMBDA_EXPR:
+            self.local_defs.append(c)
         v = _evaluate(c) if kind.is_expression() else None
         if v is not None:
             return ir.Lit(v, self.ctype(c), span)
@@ -295,9 +300,10 @@ class _Lowering:
                 return ir.Cast(self.arguments(ref, args)[0], ctype, False, span)
             # A constructor with a body kernlint can run (`Acc a(0.f)`, `View v(layout)` whose
             # `: lay(l)` keeps the argument in a member): the call's value is the object.
-            target = _function_key(defn if defn is not None else ref) if _is_device(defn or ref) else ""
+            device = _is_device(defn or ref)
+            target = _function_key(defn if defn is not None else ref) if device else ""
             return ir.Call(name, self.arguments(ref, args), ctype, span, None, target,
-                           _split_type_args(ctype.name))
+                           _split_type_args(ctype.name), written=_written_at(ref) if device else "")
         if ref is not None and ref.kind == K.CONVERSION_FUNCTION and kids:
             # `float* s = SharedMemory<float>()`: construct, then call `operator float*()` on the object.
             member = kids[0]
@@ -308,7 +314,7 @@ class _Lowering:
             # (a member of a class template specialization may have no definition of its own: its
             # place is the pattern's, which the evaluator finds by location)
             return ir.Call(name, (), ctype, span, receiver, _function_key(defn if defn is not None else ref),
-                           _split_type_args(rtype.name))
+                           _split_type_args(rtype.name), written=_written_at(ref))
         if name.startswith("operator") and ref is not None and ref.kind in (K.CXX_METHOD, K.FUNCTION_DECL):
             return self.operator_call(c, name, kids, ctype, span)
         if not name and ref is None:
@@ -363,6 +369,13 @@ class _Lowering:
                     name, ref, arg_kids = fn_decl.spelling, fn_decl, kids[1:]
                 else:
                     name, via = "", var
+            elif inner.kind == K.DECL_REF_EXPR and inner.referenced is not None \
+                    and inner.referenced.kind in (K.VAR_DECL, K.PARM_DECL) and _called_variable(c, inner):
+                # `f(p, i)` with `f` a variable of a template parameter's type (`template <class F> ...
+                # apply(F f, ...)`): a function object or pointer whose callee clang resolves only when
+                # the template is bound; kernlint reads the pattern, so the callee is unknown. (Its name is
+                # kept, and the arguments are the call's: the value is "returned by `f()`" as before.)
+                name = via = inner.spelling
             elif inner.kind == K.DECL_REF_EXPR:
                 name = inner.spelling
                 template_args = _template_args_from_tokens(inner, self.main)
@@ -409,10 +422,10 @@ class _Lowering:
         if ref is not None and ref.kind == K.CXX_METHOD and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE \
                 and _is_device(ref):
             return _element_call(name, receiver, tuple(self.expr(a) for a in arg_kids), ctype, span, target,
-                                 template_args)
+                                 template_args, _written_at(ref))
         scope = _namespace_of(ref, callee_kids[0] if callee_kids else None) if not target and receiver is None else ""
         return ir.Call(name, self.arguments(ref, arg_kids), ctype, span, receiver, target, template_args,
-                       via, scope)
+                       via, scope, _written_at(ref) if not via else "")
 
     def dependent_operator(self, c: ci.Cursor, kids: list[ci.Cursor], ctype: ir.CType,
                            span: ir.Span) -> ir.Expr | None:
@@ -476,24 +489,28 @@ class _Lowering:
                 and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
             defn = ref.get_definition()
             return _element_call(name, self.expr(args[0]), (self.expr(args[1]),), ctype, span,
-                                 _function_key(defn if defn is not None else ref))
+                                 _function_key(defn if defn is not None else ref), written=_written_at(ref))
         if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
             return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
-        if ref is not None and ref.kind == K.CXX_METHOD and _is_device(ref) and args \
+        written = _written_at(ref)
+        if ref is not None and ref.kind == K.CXX_METHOD and (_is_device(ref) or written) and args \
                 and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
             # Any other member operator returning a reference (`T& operator()(int r, int c)` of a matrix
             # accessor, `T& operator*()` of an iterator): the element it refers to, as for operator[].
             defn = ref.get_definition()
             return _element_call(name, self.expr(args[0]), tuple(self.expr(a) for a in args[1:]), ctype, span,
-                                 _function_key(defn if defn is not None else ref))
-        if ref is not None and _is_device(ref) and args and ref.result_type.kind != ci.TypeKind.LVALUEREFERENCE:
+                                 _function_key(defn if defn is not None else ref), written=written)
+        if ref is not None and (_is_device(ref) or written) and args \
+                and ref.result_type.kind != ci.TypeKind.LVALUEREFERENCE:
             # A user's operator returning a value (`float3 operator*(float3, float)` of
-            # helper_math.h, `V V::operator+(const V&) const`): a call the evaluator inlines.
+            # helper_math.h, `V V::operator+(const V&) const`, a lambda's `operator()`, implicitly
+            # `__host__ __device__`): a call the evaluator inlines, or says it could not.
             defn = ref.get_definition()
             target = _function_key(defn if defn is not None else ref)
             if ref.kind == K.CXX_METHOD:
-                return ir.Call(name, tuple(self.expr(a) for a in args[1:]), ctype, span, self.expr(args[0]), target)
-            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target)
+                return ir.Call(name, tuple(self.expr(a) for a in args[1:]), ctype, span, self.expr(args[0]), target,
+                               written=written)
+            return ir.Call(name, tuple(self.expr(a) for a in args), ctype, span, None, target, written=written)
         # Any other overloaded operator (operator[] of a wrapper class, arithmetic on vector types):
         # its value is unknown, but its operands are still evaluated for their accesses.
         return ir.Opaque(f"overloaded {name}", ctype, span, tuple(self.expr(a) for a in args))
@@ -516,7 +533,9 @@ class _Lowering:
         if kind == K.COMPOUND_STMT:
             return ir.Block(tuple(self.stmts(c.get_children())), span)
         if kind == K.DECL_STMT:
-            decls = [self.var_decl(v) for v in c.get_children() if v.kind == K.VAR_DECL]
+            kids = list(c.get_children())
+            self.local_defs.extend(k for k in kids if k.kind in (K.STRUCT_DECL, K.CLASS_DECL) and k.is_definition())
+            decls = [self.var_decl(v) for v in kids if v.kind == K.VAR_DECL]
             if len(decls) == 1:
                 return decls[0]
             return ir.Block(tuple(decls), span, scope=False)
@@ -759,11 +778,53 @@ def _function_key(c: ci.Cursor) -> str:
 
 
 def _element_call(name: str, receiver: ir.Expr, args: tuple[ir.Expr, ...], ctype: ir.CType, span: ir.Span,
-                  target: str = "", template_args: tuple[str, ...] = ()) -> ir.Expr:
+                  target: str = "", template_args: tuple[str, ...] = (), written: str = "") -> ir.Expr:
     """A call to a method returning a reference (`sdata[i]` through `T& operator[](int)`): the call
     yields the element's address (see _address_returns) and the expression is that element."""
     ptr = ir.CType("pointer", 8, False, pointee=ctype, name=ctype.name + " *")
-    return ir.Unary("*", ir.Call(name, args, ptr, span, receiver, target, template_args), ctype, span)
+    return ir.Unary("*", ir.Call(name, args, ptr, span, receiver, target, template_args, written=written), ctype, span)
+
+
+def _called_variable(c: "ci.Cursor", ref: "ci.Cursor") -> bool:
+    """Whether call `c`, whose first child is `ref` (a variable's name), calls that variable (`f(p, i)`), not
+    constructs a dependent type from it (`typename K::Load(smem)(...)`: clang lists only the arguments)."""
+    first = next(iter(c.get_tokens()), None)
+    return first is not None and first.spelling == ref.spelling and ref.extent.start == c.extent.start
+
+
+_CALLABLE_KINDS = (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD, K.CONSTRUCTOR, K.CONVERSION_FUNCTION)
+
+
+def _written_at(ref: "ci.Cursor | None") -> str:
+    """ir.Call.written: the key of the callee `ref` (of its definition, else of its declaration) when the
+    user's code declares it; "" for a compiler builtin, kernlint's shim or stub headers (CUDA's intrinsics
+    and the libraries kernlint models: eval/interp_calls.py), or no function at all. A builtin
+    (`__builtin_huge_valf`, what `INFINITY` expands to) is declared implicitly, placed at its first use
+    and with no attribute: a function declared without a body in device code is one, or `__device__`.
+    A function declared without a body in a namespace (or a class of one) is a library's, whose calls
+    eval/library_calls.py judges by what they are passed (a copy or MMA is an access; a view is not): "" too."""
+    if ref is None or ref.kind not in _CALLABLE_KINDS:
+        return ""
+    decl = ref.get_definition()
+    if decl is None and (not _is_device(ref) or _in_namespace(ref)):
+        return ""
+    decl = decl or ref
+    f = decl.location.file
+    if f is None or f.name == shim_path() or f.name.startswith(STUB_DIR):
+        return ""
+    return _function_key(decl)
+
+
+def _in_namespace(c: "ci.Cursor") -> bool:
+    """Whether declaration `c` is inside a namespace (directly, or as a member of a class there)."""
+    p = c.semantic_parent
+    for _ in range(32):
+        if p is None or p.kind == K.TRANSLATION_UNIT:
+            return False
+        if p.kind == K.NAMESPACE:
+            return True
+        p = p.semantic_parent
+    return False
 
 
 def _namespace_of(ref: "ci.Cursor | None", callee: "ci.Cursor | None") -> str:

@@ -158,6 +158,11 @@ class Call:
     # The namespace the callee is declared in (`cute`, `nvcuda::wmma`) when kernlint has no body for it
     # ("" otherwise): eval/library_calls.py.
     scope: str = ""
+    # The callee's key (`name@file:line`, of its definition, else of its declaration) when the user's code
+    # declares it: not a compiler builtin, an implicit member or one of kernlint's shim or stub headers,
+    # whose calls the evaluator models. A call of such a callee that kernlint has no body for is not
+    # evaluated, and coverage says so (eval/coverage.unread_callee).
+    written: str = ""
 
 
 @frozen
