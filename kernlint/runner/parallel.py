@@ -387,9 +387,12 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
     # The analysis's modules (NumPy and all), loaded once here: forked workers inherit them instead of each
     # loading them again, and the report's modules (the IR, coverage) are then already loaded too. Loading
     # them does not load libclang, so the workers are still forked (isolation._context).
-    import kernlint.engine.lint  # noqa: F401
-    from kernlint.project.clang_scan import isolated_reads
-    from kernlint.runner.resultcache import prepare_indexes
+    from kernlint.base.startup import loading
+
+    with loading():
+        import kernlint.engine.lint  # noqa: F401
+        from kernlint.project.clang_scan import isolated_reads
+        from kernlint.runner.resultcache import prepare_indexes
 
     # Each project index is built here, once, before the workers start (a forked worker inherits it): its
     # scans are then no file's time, and a slow one (bounded per file by the scan's own share of --timeout)
