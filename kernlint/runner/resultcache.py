@@ -75,9 +75,11 @@ def clear(root: Path) -> list[str]:
         return removed
     import shutil
 
+    from kernlint.system.leftovers import CACHE_TEMP_DIR
+
     for e in entries:
-        ours = (e.name.startswith(("results-v", "index-v")) and e.is_dir(follow_symlinks=False)) or \
-               (e.name.startswith("resources-") and e.name.endswith(".json"))
+        ours = ((e.name.startswith(("results-v", "index-v")) or e.name == CACHE_TEMP_DIR)
+                and e.is_dir(follow_symlinks=False)) or (e.name.startswith("resources-") and e.name.endswith(".json"))
         if not ours:
             continue  # never delete what kernlint did not write (the directory may be shared)
         try:
