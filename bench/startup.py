@@ -72,10 +72,10 @@ def _summary(xs: list[float]) -> dict:
 def _lint_modules(file: str, env: dict[str, str], cwd: str) -> list[str]:
     """The kernlint modules a lint of `file` loads (in this process and its worker)."""
     code = ("import os, sys\nsys.argv = ['kernlint', '--no-ptxas', '--no-cache', '-j', '1', '--format', 'concise', "
-            f"{file!r}]\nimport kernlint.system.isolation as iso\n_serve = iso._serve\n"
-            "def serve(*a, **k):\n    try:\n        return _serve(*a, **k)\n    finally:\n"
-            "        open(os.environ['MODS_OUT'], 'w').write('\\n'.join(m for m in sys.modules if m.startswith('kernlint')))\n"
-            "iso._serve = serve\nfrom kernlint.cli.console import run\nrun()\n")
+            f"{file!r}]\nimport kernlint.runner.parallel as par\ntask = par._lint_file_task\n"
+            "def traced(*a, **k):  # in the worker, once the file is linted\n    out = task(*a, **k)\n"
+            "    open(os.environ['MODS_OUT'], 'w').write('\\n'.join(m for m in sys.modules if m.startswith('kernlint')))\n"
+            "    return out\npar._lint_file_task = traced\nfrom kernlint.cli.console import run\nrun()\n")
     with tempfile.NamedTemporaryFile("r", suffix=".txt") as out:
         subprocess.run([sys.executable, "-c", code], env=dict(env, MODS_OUT=out.name), cwd=cwd, capture_output=True)
         return [m for m in out.read().split("\n") if m]
