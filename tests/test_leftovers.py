@@ -21,9 +21,9 @@ def _compile_forever(marker: str) -> None:
     session (nvcc is started so), and then no end."""
     d = Path(tempfile.mkdtemp(prefix=leftovers.nvcc_dir_prefix()))
     (d / "k.cu").write_text("x")
-    cache = Path(os.environ["KERNLINT_CACHE_DIR"])
-    cache.mkdir(parents=True, exist_ok=True)
-    tempfile.mkstemp(dir=cache, prefix=leftovers.temp_file_prefix(), suffix=".tmp")
+    writes = Path(os.environ["KERNLINT_CACHE_DIR"]) / leftovers.CACHE_TEMP_DIR  # where atomic_write makes it
+    writes.mkdir(parents=True, exist_ok=True)
+    tempfile.mkstemp(dir=writes, prefix=leftovers.temp_file_prefix(), suffix=".tmp")
     child = subprocess.Popen(["sleep", "120"], start_new_session=True)
     Path(marker).write_text(str(child.pid))
     while True:
@@ -61,7 +61,7 @@ def test_a_worker_killed_at_the_timeout_leaves_nothing(tmp_path: Path, monkeypat
         time.sleep(0.05)
     assert not _alive(child)  # the worker's child in its own session was killed with it
     assert list(tmp.iterdir()) == []
-    assert [p.name for p in cache.iterdir()] == []
+    assert [p.name for p in cache.rglob("*") if not p.is_dir()] == []
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")

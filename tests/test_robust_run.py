@@ -286,8 +286,9 @@ def test_the_next_run_removes_what_dead_processes_left(tmp_path: Path, monkeypat
         (tmp / f"{prefix}{dead.pid}-abc").mkdir()
         (tmp / f"{prefix}{dead.pid}-abc" / "k.cu").write_text("x")
         (tmp / f"{prefix}{os.getpid()}-live").mkdir()  # a running process's: kept
-    (tmp_path / "cache" / "index-v7").mkdir(parents=True)
-    (tmp_path / "cache" / "index-v7" / f".tmp-{dead.pid}-x.tmp").write_text("half")
+    (tmp_path / "cache" / leftovers.CACHE_TEMP_DIR).mkdir(parents=True)
+    (tmp_path / "cache" / leftovers.CACHE_TEMP_DIR / f".tmp-{dead.pid}-x.tmp").write_text("half")
+    (tmp_path / "cache" / leftovers.CACHE_TEMP_DIR / f".tmp-{os.getpid()}-y.tmp").write_text("live")  # kept
     (tmp / "kernlint-nvcc-notapid").mkdir()  # not named by kernlint: kept
     (tmp / f".tmp-{dead.pid}-other").write_text("another program's")  # kernlint's only in its cache: kept
     removed = leftovers.remove_dead()
@@ -296,6 +297,42 @@ def test_the_next_run_removes_what_dead_processes_left(tmp_path: Path, monkeypat
     assert sorted(p.name for p in tmp.iterdir()) == sorted(
         [f"{leftovers.NVCC_DIR}{os.getpid()}-live", f"{leftovers.PCH_DIR}{os.getpid()}-live", "kernlint-nvcc-notapid",
          f".tmp-{dead.pid}-other"])
+
+    # The cache's own directories are not listed (their size would be every run's cost): only CACHE_TEMP_DIR.
+    (tmp_path / "cache" / "results-v1").mkdir()
+    listed: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p: listed.append(os.path.basename(p)) or real_scandir(p))
+    leftovers.remove_dead()
+    assert sorted(listed) == sorted(["tmp", leftovers.CACHE_TEMP_DIR])
+
+
+def test_cache_writes_go_through_the_cache_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """atomic_write makes its temporary file in the cache's CACHE_TEMP_DIR and renames it into place; where that
+    rename crosses file systems it writes beside the target instead; nothing is left behind."""
+    import errno
+
+    from kernlint.system import leftovers
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KERNLINT_CACHE_DIR", str(cache))
+    monkeypatch.delenv("KERNLINT_NO_CACHE", raising=False)
+    moves: list[tuple[str, str]] = []
+    real_replace = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        moves.append((os.path.basename(os.path.dirname(src)), os.path.basename(os.path.dirname(dst))))
+        if len(moves) == 2:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert leftovers.atomic_write(cache / "index-v1" / "a.json", b"one")
+    assert leftovers.atomic_write(cache / "index-v1" / "b.json", b"two")  # first try: EXDEV
+    assert moves == [(leftovers.CACHE_TEMP_DIR, "index-v1")] * 2 + [("index-v1", "index-v1")]
+    assert (cache / "index-v1" / "a.json").read_bytes() == b"one" and (cache / "index-v1" / "b.json").read_bytes() == b"two"
+    assert list((cache / leftovers.CACHE_TEMP_DIR).iterdir()) == []
+    assert sorted(p.name for p in (cache / "index-v1").iterdir()) == ["a.json", "b.json"]
 
 
 # --- foreseeable conditions: one message naming the file or channel, exit 2 -------------------------

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 
-_GROUP_CALL = re.compile(r"\b(coalesced_threads|labeled_partition|binary_partition|__activemask)\s*\(")
-_GROUP_VAR = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:cg::|cooperative_groups::)?"
-                        r"(coalesced_threads|labeled_partition|binary_partition)\s*(?:<[^<>]*>)?\s*\(")
+_GROUP_CALL = lazy_compile(r"\b(coalesced_threads|labeled_partition|binary_partition|__activemask)\s*\(")
+_GROUP_VAR = lazy_compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:cg::|cooperative_groups::)?"
+                          r"(coalesced_threads|labeled_partition|binary_partition)\s*(?:<[^<>]*>)?\s*\(")
 
 
 def _text(lines: Sequence[str], first: int, last: int) -> str:

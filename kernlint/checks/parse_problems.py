@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.checks.base import Rule
 from kernlint.base.diagnostics import Diagnostic, Severity
@@ -149,7 +150,7 @@ def _helpers_syntax(fn: ir.Function, tu: ir.TranslationUnit) -> tuple[tuple[int,
 
 # clang's diagnostics for text that hides everything after it (Lex/LiteralSupport and PPDirectives).
 _SWALLOWING = ("unterminated /* comment", "unterminated conditional directive")
-_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_COMMENT_RE = lazy_compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def _mentions_kernel(text: str) -> bool:
@@ -157,9 +158,9 @@ def _mentions_kernel(text: str) -> bool:
     return "__global__" in text and "__global__" in _COMMENT_RE.sub("", text)
 
 
-_LAUNCH_BOUNDS_RE = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
-_KERNEL_DECL_RE = re.compile(r"\b__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\(")
-_IF0_RE = re.compile(r"^[ \t]*#[ \t]*if[ \t]+0\b.*?^[ \t]*#[ \t]*endif\b", re.S | re.M)
+_LAUNCH_BOUNDS_RE = lazy_compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
+_KERNEL_DECL_RE = lazy_compile(r"\b__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\(")
+_IF0_RE = lazy_compile(r"^[ \t]*#[ \t]*if[ \t]+0\b.*?^[ \t]*#[ \t]*endif\b", re.S | re.M)
 
 
 def _blank(m: re.Match[str]) -> str:

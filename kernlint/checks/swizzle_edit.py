@@ -13,9 +13,10 @@ import re
 from collections.abc import Sequence
 
 from kernlint.base.diagnostics import Edit
+from kernlint.base.lazy_re import lazy_compile
 
-_SIDE_EFFECT = re.compile(r"\+\+|--|(?<![=!<>])=(?!=)")
-_SIMPLE = re.compile(r"\s*[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*|\s*\d+\s*")
+_SIDE_EFFECT = lazy_compile(r"\+\+|--|(?<![=!<>])=(?!=)")
+_SIMPLE = lazy_compile(r"\s*[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*|\s*\d+\s*")
 
 
 def mask_comments_and_strings(lines: Sequence[str]) -> list[str]:

@@ -294,11 +294,14 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         click.echo("kernlint: error: no paths given (try `kernlint file.cu`, or `kernlint --help`)", err=True)
         sys.exit(EXIT_USAGE)
 
-    from kernlint.settings.config import is_selected
-    from kernlint.base.options import LintOptions
-    from kernlint.system.isolation import default_jobs
-    from kernlint.runner.parallel import FileJob, LintSetup, lint_files_cached
-    from kernlint.runner.resultcache import ResultCache, cache_root
+    from kernlint.base.startup import loading
+
+    with loading():  # (the command line's: see kernlint/base/startup.py)
+        from kernlint.settings.config import is_selected
+        from kernlint.base.options import LintOptions
+        from kernlint.system.isolation import default_jobs
+        from kernlint.runner.parallel import FileJob, LintSetup, lint_files_cached
+        from kernlint.runner.resultcache import ResultCache, cache_root
 
     files, problems = _guarded(lambda: collect_paths(paths, resolver=resolver, force_exclude=force_exclude,
                                                      respect_gitignore=not no_respect_gitignore))
@@ -446,7 +449,8 @@ def main(paths: tuple[str, ...], fmt: str | None, fail_on: str | None, block: st
         for n in run_notes:
             click.echo(f"kernlint: note: {display_path(n)}", err=True)
     diagnostics.sort(key=lambda d: d.sort_key())
-    from kernlint.reporters import ReportContext, render
+    with loading():
+        from kernlint.reporters import ReportContext, render
 
     use_color = color if color is not None else _color_from_env(sys.stdout is not None and sys.stdout.isatty())
     ctx = ReportContext(sources=sources, rules=ALL_RULES, color=bool(use_color) and settings.format == "text",

@@ -33,8 +33,11 @@ def run() -> None:
         sys.stdout.write(f"kernlint, version {__version__}\n")
         sys.stdout.flush()
         return
-    from kernlint.cli.command import run as cli_run
+    from kernlint.base.startup import loading, short_lived
 
+    short_lived()
+    with loading():
+        from kernlint.cli.command import run as cli_run
     cli_run()
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.checks.base import Rule
 from kernlint.checks.suppression_rules import RULES, UNKNOWN, UNUSED
 from kernlint.settings.config import selector_known, selector_matches
@@ -26,7 +27,7 @@ from kernlint.base.frozen import frozen
 
 _META_CODES = frozenset(r.code for r in RULES)
 
-_DIRECTIVE = re.compile(r"kernlint:\s*(ignore[\w-]*)(\s*\[([^\]\n]*)\])?")
+_DIRECTIVE = lazy_compile(r"kernlint:\s*(ignore[\w-]*)(\s*\[([^\]\n]*)\])?")
 _KEYWORDS = ("ignore", "ignore-file")
 # Comments that look like a suppression but are not one, so a typo never silently fails to
 # suppress: another linter's verb after `kernlint:` (`kernlint: disable[KL101]`), a missing colon
@@ -34,11 +35,11 @@ _KEYWORDS = ("ignore", "ignore-file")
 # a kernlint code (`NOLINT(KL101)`, `noqa: KL101`). The launch annotations (`kernlint: block=...`,
 # `grid=`, `define(...)`) do not match.
 _VERBS = r"ignore|disable|enable|noqa|nolint|suppress|silence|skip|allow|off"
-_LOOKALIKE = re.compile(
+_LOOKALIKE = lazy_compile(
     rf"\bkernlint(?:\s*[:=]\s*|\s*-\s*|\s+)(?P<verb>(?:{_VERBS})[\w-]*)|"
     r"\b(?P<foreign>noqa|NOLINT(?:NEXTLINE|BEGIN)?)\b[\s:(]*(?=KL\d{3})",
     re.IGNORECASE)
-_CODE_WORD = re.compile(r"\bKL\d{3}\b|\bKL\d{1,2}(?:x{1,2})?\b|\b[a-z]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
+_CODE_WORD = lazy_compile(r"\bKL\d{3}\b|\bKL\d{1,2}(?:x{1,2})?\b|\b[a-z]+(?:-[a-z0-9]+)+\b", re.IGNORECASE)
 
 
 @frozen
@@ -162,7 +163,7 @@ def _scan(text: str) -> tuple[list[_Comment], dict[int, tuple[int, int]]]:
     return comments, code
 
 
-_PLAIN_RUN = re.compile(r"[^\n\"'/]+")
+_PLAIN_RUN = lazy_compile(r"[^\n\"'/]+")
 """Characters `_scan` treats one by one as code (not a line end, a quote or a comment opener)."""
 
 

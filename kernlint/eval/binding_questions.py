@@ -22,6 +22,7 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.ir.includes import read_header
 from kernlint.eval.coverage import find_callee
@@ -406,7 +407,7 @@ def deciding_params(fn: ir.Function, tu: ir.TranslationUnit, source_lines: tuple
     return frozenset(out)
 
 
-_INT_LITERAL = re.compile(r"[-+]?\s*(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_INT_LITERAL = lazy_compile(r"[-+]?\s*(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 # Bindings a covering evaluation lists by value in its assumption line; the rest are counted.
 MAX_LISTED = 3
 

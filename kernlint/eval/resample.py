@@ -36,10 +36,10 @@ loops over `r`: those are not evaluated).
 """
 from __future__ import annotations
 
-import re
 
 from collections.abc import Iterable, Sequence
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.base.memo import by_identity
 from kernlint.ir import nodes as ir
 from kernlint.eval.limits import CALL_KEY_OFFSET
@@ -55,7 +55,7 @@ FIRST_SAMPLES = (0, 1)
 # `gpuID`; not `grid`, `valid`). Sampled as a size (thousands), `i = rank * gridSize + tid` starts
 # beyond every sampled bound and a grid-stride loop over it runs no iteration.
 _POSITION_WORDS = ("rank", "id", "idx", "index", "device", "dev", "gpu", "shard")
-_POSITION_NAME = re.compile(r"(?:^|_)(?:%s)$|[a-z0-9](?:%s)$" % (
+_POSITION_NAME = lazy_compile(r"(?:^|_)(?:%s)$|[a-z0-9](?:%s)$" % (
     "|".join(_POSITION_WORDS), "|".join(w.capitalize() + "|" + w.upper() for w in _POSITION_WORDS)))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.eval.library_calls import is_asm_access, is_asm_loaded
 from kernlint.frontend.inline_asm import OUTPUT as ASM_OUTPUT
@@ -39,11 +40,11 @@ def _block_alias(body: ir.Stmt, name: str) -> str | None:
 
 
 # Math and conversion intrinsics that read no memory and write none (a load before them can be reused).
-_PURE_CALL = re.compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"
-                        r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
-                        r"fdiv|fadd|fmul|fsub|saturate|expf|logf|powf)\w*$|make_\w+$|__(float|half|int|uint|"
-                        r"double|bfloat|ll|ull)\w*$|__(float2half|half2float|shfl)\w*$")
-_MAKE_VECTOR = re.compile(r"make_(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
+_PURE_CALL = lazy_compile(r"(__)?(sqrt|rsqrt|cbrt|exp|exp2|exp10|log|log2|log10|sin|cos|tan|sincos|pow|fabs|abs|"
+                          r"min|max|fmin|fmax|floor|ceil|fma|fmaf|tanh|erf|erfc|round|rint|trunc|fdividef|frcp|"
+                          r"fdiv|fadd|fmul|fsub|saturate|expf|logf|powf)\w*$|make_\w+$|__(float|half|int|uint|"
+                          r"double|bfloat|ll|ull)\w*$|__(float2half|half2float|shfl)\w*$")
+_MAKE_VECTOR = lazy_compile(r"make_(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
 _BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 _BUILTIN_TYPES = {
     "float": ir.CType("float", 4, name="float"), "double": ir.CType("float", 8, name="double"),

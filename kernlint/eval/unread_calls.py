@@ -2,13 +2,13 @@
 each counted from the source text as an access seen and not evaluated (see eval/library_calls.py)."""
 from __future__ import annotations
 
-import re
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 
 # `ns::name(` or `ns::inner::name<...>(` at the unresolved name's column.
-_QUALIFIED_CALL = re.compile(r"([A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)\s*(?:<[^;(){}]*>)?\s*\(")
+_QUALIFIED_CALL = lazy_compile(r"([A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)\s*(?:<[^;(){}]*>)?\s*\(")
 
 
 def unread_calls(fn: ir.Function, lines: tuple[str, ...]) -> tuple[cov.SiteStatus, ...]:

@@ -15,6 +15,7 @@ import re
 import weakref
 from typing import Any, Callable
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.ir.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.ir.function_table import FunctionTable, key_file
@@ -122,7 +123,7 @@ def _stub_includes(text: str, path: str, include_dirs: tuple[str, ...]) -> tuple
 # `__shared__ alignas(16) float t[...]` is valid CUDA (nvcc accepts it; cuda-samples use it), but the
 # shim spells `__shared__` as a GNU attribute, after which clang refuses a C++11 attribute. Swapping the
 # two specifiers is the same declaration and keeps every offset of the file (same length, same line).
-_SPACE_THEN_ALIGNAS_RE = re.compile(
+_SPACE_THEN_ALIGNAS_RE = lazy_compile(
     r"\b(__shared__|__constant__|__device__|__managed__)([ \t]+)(alignas[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))")
 
 
@@ -296,7 +297,7 @@ def _launch_key(identity: str, unsaved: list[tuple[str, str]], included: list[st
     return (identity, h.digest(), tuple(sorted(stamps)))
 
 
-_PCH_PROBLEM_RE = re.compile(r"precompiled|\bPCH\b|AST file")
+_PCH_PROBLEM_RE = lazy_compile(r"precompiled|\bPCH\b|AST file")
 
 
 def _clang_name(path: str) -> str:

@@ -5,6 +5,7 @@ import bisect
 import re
 from typing import Callable
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.frontend.clang_base import (
     _BINOPS,
@@ -308,9 +309,9 @@ def _children_once() -> Callable[[ci.Cursor], list[ci.Cursor]]:
     return children
 
 
-_SPLICE_RE = re.compile(rb"\\\r?\n|\\\r")  # a backslash-newline: clang joins the lines, inside a name too
+_SPLICE_RE = lazy_compile(rb"\\\r?\n|\\\r")  # a backslash-newline: clang joins the lines, inside a name too
 # A name followed by `=` (not `==`: one token), or by a comment or a backslash that could hide what follows.
-_MAY_ASSIGN_RE = re.compile(rb"(?<![\w$])([A-Za-z_$][\w$]*)\s*(?:=(?!=)|/|\\)")
+_MAY_ASSIGN_RE = lazy_compile(rb"(?<![\w$])([A-Za-z_$][\w$]*)\s*(?:=(?!=)|/|\\)")
 _assigned_memo: list[tuple[bytes, frozenset[str] | None]] = []  # the last file's text and its names
 
 
@@ -368,7 +369,7 @@ def _alias_spelling(decl: ci.Cursor, main: MainText | None = None) -> str:
     return " ".join(rest) if rest and ";" not in rest and "{" not in rest else ""
 
 
-_NAME_RE = re.compile(r"[A-Za-z_]\w*")
+_NAME_RE = lazy_compile(r"[A-Za-z_]\w*")
 
 
 def _aliased_template_args(targs: tuple[str, ...], types: dict[str, str],

@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 
 from kernlint.base.frozen import frozen
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 
 CP_ASYNC = "__kernlint_cp_async"
@@ -53,12 +54,12 @@ LD_ST = "__kernlint_asm_ldst"
 LOADED = "__kernlint_asm_loaded"
 OUTPUT = "an inline-asm output"  # the reason of the unknown value an output of asm kernlint does not run gets
 
-_COPY_RE = re.compile(
+_COPY_RE = lazy_compile(
     r"cp\.async\.(?P<cache>ca|cg)\.shared(?:::cta)?\.global(?P<mods>(?:\.L2::(?:cache_hint|64B|128B|256B))*)"
     r"\s+\[\s*%(?P<dst>\d+)\s*\]\s*,\s*\[\s*%(?P<src>\d+)\s*\]\s*,\s*(?P<size>\d+|%\d+)"
     r"(?P<rest>(?:\s*,\s*(?:\d+|%\d+))*)\s*$")
-_NO_DATA_RE = re.compile(r"cp\.async\.(?:commit_group|wait_all|wait_group\s+\d+)\s*$")
-_MEMORY_RE = re.compile(r"\[\s*%\d+")
+_NO_DATA_RE = lazy_compile(r"cp\.async\.(?:commit_group|wait_all|wait_group\s+\d+)\s*$")
+_MEMORY_RE = lazy_compile(r"\[\s*%\d+")
 
 
 @frozen
@@ -139,7 +140,7 @@ _COP = {"ld": ("ca", "cg", "cs", "lu", "cv"), "st": ("wb", "cg", "cs", "wt")}
 _L1_EVICT = ("L1::evict_normal", "L1::evict_unchanged", "L1::evict_first", "L1::evict_last", "L1::no_allocate")
 _L2_EVICT = ("L2::evict_normal", "L2::evict_first", "L2::evict_last")
 _PREFETCH = ("L2::64B", "L2::128B", "L2::256B")
-_TYPE_RE = re.compile(r"(?P<kind>bf|[bsuf])(?P<bits>8|16|32|64|128)")
+_TYPE_RE = lazy_compile(r"(?P<kind>bf|[bsuf])(?P<bits>8|16|32|64|128)")
 
 
 def _type_bytes(word: str) -> int | None:
@@ -202,12 +203,12 @@ def opcode(name: str) -> Opcode | None:
 _VALUES = r"(?P<values>%\d+|\{\s*%\d+(?:\s*,\s*%\d+)*\s*\})"
 _ADDRESS = r"\[\s*%(?P<address>\d+)\s*(?:\+\s*(?P<offset>-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*))\s*)?\]"
 _POLICY = r"(?:\s*,\s*%(?P<policy>\d+))?"
-_LOAD_RE = re.compile(rf"(?P<name>ld\.\S+)\s+{_VALUES}\s*,\s*{_ADDRESS}{_POLICY}")
-_STORE_RE = re.compile(rf"(?P<name>st\.\S+)\s+{_ADDRESS}\s*,\s*{_VALUES}{_POLICY}")
-_PRED_DECL_RE = re.compile(r"\.reg\s+\.pred\s+(\w+)")
-_SETP_RE = re.compile(r"setp\.(ne|eq)\.[bsu]32\s+(\w+)\s*,\s*%(\d+)\s*,\s*0")
-_MOV_RE = re.compile(r"mov\.[bsuf](?:16|32|64)\s+%(\d+)\s*,\s*(?:%\d+|-?\d+|0[xX][0-9a-fA-F]+|0[fFdD][0-9a-fA-F]+)")
-_GUARD_RE = re.compile(r"@(!?)(\w+)\s+(.*)")
+_LOAD_RE = lazy_compile(rf"(?P<name>ld\.\S+)\s+{_VALUES}\s*,\s*{_ADDRESS}{_POLICY}")
+_STORE_RE = lazy_compile(rf"(?P<name>st\.\S+)\s+{_ADDRESS}\s*,\s*{_VALUES}{_POLICY}")
+_PRED_DECL_RE = lazy_compile(r"\.reg\s+\.pred\s+(\w+)")
+_SETP_RE = lazy_compile(r"setp\.(ne|eq)\.[bsu]32\s+(\w+)\s*,\s*%(\d+)\s*,\s*0")
+_MOV_RE = lazy_compile(r"mov\.[bsuf](?:16|32|64)\s+%(\d+)\s*,\s*(?:%\d+|-?\d+|0[xX][0-9a-fA-F]+|0[fFdD][0-9a-fA-F]+)")
+_GUARD_RE = lazy_compile(r"@(!?)(\w+)\s+(.*)")
 
 
 def _read_ldst(ins: str) -> tuple[str, Opcode, int, int, tuple[int, ...]] | None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir.dependent_types import split_args
 
-_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_COMMENT_OR_STRING = lazy_compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 
 
 def _blank(text: str) -> str:
@@ -124,15 +125,15 @@ def instantiate_region(text: str, line: int, name: str, binding: dict[str, str],
     return made + text[end + 1:], (pos, len(made))
 
 
-_WORD = re.compile(r"[A-Za-z_]\w*")
+_WORD = lazy_compile(r"[A-Za-z_]\w*")
 # The name a declaration introduces: `using NAME =`, `typedef ... NAME;`, else the last word before
 # `=`, `[`, `(`, `{` or `;` of a statement that starts with a type (`weight_t A_val[kNRows];`).
-_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=")
-_DECLARED = re.compile(r"^\s*(?:[\w:<>,]+\s+|[\w:<>,]+\s*[*&]+\s*)+([A-Za-z_]\w*)\s*(?:\[[^;]*?\])*\s*(?:=|\{|\(|;)")
+_USING = lazy_compile(r"\busing\s+([A-Za-z_]\w*)\s*=")
+_DECLARED = lazy_compile(r"^\s*(?:[\w:<>,]+\s+|[\w:<>,]+\s*[*&]+\s*)+([A-Za-z_]\w*)\s*(?:\[[^;]*?\])*\s*(?:=|\{|\(|;)")
 _KEYWORDS = frozenset(("if", "for", "while", "return", "switch", "constexpr", "else", "do", "case"))
 _CONTROL = _KEYWORDS - {"constexpr"}
-_BRACKETED = re.compile(r"\[[^\[\]]*\]|\([^()]*\)|\{[^{}]*\}|<[^<>;]*>")
-_MORE_DECLARATORS = re.compile(r",\s*[*&]*\s*([A-Za-z_]\w*)\s*(?=[=;,{(]|$)")
+_BRACKETED = lazy_compile(r"\[[^\[\]]*\]|\([^()]*\)|\{[^{}]*\}|<[^<>;]*>")
+_MORE_DECLARATORS = lazy_compile(r",\s*[*&]*\s*([A-Za-z_]\w*)\s*(?=[=;,{(]|$)")
 
 
 def dependent_lines(text: str, first: int, last: int, params: tuple[str, ...]) -> set[int]:

@@ -15,6 +15,8 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from kernlint.base.lazy_re import lazy_compile
+
 _CAST = re.compile(r"^\(\s*(?:const\s+)?[A-Za-z_][\w:<>\s]*\*+\s*\)\s*")
 MAX_DEPTH = 4
 
@@ -68,7 +70,7 @@ def _is_offset(t: str) -> bool:
     return _top_level_sum(t)
 
 
-_FIRST_ELEMENT = re.compile(r"&[^\[]*(?:\[\s*0\s*\]\s*)+")  # `&a[0]`, `&a[0][0]`: every subscript 0
+_FIRST_ELEMENT = lazy_compile(r"&[^\[]*(?:\[\s*0\s*\]\s*)+")  # `&a[0]`, `&a[0][0]`: every subscript 0
 
 
 def _first_value(rhs: str) -> str:

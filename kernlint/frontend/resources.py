@@ -32,6 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.system import leftovers
 from kernlint.ir.demangle import demangle_kernels
 from kernlint.base.frozen import frozen
@@ -109,15 +110,15 @@ def estimate_registers(live_values: int, unrolled: int, local_array_words: int) 
 # ptxas output parsing
 
 
-_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
-_PROPERTIES = re.compile(r"Function properties for (\S+)")
-_FRAME = re.compile(
+_ENTRY = lazy_compile(r"Compiling entry function '([^']+)' for '(\w+)'")
+_PROPERTIES = lazy_compile(r"Function properties for (\S+)")
+_FRAME = lazy_compile(
     r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
 )
-_USED = re.compile(r"Used (\d+) registers")
-_BARRIERS = re.compile(r"used (\d+) barriers")
-_SMEM = re.compile(r"(\d+) bytes smem")
-_CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
+_USED = lazy_compile(r"Used (\d+) registers")
+_BARRIERS = lazy_compile(r"used (\d+) barriers")
+_SMEM = lazy_compile(r"(\d+) bytes smem")
+_CMEM = lazy_compile(r"(\d+) bytes cmem\[\d+\]")
 
 
 @frozen
@@ -492,7 +493,7 @@ def exact_resources(
 
 # What nvcc (or cicc, ptxas, the host compiler under it) says when the machine, not the source, made it
 # fail: a file-size or memory limit, a full disk, a signal. Such a failure is never cached.
-_ENVIRONMENT = re.compile(
+_ENVIRONMENT = lazy_compile(
     r"file size limit|no space left|disk quota|cannot allocate memory|out of memory|bad_alloc|"
     r"resource temporarily unavailable|too many open files|read-only file system|permission denied|"
     r"killed|signal|core dumped|segmentation fault|internal compiler error|terminate called",
@@ -547,8 +548,8 @@ NVCC_STUB_ROUNDS = 16
 """Bound on nvcc runs that each stub the headers the previous run could not open."""
 
 _MISSING_RES = (
-    re.compile(r"fatal error: (\S[^:\n]*): No such file or directory"),  # gcc/clang preprocessing
-    re.compile(r'cannot open source file "([^"\n]+)"'),  # EDG front end (cudafe++)
+    lazy_compile(r"fatal error: (\S[^:\n]*): No such file or directory"),  # gcc/clang preprocessing
+    lazy_compile(r'cannot open source file "([^"\n]+)"'),  # EDG front end (cudafe++)
 )
 
 

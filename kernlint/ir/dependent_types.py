@@ -11,12 +11,12 @@ type leaves the type dependent (coverage then names it).
 """
 from __future__ import annotations
 
-import re
 from typing import Callable
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 
-_MEMBER_RE = re.compile(r"^(?:typename\s+)?(?:[A-Za-z_]\w*\s*::\s*)*([A-Za-z_]\w*)\s*<(.*)>\s*::\s*([A-Za-z_]\w*)$")
+_MEMBER_RE = lazy_compile(r"^(?:typename\s+)?(?:[A-Za-z_]\w*\s*::\s*)*([A-Za-z_]\w*)\s*<(.*)>\s*::\s*([A-Za-z_]\w*)$")
 
 PARTIAL = "<partial>"
 """Key suffix in `member_types` marking a class template that has partial specializations."""

@@ -1,14 +1,15 @@
 """Bounded integer arithmetic over C expression tokens: no `eval`, capped bit length and nesting depth."""
 from __future__ import annotations
 
-import re
 from typing import Sequence
+
+from kernlint.base.lazy_re import lazy_compile
 
 MAX_BITS = 64  # values (and intermediates) outside (-2**64, 2**64) are "unknown"
 MAX_DEPTH = 32  # parentheses / unary operators nested deeper than this are "unknown"
 MAX_DIGITS = 24  # longer literals are beyond MAX_BITS anyway (and never reach int(), which caps digits)
 _LIMIT = 1 << MAX_BITS
-_LITERAL = re.compile(r"(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_LITERAL = lazy_compile(r"(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 
 # Binary operators by C precedence, lowest first (C11 6.5.5-6.5.12).
 _LEVELS: tuple[tuple[str, ...], ...] = (("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "//", "%"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir.known_cub import CUB, is_cub
 from kernlint.ir.known_pipeline import async_stub
 from kernlint.ir.known_torch import TORCH, is_torch
@@ -91,7 +92,7 @@ def stub_text(name: str) -> str:
     return KNOWN.get(base) or STANDARD.get(base, "")
 
 
-_NAME_RE = re.compile(r"typedef \w+ (\w+);|struct (?:__attribute__\(\(aligned\(16\)\)\) )?(\w+) \{")
+_NAME_RE = lazy_compile(r"typedef \w+ (\w+);|struct (?:__attribute__\(\(aligned\(16\)\)\) )?(\w+) \{")
 
 
 def _declared(text: str) -> tuple[str, ...]:

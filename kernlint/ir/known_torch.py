@@ -40,7 +40,7 @@ Every PyTorch header gets the whole stub, once (it has a guard); a real header f
 """
 from __future__ import annotations
 
-import re
+from kernlint.base.lazy_re import lazy_compile
 
 # (c10/core/ScalarType.h, AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS: the enumerator order, with C++ types)
 _SCALAR_TYPES = (
@@ -330,7 +330,7 @@ def is_torch(name: str) -> bool:
     return name.replace("\\", "/").startswith(("torch/", "ATen/", "c10/"))
 
 
-_TORCH_NAME_RE = re.compile(r"(?<![\w:])(?:c10|at|torch)::")
+_TORCH_NAME_RE = lazy_compile(r"(?<![\w:])(?:c10|at|torch)::")
 
 
 def binding_headers(binding: tuple[tuple[str, str], ...]) -> tuple[str, ...]:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 from typing import Iterator
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.project.facts import FileFacts, RawLaunch
 
 _PROBE = "__kernlint_probe_"
-_LITERAL_RE = re.compile(r"-?\d+[uUlL]*|true|false")
+_LITERAL_RE = lazy_compile(r"-?\d+[uUlL]*|true|false")
 
 
 MAX_CLANG_LAUNCHES = 1000  # the most launches one file may spell and still be read by clang (see wanted)

@@ -7,12 +7,14 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from kernlint.base.lazy_re import lazy_compile
+
 
 _LOCAL = re.compile(r"\b(?:(?:static|const|constexpr)\s+)*(?:unsigned\s+)?(?:int|long|size_t|unsigned|"
                     r"u?int\d+_t|auto|dim3)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+)|\(([^;{}]*)\)|\{([^;{}]*)\})\s*;")
 
 
-_PLAIN_DIM3 = re.compile(r"\bdim3\s+([A-Za-z_]\w*)\s*;")
+_PLAIN_DIM3 = lazy_compile(r"\bdim3\s+([A-Za-z_]\w*)\s*;")
 
 
 _KEYWORDS = frozenset("if for while switch return sizeof static_cast reinterpret_cast const_cast dynamic_cast "
@@ -150,7 +152,8 @@ def _declared_types(args: tuple[str, ...], params: str, body: str) -> tuple[str,
     return tuple(_type_before(decls, a, len(body) + 1) for a in args)
 
 
-_STRIPPED_TYPES = re.compile(r"int|long|size_t|unsigned|auto|dim3|u?int\d+_t")  # the types of the declarations `_strip_decls` removes
+# The types of the declarations `_strip_decls` removes.
+_STRIPPED_TYPES = lazy_compile(r"int|long|size_t|unsigned|auto|dim3|u?int\d+_t")
 
 
 def _is_word(ch: str) -> bool:

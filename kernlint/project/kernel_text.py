@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir.directives import define_spells
 from kernlint.ir.includes import read_header as _read, walk_includes
 
@@ -25,7 +26,7 @@ from kernlint.ir.includes import read_header as _read, walk_includes
 _KERNEL_RE = re.compile(r"__global__|__location__\s*\(\s*global\b|__attribute__\s*\(\s*\(\s*global\b")
 
 # `#include MACRO`, `#include_next`, `#import`: includes INCLUDE_RE does not follow.
-_COMPUTED_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*(?:include(?![ \t]*[<"])|import\b)', re.M)
+_COMPUTED_INCLUDE_RE = lazy_compile(r'^[ \t]*#[ \t]*(?:include(?![ \t]*[<"])|import\b)', re.M)
 
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.base.frozen import frozen
 
@@ -347,7 +348,7 @@ def runtime_blocks(dims: tuple[str, ...], bound: int | None,
     return out
 
 
-_CHOICE_RE = re.compile(r"^\(?\s*(.+?)\s*\?\s*\(?\s*(\d+)\s*\)?\s*:\s*\(?\s*(\d+)\s*\)?\s*\)?$")
+_CHOICE_RE = lazy_compile(r"^\(?\s*(.+?)\s*\?\s*\(?\s*(\d+)\s*\)?\s*:\s*\(?\s*(\d+)\s*\)?\s*\)?$")
 
 
 def _constant_choice(text: str) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ import functools
 import re
 from typing import Iterator
 
+from kernlint.base.lazy_re import LazyPattern, lazy_compile
 from kernlint.project.facts import SCAN_VERSION, FileFacts, KernelDef, RawLaunch  # noqa: F401
 from kernlint.project.host_body import HostBody
 from kernlint.project.host_text import (
@@ -30,22 +31,22 @@ _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\
 _INCLUDE = re.compile(r'#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]')
 _DEFINE = re.compile(r"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", re.M)
 _PP_LINE = re.compile(r"#(?:[^\n]*\\\n)*[^\n]*")
-_CONST = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?(?:int|long|size_t|"
-                    r"unsigned|short|u?int\d+_t|auto)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+_CONST = lazy_compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?(?:int|long|size_t|"
+                      r"unsigned|short|u?int\d+_t|auto)\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 _GLOBAL_KW = re.compile(r"\b__global__\b")
-_TYPEDEF = re.compile(r"typedef ([^;{}()\[\]]+) ([A-Za-z_]\w*) ?;")  # on whitespace-normalised text
-_USING = re.compile(r"using ([A-Za-z_]\w*) ?= ?([^;{}()\[\]]+?) ?;")
+_TYPEDEF = lazy_compile(r"typedef ([^;{}()\[\]]+) ([A-Za-z_]\w*) ?;")  # on whitespace-normalised text
+_USING = lazy_compile(r"using ([A-Za-z_]\w*) ?= ?([^;{}()\[\]]+?) ?;")
 _MAX_ALIAS_TEXT = 300
 # The characters the brace walk stops at (a `<` only as the start of `<<<`: scan_text checks). A pattern
 # that is one character set is searched much faster than `<<<|[{};]`.
 _STRUCTURE = re.compile(r"[<{};]")
 _INNER_STRUCTURE = re.compile(r"[<{}]")
-_CLASS_KW = re.compile(r"\b(struct|class|union)\b")
+_CLASS_KW = lazy_compile(r"\b(struct|class|union)\b")
 # Explicit instantiations: `template` (after a line start, `;`, `}` or white space; `extern template` too)
 # not opening a parameter list; the scan checks what precedes (a literal first is a fast search).
-_INSTANTIATION = re.compile(r"template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<")
+_INSTANTIATION = lazy_compile(r"template\s+(?!<)[^;{}]*?\b([A-Za-z_]\w*)\s*<")
 _MAX_CALLS = 4000
-_CLASS_INSTANTIATION = re.compile(r"template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<")
+_CLASS_INSTANTIATION = lazy_compile(r"template\s+(?:class|struct)\s+([A-Za-z_]\w*)\s*<")
 
 
 def blank(text: str) -> str:
@@ -248,7 +249,7 @@ def template_params(header: str) -> tuple[tuple[str, bool, str], ...]:
 _SCOPE_HEAD = re.compile(r"\b(namespace|struct|class|union|enum)\b|extern\s*\"C\"\s*$")
 
 
-_ATTRIBUTE = re.compile(r"\b(?:__launch_bounds__|__attribute__)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+_ATTRIBUTE = lazy_compile(r"\b(?:__launch_bounds__|__attribute__)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
 
 
 def _classify_header(head: str) -> _Block:
@@ -423,11 +424,11 @@ def scan_text(text: str, cpu_limit_s: float | None = None) -> FileFacts:
                      _typed_calls(code, starts, functions, clock), function_templates=tuple(templates))
 
 
-_PAREN_NEXT = re.compile(r"\s*\(")
-_SEMICOLON_NEXT = re.compile(r"\s*;")
+_PAREN_NEXT = lazy_compile(r"\s*\(")
+_SEMICOLON_NEXT = lazy_compile(r"\s*;")
 
 
-def _explicit_instantiations(code: str, starts: list[int], pattern: re.Pattern[str], follows: re.Pattern[str],
+def _explicit_instantiations(code: str, starts: list[int], pattern: LazyPattern, follows: LazyPattern,
                              clock: _Clock | None = None
                              ) -> list[tuple[str, tuple[str, ...], int]]:
     """(name, template arguments, line) of each `template ... name<...>` match of `pattern` (from its

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.frontend import FrontendError, parse_source
 from kernlint.frontend.instantiate import dependent_lines, instantiate_region
@@ -94,7 +94,7 @@ def _decl_line(new_text: str) -> int:
     return new_text.count("\n", 0, max(0, new_text.find("namespace __kl_inst_"))) + 1
 
 
-_QUOTED = re.compile(r"'([A-Za-z_]\w*)'")
+_QUOTED = lazy_compile(r"'([A-Za-z_]\w*)'")
 
 
 def _binding_problems(new_text: str, tu: ir.TranslationUnit) -> set[str]:

@@ -386,10 +386,16 @@ def lint_files(jobs: Sequence[FileJob], setup: LintSetup, workers: int, limits: 
 
     # The analysis's modules (NumPy and all), loaded once here: forked workers inherit them instead of each
     # loading them again, and the report's modules (the IR, coverage) are then already loaded too. Loading
-    # them does not load libclang, so the workers are still forked (isolation._context).
-    import kernlint.engine.lint  # noqa: F401
-    from kernlint.project.clang_scan import isolated_reads
-    from kernlint.runner.resultcache import prepare_indexes
+    # them does not load libclang, so the workers are still forked (isolation._context). The second line:
+    # what every file's lint imports at its first use (function-level imports here and in engine.lint).
+    from kernlint.base.startup import loading
+
+    with loading():
+        import kernlint.engine.lint  # noqa: F401
+        import kernlint.checks.roofline_gain, kernlint.engine.suppress, kernlint.frontend.host_samples  # noqa: F401,E401
+        import kernlint.project.kernel_text, kernlint.project.units, kernlint.runner.reached_lints  # noqa: F401,E401
+        from kernlint.project.clang_scan import isolated_reads
+        from kernlint.runner.resultcache import prepare_indexes
 
     # Each project index is built here, once, before the workers start (a forked worker inherits it): its
     # scans are then no file's time, and a slow one (bounded per file by the scan's own share of --timeout)

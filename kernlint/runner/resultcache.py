@@ -35,14 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from kernlint.base.lazy_re import lazy_compile
+
 FORMAT = 1
 SUBDIR = f"results-v{FORMAT}"
 DEFAULT_MAX_BYTES = 256 << 20
 ENTRY_MAX_BYTES = 64 << 20  # a larger entry is not written, and a larger file in its place not read
 MAX_HEADERS = 4096  # more included files than this: the file is not cached
 _ENV_NOT_KEYED = frozenset({"KERNLINT_CACHE_DIR", "KERNLINT_NO_CACHE", "KERNLINT_CACHE_MAX_BYTES"})
-_ANY_INCLUDE_RE = re.compile(r"^[ \t]*#[ \t]*include", re.M)
-_HAS_INCLUDE_RE = re.compile(r"__has_include(?:_next)?\s*\(\s*([<\"])([^>\"\n]+)[>\"]")
+_ANY_INCLUDE_RE = lazy_compile(r"^[ \t]*#[ \t]*include", re.M)
+_HAS_INCLUDE_RE = lazy_compile(r"__has_include(?:_next)?\s*\(\s*([<\"])([^>\"\n]+)[>\"]")
 
 
 def _digest(data: bytes) -> str:
@@ -73,9 +75,11 @@ def clear(root: Path) -> list[str]:
         return removed
     import shutil
 
+    from kernlint.system.leftovers import CACHE_TEMP_DIR
+
     for e in entries:
-        ours = (e.name.startswith(("results-v", "index-v")) and e.is_dir(follow_symlinks=False)) or \
-               (e.name.startswith("resources-") and e.name.endswith(".json"))
+        ours = ((e.name.startswith(("results-v", "index-v")) or e.name == CACHE_TEMP_DIR)
+                and e.is_dir(follow_symlinks=False)) or (e.name.startswith("resources-") and e.name.endswith(".json"))
         if not ours:
             continue  # never delete what kernlint did not write (the directory may be shared)
         try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernlint.base.diagnostics import Severity
 from kernlint.base.frozen import frozen
+from kernlint.base.lazy_re import lazy_compile
 
 if TYPE_CHECKING:  # a runtime import would close a cycle: checks -> suppress -> config -> checks
     from kernlint.checks.base import Rule
@@ -37,13 +38,13 @@ def _toml_module() -> Any:
 CONFIG_NAMES = ("kernlint.toml", "pyproject.toml")  # looked for in this order in each directory
 FORMATS = ("text", "concise", "json", "sarif", "github")  # kept equal to kernlint.reporters.FORMATS
 
-_CODE = re.compile(r"^KL\d{3}$", re.IGNORECASE)
-_PREFIX = re.compile(r"^(KL\d{0,2})X*$", re.IGNORECASE)
-_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+_CODE = lazy_compile(r"^KL\d{3}$", re.IGNORECASE)
+_PREFIX = lazy_compile(r"^(KL\d{0,2})X*$", re.IGNORECASE)
+_NAME = lazy_compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 # A define names a parameter, a template parameter or macro, or a field of a struct parameter
 # (`data.deviceRank`: the evaluator samples each scalar field of a struct passed by value).
-_IDENT = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
-_ARCH = re.compile(r"^(?:sm_|compute_)?(\d{2,3})([af]?)$", re.IGNORECASE)
+_IDENT = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+_ARCH = lazy_compile(r"^(?:sm_|compute_)?(\d{2,3})([af]?)$", re.IGNORECASE)
 
 
 class ConfigError(Exception):
@@ -499,9 +500,9 @@ def find_config(start: Path, memo: dict[str, Path | None] | None = None) -> Path
     return found
 
 
-_HEADER = re.compile(r"^\s*\[(?!\[)\s*(.+?)\s*\]\s*(?:#.*)?$")
+_HEADER = lazy_compile(r"^\s*\[(?!\[)\s*(.+?)\s*\]\s*(?:#.*)?$")
 _KEY_TOKEN = r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|[A-Za-z0-9_-]+'
-_KEY_LINE = re.compile(rf"^\s*((?:{_KEY_TOKEN})(?:\s*\.\s*(?:{_KEY_TOKEN}))*)\s*=")
+_KEY_LINE = lazy_compile(rf"^\s*((?:{_KEY_TOKEN})(?:\s*\.\s*(?:{_KEY_TOKEN}))*)\s*=")
 
 
 def _dotted(text: str) -> tuple[str, ...]:
