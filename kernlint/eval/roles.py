@@ -14,8 +14,10 @@ where plausible follows from the value's use, never from its name:
   1 is plausible and a verdict must hold there too (checks/coalescing.py re-evaluates at that value).
 
 Extent wins over row pitch, row pitch over stride. Values set by the host (grid size, allocation) are
-not read here: only the kernel body is (helpers it calls are not followed, so a parameter used only
-inside a helper has no role, and checks/coalescing.py treats it as it treats a stride: 1 is plausible).
+not read here: only the kernel body and the helpers it passes the value to (`roles`: an extent or a row
+pitch there is one here). A value used only where this does not reach (a field of a method's receiver,
+`m(0, i)` of an accessor returning `p[c * ld + r]`) has no role, and checks/coalescing.py treats it as it
+treats a stride: 1 is plausible.
 
 `fallback_regions` uses the roles for the second question of the issue: a branch whose condition pins a
 stride or layout value (`s == 1`, `ld == n`, a flag parameter) is the code's own fast path, and the
