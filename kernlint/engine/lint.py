@@ -105,6 +105,7 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
             template=fn if run_fn is not fn else None,
+            in_row=frozenset(res.shared_layout) - res.out_of_row,
         ))
         if res.truncated and not res.contradiction:
             out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))

@@ -39,6 +39,9 @@ class KernelResult:
     template: ir.Function | None = field(default=None, compare=False, repr=False)
     # Each uniform load's site symbol -> the sampled symbol it took (EvalResult.load_sites).
     load_sites: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    # The `__shared__` arrays every element access of which subscripted its innermost dimension within
+    # its length (EvalResult.out_of_row); None when not recorded (a result built by hand, a re-evaluation).
+    in_row: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
