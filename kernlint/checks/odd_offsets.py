@@ -73,6 +73,7 @@ def _adds_nothing(sites: set[tuple[int, int, str]], reported: set[tuple[int, int
     already (a finding of a shape, the other odd runs' on a twin instantiation: `T` float, then double)."""
     return sites <= reported
 
+
 def conditional_findings(odd: list["KernelResult"], main: list["KernelResult"], rules: Iterable["Rule"],
                          reported: set[tuple[int, int, str]]) -> list["Diagnostic"]:
     """KL103 findings that only the odd offset shows, worded "misaligned unless `s` is a multiple of 8"."""

@@ -44,10 +44,10 @@ def _strip_implicit(e: object) -> object:
 def predictable(result: KernelResult, root: str) -> bool:
     """Whether `padded_events` gives what evaluating `result`'s kernel again with `root` padded gives."""
     body = result.kernel.body
-    if result.in_row is None or body is None or result.unit is None:
+    if body is None or result.unit is None:
         return False
     ranks = {name: _rank(t) for name, _b, t in result.shared_layout}
-    if root not in ranks or ranks[root] < 2 or not set(ranks) <= result.in_row:
+    if root not in ranks or ranks[root] < 2 or not set(ranks) <= result.arrays_in_row():
         return False
     if any(name in result.unit.globals for name in ranks):
         return False

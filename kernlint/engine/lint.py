@@ -98,14 +98,15 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             why = ("shape", f"blockDim = {shape.block}: {res.contradiction}")
             res = dataclasses.replace(res, events=[], dead_regions={}, coverage=tuple(
                 evcov.SiteStatus(st.key, False, why) for st in res.coverage))
+        events = tuple(res.events)
         out.append(KernelResult(
-            path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
+            path=tu.path, kernel=run_fn, shape=shape, events=events,
             assumed=tuple(sorted(res.assumed.items())), load_sites=tuple(sorted(res.load_sites.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
             template=fn if run_fn is not fn else None,
-            in_row=frozenset(res.shared_layout) - res.out_of_row,
+            in_row=(events, frozenset(res.shared_layout) - res.out_of_row),
         ))
         if res.truncated and not res.contradiction:
             out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))
