@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kernlint.checks.coalescing import KL103
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.interp import Interpreter
 from kernlint.eval.samples import ODD_OFFSET, SECTOR, offset_parameters
@@ -20,10 +21,18 @@ if TYPE_CHECKING:
     from kernlint.eval.result import KernelResult
 
 
-def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
+def odd_offset_results(results: list["KernelResult"], bases: list["KernelResult"] | None = None
+                       ) -> list["KernelResult"]:
     """Each result evaluated again with each additive-offset parameter set to `ODD_OFFSET` (marked
-    `odd_offset`); `conditional_findings` turns what that misaligns into conditional KL103s."""
-    out = []
+    `odd_offset`); `conditional_findings` turns what that misaligns into conditional KL103s.
+
+    `bases` are the results `conditional_findings` will compare the runs with (the engine's, after it
+    merges a runtime block's shapes; `results` when None). A run that cannot add a finding there is not
+    made (`_adds_nothing`)."""
+    bases = results if bases is None else bases
+    out: list["KernelResult"] = []
+    reported: set[tuple[int, int, str]] = set()  # what the runs made so far report, once `folded` is all of `out`
+    folded = 0
     for r in results:
         if r.unit is None:
             continue
@@ -32,6 +41,13 @@ def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
         # (conditional_findings): without one the evaluation again would find nothing.
         addressed = set().union(*(e.deps for e in r.events if isinstance(e, MemoryAccess) and e.space == "global"))
         for p in sorted((offset_parameters(r.kernel) - known) & addressed):
+            base = next((m for m in bases if m.shape == r.shape), None)
+            sites = _offset_sites(base, p) if base is not None else set()
+            if sites and folded < len(out) and not sites <= reported:
+                reported |= {(d.line, d.column, d.code) for d in conditional_findings(out[folded:], bases, (KL103,), set())}
+                folded = len(out)
+            if _adds_nothing(sites, reported):
+                continue
             defines = dict(r.defines)
             defines[p] = ODD_OFFSET
             run = Interpreter(r.unit, r.kernel, r.shape, defines).run()
@@ -40,6 +56,22 @@ def odd_offset_results(results: list["KernelResult"]) -> list["KernelResult"]:
             out.append(dataclasses.replace(r, events=tuple(run.events), assumed=tuple(sorted(run.assumed.items())), load_sites=tuple(sorted(run.load_sites.items())),
                                            defines=tuple(sorted(defines.items())), notes=(), odd_offset=(p, ODD_OFFSET)))
     return out
+
+
+def _offset_sites(base: "KernelResult", p: str) -> set[tuple[int, int, str]]:
+    """The KL103 keys of the global accesses of `base` whose address depends on `p`: the only sites where
+    `conditional_findings` reports an odd run of `base`'s shape."""
+    return {(e.span.line, e.span.column, "KL103") for e in base.events
+            if isinstance(e, MemoryAccess) and e.space == "global" and p in e.deps}
+
+
+def _adds_nothing(sites: set[tuple[int, int, str]], reported: set[tuple[int, int, str]]) -> bool:
+    """Whether an odd run can add no finding: `conditional_findings` reports it only at `sites` (none when
+    its shape has no result to compare with), and only where no earlier finding was reported. The runs
+    made before it report `reported` at least: `conditional_findings` goes through them first, and each
+    key it finds there with nothing reported before it finds with more reported too, or was reported
+    already (a finding of a shape, the other odd runs' on a twin instantiation: `T` float, then double)."""
+    return sites <= reported
 
 
 def conditional_findings(odd: list["KernelResult"], main: list["KernelResult"], rules: Iterable["Rule"],

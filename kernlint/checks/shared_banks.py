@@ -28,7 +28,7 @@ from kernlint.checks.bank_sites import (
     _sites,
     measure_site,
 )
-from kernlint.checks import bank_values
+from kernlint.checks import bank_values, padded_events
 from kernlint.checks.base import Rule, call_chain_notes
 from kernlint.checks.swizzle_edit import mask_comments_and_strings, swizzle_edits
 from kernlint.base.diagnostics import Diagnostic, Edit, Severity
@@ -302,18 +302,25 @@ def _suggest_fix(result: KernelResult, root: str) -> Fix:
     best: tuple[int, int, int, int, dict[tuple[int, int], int]] | None = None  # (excess, pad, worst, worse, site ways)
     original = _root_addresses(events, root, base)
     cut_short = False
+    # Where the padding can change nothing but the shared addresses, the evaluation again is computed
+    # from this one (checks/padded_events.py says when, and why it is the same).
+    predicted = padded_events.predictable(result, root)
     for n, pad in enumerate(order):
         if deadline.expired():
             cut_short = True  # no more re-evaluations: the best found so far (if any) is still a measured one
             break
-        run = Interpreter(result.unit, result.kernel, result.shape, dict(result.defines),
-                          shared_types={root: padded_type(t, pad)}).run()
-        if run.out_of_time:
-            cut_short = True  # a re-evaluation cut short would make any padding look conflict-free
-            break
-        new_events: list[object] = list(run.events)
-        if n == 0:
+        if predicted:
+            new_events: list[object] = padded_events.padded_events(result, root, padded_type(t, pad))
+            new_base = base
+        else:
+            run = Interpreter(result.unit, result.kernel, result.shape, dict(result.defines),
+                              shared_types={root: padded_type(t, pad)}).run()
+            if run.out_of_time:
+                cut_short = True  # a re-evaluation cut short would make any padding look conflict-free
+                break
+            new_events = list(run.events)
             new_base = run.shared_layout.get(root, (0, t))[0]
+        if n == 0:
             again = _root_addresses(new_events, root, new_base)
             if len(again) == len(original) and all(np.array_equal(a, b) for a, b in zip(again, original)):
                 text = (f"padding {root}'s rows cannot help: its index arithmetic does not use the declared "

@@ -98,13 +98,15 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
             why = ("shape", f"blockDim = {shape.block}: {res.contradiction}")
             res = dataclasses.replace(res, events=[], dead_regions={}, coverage=tuple(
                 evcov.SiteStatus(st.key, False, why) for st in res.coverage))
+        events = tuple(res.events)
         out.append(KernelResult(
-            path=tu.path, kernel=run_fn, shape=shape, events=tuple(res.events),
+            path=tu.path, kernel=run_fn, shape=shape, events=events,
             assumed=tuple(sorted(res.assumed.items())), load_sites=tuple(sorted(res.load_sites.items())), defines=tuple(sorted(defines.items())),
             notes=tuple(res.notes), source_lines=source_lines,
             shared_layout=tuple((k, b, t) for k, (b, t) in res.shared_layout.items()), unit=run_tu,
             coverage=res.coverage,
             template=fn if run_fn is not fn else None,
+            in_row=(events, frozenset(res.shared_layout) - res.out_of_row),
         ))
         if res.truncated and not res.contradiction:
             out.extend(_frugal(run_tu, run_fn, fn, shape, defines, res, source_lines))
@@ -114,7 +116,11 @@ def analyse_kernel(tu: ir.TranslationUnit, fn: ir.Function, options: LintOptions
         if res.dead_regions and not res.truncated:
             out.extend(_resample_dead(run_tu, run_fn, fn, shape, defines, res, source_lines))
     main = [r for r in out if not r.regions and r.events]
-    return out + odd_offsets.odd_offset_results(main)
+    # What `combine` compares the odd-offset runs with: the results left once a runtime block's shapes
+    # are merged into the first (`_agree_on_runtime_blocks`); a run with nothing to compare with is not made.
+    plain = [r for r in out if not r.regions]
+    merged = {i for group in _runtime_groups(plain) for i in group[1:]}
+    return out + odd_offsets.odd_offset_results(main, [r for i, r in enumerate(plain) if i not in merged])
 
 
 def _instantiable(shape: "LaunchShape") -> bool:
@@ -463,16 +469,11 @@ def _agree_on_runtime_blocks(results: list[KernelResult], per_shape: list[list[D
     # (one group per launch and template binding: a launch inside a dispatch macro binds its kernel once per
     # dispatched type, and each binding's shapes agree among themselves; the bindings then merge as real
     # shapes do, the worst named)
-    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
-    for i, r in enumerate(results):
-        if r.shape.guess.startswith("runtime:"):
-            groups.setdefault((r.shape.guess, r.shape.bindings), []).append(i)
-    if not any(len(g) > 1 for g in groups.values()):
+    groups = _runtime_groups(results)
+    if not groups:
         return results, per_shape
     drop: set[int] = set()
-    for members in groups.values():
-        if len(members) < 2:
-            continue
+    for members in groups:
         by_key: dict[tuple[object, ...], list[tuple[int, Diagnostic]]] = {}
         for i in members:
             for d in per_shape[i]:
@@ -516,6 +517,16 @@ def _agree_on_runtime_blocks(results: list[KernelResult], per_shape: list[list[D
         drop |= set(members[1:])
     keep = [i for i in range(len(results)) if i not in drop]
     return [results[i] for i in keep], [per_shape[i] for i in keep]
+
+
+def _runtime_groups(results: list[KernelResult]) -> list[list[int]]:
+    """The indexes of the results that `_agree_on_runtime_blocks` merges into the first of each list: the
+    shapes of one launch with a runtime block and one template binding, where there are two or more."""
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
+    for i, r in enumerate(results):
+        if r.shape.guess.startswith("runtime:"):
+            groups.setdefault((r.shape.guess, r.shape.bindings), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def _runtime_values(r: KernelResult) -> dict[str, str]:

@@ -52,6 +52,8 @@ class MemoryMixin:
                 return (Val(None, base.deps | idx.deps, "local", base.root), t)  # thread-local storage
             if base.data is None or not base.space:
                 return (unknown(base, idx, why=("unknown", "")), t)
+            if base.space == "shared" and t.kind != "array":
+                self.note_row(e, base.root, idx)
             if read and idx.bound is not None and idx.data is None and t.kind in _SCALAR_KINDS and not idx.is_float:
                 stand_in = bounded_index.window_address(base, idx, t.size, self.mask)
                 if stand_in is not None:
@@ -114,6 +116,25 @@ class MemoryMixin:
                     return (v, t)
             return None
         return None
+
+    def note_row(self, e: ir.Index, root: str, idx: Val) -> None:
+        """For an element access of a `__shared__` array: record `root` in `out_of_row` unless the
+        subscript is known and within the length of the array dimension it indexes on every active lane."""
+        out = self.result.out_of_row
+        if root in out:
+            return
+        b = e.base
+        while isinstance(b, ir.Cast) and not b.explicit:
+            b = b.operand
+        bt = b.ctype
+        if bt.kind == "array":
+            bt = self.resolve(bt)
+        d = idx.data
+        if bt.kind != "array" or bt.count <= 0 or d is None or idx.is_float:
+            out.add(root)
+        elif d.size and (int(d.min()) < 0 or int(d.max()) >= bt.count) and any_set(
+                ((d < 0) | (d >= bt.count)) & self.mask):
+            out.add(root)
 
     def field_offset(self, e: ir.Member, record: ir.CType | None) -> int:
         """The member's byte offset: from clang, or from the bound struct when the record is a template type."""

@@ -122,6 +122,8 @@ class StatementsMixin:
 
     def exec_decl(self, d: ir.VarDecl) -> None:
         t = self.resolve(d.ctype)
+        if d.shared and self.call_sites:
+            self.result.out_of_row.add(d.name)  # declared in a helper, whose uses of it KL201 does not read
         if d.shared and is_shared_scalar_type(t):
             self.allocate_shared(d.name, t)
             self.shared_scalars.declare(d.name, t)

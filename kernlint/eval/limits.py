@@ -69,3 +69,7 @@ class EvalResult:
     # Stopped early: every region of the evaluation's `goal` was found dead for good (GoalUnreachable);
     # the rest of the kernel was not evaluated, so nothing here but that verdict may be used.
     goal_unreachable: bool = False
+    # `__shared__` arrays one of whose element accesses subscripted the innermost dimension outside its
+    # length on an active lane, or with an index the evaluator did not know (MemoryMixin.lvalue): the
+    # others' addresses split into (row, column) exactly, which KL201's padding search relies on.
+    out_of_row: set[str] = field(default_factory=set)

@@ -39,6 +39,17 @@ class KernelResult:
     template: ir.Function | None = field(default=None, compare=False, repr=False)
     # Each uniform load's site symbol -> the sampled symbol it took (EvalResult.load_sites).
     load_sites: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    # The `__shared__` arrays every element access of which subscripted its innermost dimension within
+    # its length (EvalResult.out_of_row), with the events of the evaluation that found it: a result made
+    # from this one with other events (another define, measured events) holds nothing of it. None when not
+    # recorded (a result built by hand, a re-evaluation).
+    in_row: tuple[tuple[Event, ...], frozenset[str]] | None = field(default=None, compare=False, repr=False)
+
+    def arrays_in_row(self) -> frozenset[str]:
+        """`in_row`'s arrays where it holds for these events; none otherwise."""
+        if self.in_row is None or self.in_row[0] is not self.events:
+            return frozenset()
+        return self.in_row[1]
 
     def assumptions(self, deps: frozenset[str] | None = None) -> tuple[str, ...]:
         """Human-readable assumptions; with `deps`, only the sampled symbols that matter."""
