@@ -84,7 +84,7 @@ def test_a_lambda_is_lowered_one_whose_captures_are_not_followed_is_said_not_rea
     assert [d.code for d in res.diagnostics] == ["KL904"] and rec.status == "partial"
     assert [(g.kind, g.detail) for g in rec.gaps] == [
         ("unread_body", "the lambda at k.cu:4 (what it captures is not followed: an array, a local reference, an "
-                        "init-capture or a pack)")]
+                        "init-capture, a pack, or a variable by reference whose name is declared again after it)")]
 
 
 def test_a_pointer_field_of_a_local_object_points_to_memory() -> None:

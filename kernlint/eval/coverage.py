@@ -290,7 +290,7 @@ def unread_callee(tu: ir.TranslationUnit, e: ir.Call) -> str:
     closure = e.receiver.ctype.name if e.receiver is not None else ""
     if "lambda at " in closure:  # (clang names a closure type `(lambda at FILE:LINE:COL)`)
         return (f"the lambda at {place} (what it captures is not followed: an array, a local reference, an "
-                "init-capture or a pack)")
+                "init-capture, a pack, or a variable by reference whose name is declared again after it)")
     if not e.target:  # (clang found no definition: ir.Call.written names the declaration)
         return f"`{e.name}` (declared at {place}, defined in none of the code kernlint read)"
     return f"`{e.name}` ({place})"

@@ -31,8 +31,10 @@ def captures(c: ci.Cursor) -> Captures | None:
     """What lambda `c` captures, or None when kernlint does not follow it: a capture list it cannot read (spelled
     by a macro, an init-capture `[q = p + 1]`, a pack `[args...]`), a captured array (a copy is the whole array;
     a reference aliases an array the evaluator tracks per frame: eval/local_arrays.py), a captured local
-    reference (`float &r = a[i]`, lowered as a pointer: frontend/memory_refs.py), or a reading of the list that
-    disagrees with the members clang gives the closure type (one per capture, a reference for one by reference).
+    reference (`float &r = a[i]`, lowered as a pointer: frontend/memory_refs.py), a variable captured by reference
+    that another variable of its name may hide where the lambda is called (`_redeclared`), or a reading of the
+    list that disagrees with the members clang gives the closure type (one per capture, a reference for one by
+    reference).
 
     The captured variables are the variables of the enclosing function(s) its body names (the lambda's own
     parameters and locals, and variables of static storage, `__shared__` ones included, are not captured). A
@@ -78,9 +80,26 @@ def captures(c: ci.Cursor) -> Captures | None:
     if uses_this or "this" in explicit:
         mode = explicit.get("this", REF)
         names.append(Capture("this", mode, None))
-    if not _agrees(c, names):
+    if not _agrees(c, names) or _redeclared(c, [n for n in names if n.mode == REF and n.decl is not None]):
         return None
     return Captures(tuple(names), mutable)
+
+
+def _redeclared(c: ci.Cursor, refs: list[Capture]) -> bool:
+    """Whether a variable of the function declaring one of `refs` (captured by reference) is declared again by
+    that name after the lambda starts, outside it: a call made where it hides the captured one would find it
+    under the name the evaluator binds by (eval/closures.py)."""
+    start, end = c.extent.start.offset, c.extent.end.offset
+    for cap in refs:
+        assert cap.decl is not None
+        scope = cap.decl.semantic_parent
+        if scope is None:
+            return True
+        for n in scope.walk_preorder():
+            if n.kind == K.VAR_DECL and n.spelling == cap.name and n != cap.decl \
+                    and n.extent.start.offset > start and not n.extent.start.offset <= end:
+                return True
+    return False
 
 
 _ARRAYS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
