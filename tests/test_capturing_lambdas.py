@@ -126,3 +126,36 @@ def test_an_object_call_kernlint_cannot_follow_is_not_silent_without_a_pointer()
     res, rec = _lint(body, before)
     assert _codes(res) == ["KL904"] and rec.status == "partial", res.diagnostics
     assert [g.kind for g in rec.gaps] == ["indirect_call"]
+
+
+def test_what_a_lambda_writes_under_unknown_data_or_in_a_loop_stopped_early_is_unknown() -> None:
+    """`pitch` written only through lambda calls (no assignment in the branch's or loop's text): under a branch
+    on loaded data some lanes add 31 and some do not, and a loop of `n` (2^20) iterations is stopped before its
+    end; either way `pitch` is unknown at the store, which is not evaluated (KL904), not called 8.0x from a
+    `pitch` of 32 every lane was given."""
+    before = "__device__ float load(const float* p, int i) { return p[i]; }\n"
+    branch = ("    int pitch = 1;\n    auto widen = [&](int k) { pitch += k; };\n"
+              "    if (load(a, i) > 0.0f) widen(31);\n    if (i < n) a[i * pitch] = 0.0f;\n")
+    loop = ("    int pitch = 1;\n    auto widen = [&](int k) { pitch += k; };\n"
+            "    for (int j = 0; j < n; ++j) widen(31);\n    if (i < n) a[i * pitch] = 0.0f;\n")
+    for body in (branch, loop):
+        res, rec = _lint(body, before)
+        assert "KL102" not in _codes(res) and rec.status == "partial", (body, res.diagnostics)
+        assert rec.accesses_seen - rec.accesses_evaluated == 1, rec
+
+
+def test_a_lambda_in_a_template_kernel_s_pattern_is_followed() -> None:
+    """In a template's pattern clang gives the closure type no members and the call `st(i)` no callee (`auto`
+    left undeduced): the lambda is still read (its captures from the list and the body) and called. Bound by a
+    launch to S = 32, its store is 8.0x; with no launch, the store's stride is the unbound `S`: not evaluated
+    for that reason (was: no access seen at all, 'fully analysed')."""
+    src = ("template <int S>\n__global__ void k(float* a, int n) {\n" + _INDEX
+           + "    auto st = [&](int j) { a[j * S] = 0.0f; };\n    if (i < n) st(i);\n}\n")
+    res = lint_source(src + "int main() { float* a; k<32><<<64, 256>>>(a, 1 << 20); }\n", "k.cu",
+                      LintOptions(resources=False))
+    [rec] = res.coverage
+    assert rec.status == "full" and _sectors(res) == ["KL102 32 32-byte sectors"], res.diagnostics
+    res = lint_source(src, "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    assert (rec.status, rec.accesses_seen, rec.accesses_evaluated) == ("partial", 1, 0), rec
+    assert [(g.kind, g.detail) for g in rec.gaps] == [("template", "S")]

@@ -17,7 +17,7 @@ evaluated and says so (coverage reason `lambda_captures`), never guessed.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -42,6 +42,16 @@ class ClosureTable:
         self.tokens: dict[tuple[int, ...], int] = {}
         # Lambda calls running: (the call's frame, a name it captures by reference, the frame that declares it).
         self.active: list[tuple[Frame, str, Frame]] = []
+        # The variables lambda calls wrote back (id of the frame, name) while a statement watches (`mark`): a
+        # branch on unknown data, a loop stopped early, make unknown what they wrote, which no assignment in
+        # their text shows (eval/interp_statements.py's `_assigned_names`).
+        self.log: list[tuple[int, str]] = []
+        self.watching = 0
+
+    def mark(self) -> int:
+        """Start watching the write-backs of lambda calls: where the log stands (for `lose_written`)."""
+        self.watching += 1
+        return len(self.log)
 
     def register(self, frame: Frame, e: ir.Closure, masks: dict[str, object]) -> int:
         """The token of `e`'s making in `frame` with these declarations (the same token for the same making:
@@ -185,9 +195,35 @@ def not_followed(interp: Interp, callee: ir.Function, e: ir.Call, closure: Val, 
     return Val(None, why=("call", "a lambda kernlint did not follow"))
 
 
+def lose_written(interp: Interp, at: int, lose: Callable[[Val], Val]) -> None:
+    """End the watch begun at `at` (ClosureTable.mark) with the variables lambda calls wrote back since then
+    made `lose(value)`, in each frame still running that holds them (a statement's own assignments are the
+    caller's to lose)."""
+    table = interp.closures
+    table.watching = max(0, table.watching - 1)
+    if len(table.log) > at:
+        frames = {id(f): f for f in interp.frames}
+        for fid, name in set(table.log[at:]):
+            f = frames.get(fid)
+            if f is not None and name in f.env:
+                f.env[name] = lose(f.env[name])
+    if not table.watching:
+        table.log.clear()
+
+
+def end_watch(interp: Interp) -> None:
+    """End a watch whose write-backs need not be lost (the statement ran as evaluated)."""
+    table = interp.closures
+    table.watching = max(0, table.watching - 1)
+    if not table.watching:
+        table.log.clear()
+
+
 def assign_in(interp: Interp, frame: Frame, name: str, v: Val) -> None:
     """`name = v` in `frame` (not necessarily the running one) for the active lanes: Interpreter.assign_var's
     merge with the lanes the variable was declared for."""
+    if interp.closures.watching:
+        interp.closures.log.append((id(frame), name))
     old = frame.env.get(name)
     dm = frame.decl_mask.get(name)
     mask = interp.mask

@@ -96,7 +96,8 @@ REASONS: dict[str, tuple[str, str, str]] = {
                         "writes was not evaluated", "calls the lambda at {d}: what it captures could not be bound "
                         "there", ""),
     "indirect_call": ("calls through `{d}`, a function pointer or function object whose callee kernlint could not "
-                      "tell, passing it a pointer: what the callee reads or writes there was not evaluated",
+                      "tell, passing it a pointer or holding variables of its own: what the callee reads or writes "
+                      "there was not evaluated",
                       "calls through `{d}`, whose callee kernlint could not tell", ""),
     "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
                 "evaluate (its accesses are inside the library)",

@@ -219,7 +219,7 @@ class CallsMixin:
         `operator()` of that arity, or to a lambda (kernlint's lowered call operator, found by the closure
         type's place): that operator, and the call as a call of it on `f`. None otherwise (the call stays
         unknown: eval/library_calls.indirect_call)."""
-        t = self.frame.callable_types.get(e.via)
+        t = self.frame.callable_types.get(e.via) or self.closure_variable(e.via)
         if t is None:
             return None
         fn = None
@@ -239,8 +239,14 @@ class CallsMixin:
         """Whether variable `name`, called as a function, holds an object (a lambda, a class with members)
         rather than a function pointer: its call may read or write what the object holds."""
         v = self.frame.env.get(name)
-        t = self.frame.callable_types.get(name)
+        t = self.frame.callable_types.get(name) or self.closure_variable(name)
         return bool(v is not None and v.fields) or t is not None and (bool(t.fields) or bool(_CLOSURE.search(t.name)))
+
+    def closure_variable(self, name: str) -> ir.CType | None:
+        """The closure type of local `name` when it holds a lambda (`auto st = [&](int j) {...}` called `st(i)` in
+        a template's pattern, where clang leaves the call's callee dependent), else None."""
+        t = self.frame.ctype_of.get(name)
+        return t if t is not None and _CLOSURE.search(t.name) else None
 
     def returned_element_type(self, call: ir.Call) -> ir.CType | None:
         """The element type behind a reference-returning method called in a template (`sdata[i]` with

@@ -85,6 +85,18 @@ def captures(c: ci.Cursor) -> Captures | None:
     return Captures(tuple(names), mutable)
 
 
+def _in_template(d: ci.Cursor | None) -> bool:
+    """Whether variable `d` belongs to a function template or a method of a class template (the pattern, where
+    clang leaves captures undetermined)."""
+    f = d.semantic_parent if d is not None else None
+    if f is None:
+        return False
+    if f.kind == K.FUNCTION_TEMPLATE:
+        return True
+    owner = f.semantic_parent if f.kind in (K.CXX_METHOD, K.CONSTRUCTOR) else None
+    return owner is not None and owner.kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
+
+
 def _redeclared(c: ci.Cursor, refs: list[Capture]) -> bool:
     """Whether a variable of the function declaring one of `refs` (captured by reference) is declared again by
     that name after the lambda starts, outside it: a call made where it hides the captured one would find it
@@ -174,6 +186,8 @@ def _agrees(c: ci.Cursor, names: list[Capture]) -> bool:
     tell: a reference for one by reference, `this` by reference a pointer): as many references as by-reference
     captures and as many other members as copies, a constant kernlint listed but clang did not capture aside."""
     fields = list(c.type.get_fields())
+    if not fields and any(_in_template(n.decl) for n in names):
+        return True  # (a lambda in a template's pattern: clang gives its closure type no members to compare)
     refs = sum(1 for f in fields if f.type.get_canonical().kind in _REFERENCES)
     copies = len(fields) - refs
     mine_refs = [n for n in names if n.mode == REF and n.name != "this"]

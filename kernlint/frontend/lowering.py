@@ -648,6 +648,9 @@ class _Lowering:
             pointer = ir.CType("pointer", 8, False, pointee=ctype.pointee, name=ctype.name)
             init = self.address_of(init_c[-1], pointer)
             return ir.VarDecl(v.spelling, pointer, init, _span(v), shared, extern, static)
+        if ctype.kind == "unknown" and (isinstance(init, ir.Closure)
+                                        or isinstance(init, ir.Opaque) and init.reason == "lambda_expr"):
+            ctype = init.ctype  # (`auto f = [&](...) {...}` in a template's pattern: clang leaves `auto` undeduced)
         return ir.VarDecl(v.spelling, ctype, init, _span(v), shared, extern, static)
 
     def address_of(self, c: ci.Cursor, pointer: ir.CType) -> ir.Expr:
