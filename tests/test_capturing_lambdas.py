@@ -159,3 +159,15 @@ def test_a_lambda_in_a_template_kernel_s_pattern_is_followed() -> None:
     [rec] = res.coverage
     assert (rec.status, rec.accesses_seen, rec.accesses_evaluated) == ("partial", 1, 0), rec
     assert [(g.kind, g.detail) for g in rec.gaps] == [("template", "S")]
+
+
+def test_a_lambda_call_reads_what_it_captures_for_the_liveness_after_a_stopped_loop() -> None:
+    """The loop of 2^20 iterations is stopped early, `acc` (+= q: no constant step) unknown after it; the next
+    statement to name `acc` assigns it, but `show(i)` before that reads it through its capture: `acc` is still
+    read after the loop (eval/liveness.py), so the store in `show` is not evaluated (was: read with the stopped
+    loop's partial sum, 'fully analysed')."""
+    body = ("    int acc = 0;\n    auto show = [&](int j) { a[j * acc] = 0.0f; };\n"
+            "    for (int q = 0; q < n; ++q) acc += q;\n    if (i < n) show(i);\n    acc = 0;\n    a[i + acc] = 1.0f;\n")
+    res, rec = _lint(body)
+    assert (rec.status, rec.accesses_seen, rec.accesses_evaluated) == ("partial", 2, 1), rec
+    assert _codes(res) == ["KL904"], res.diagnostics
