@@ -171,3 +171,15 @@ def test_a_lambda_call_reads_what_it_captures_for_the_liveness_after_a_stopped_l
     res, rec = _lint(body)
     assert (rec.status, rec.accesses_seen, rec.accesses_evaluated) == ("partial", 2, 1), rec
     assert _codes(res) == ["KL904"], res.diagnostics
+
+
+def test_a_lambda_called_inside_another_in_a_template_s_pattern() -> None:
+    """`st` calls `row`, which it captures by reference: in the pattern of a template kernel with no launch,
+    `row(j)` is a call through a variable whose `auto` clang leaves undeduced; the lambda's type comes with the
+    variable into `st`'s frame, so the call is followed: a + j * 32, 8.0x (was: a call kernlint could not tell)."""
+    src = ("template <int S>\n__global__ void k(float* a, int n) {\n" + _INDEX
+           + "    auto row = [&](int j) -> float* { return a + j * 32; };\n"
+           "    auto st = [&](int j) { float* p = row(j); p[0] = 0.0f; };\n    if (i < n) st(i);\n}\n")
+    res = lint_source(src, "k.cu", LintOptions(resources=False))
+    [rec] = res.coverage
+    assert rec.status == "full" and _sectors(res) == ["KL102 32 32-byte sectors"], (rec, res.diagnostics)

@@ -47,6 +47,9 @@ class ClosureTable:
         # their text shows (eval/interp_statements.py's `_assigned_names`).
         self.log: list[tuple[int, str]] = []
         self.watching = 0
+        # (lambda's key, captured name) -> the variable's declared type where a lambda was made: a captured lambda
+        # called in the lambda's body is found by it (Interpreter.closure_variable).
+        self.types: dict[tuple[str, str], ir.CType] = {}
 
     def mark(self) -> int:
         """Start watching the write-backs of lambda calls: where the log stands (for `lose_written`)."""
@@ -84,6 +87,11 @@ def make(interp: Interp, e: ir.Closure) -> Val:
     not evaluated (`bind`)."""
     frame = interp.frame
     env = frame.env
+    types = interp.closures.types
+    for name in (*(r.name for r in e.copies), *e.refs):
+        t = frame.ctype_of.get(name)
+        if t is not None and (e.key, name) not in types:
+            types[(e.key, name)] = t
     fields: list[tuple[str, Val]] = []
     for r in e.copies:
         if r.name not in env:  # (a parameter read through its address: interp_calls.object_body)
@@ -147,11 +155,15 @@ def bind(interp: Interp, callee: ir.Function, closure: Val) -> Bound | str:
     return Bound(values, back, made.frame if made is not None else None)
 
 
-def enter(interp: Interp, frame: Frame, bound: Bound) -> None:
-    """Bind the captured names in `frame`, the call's (before its body runs)."""
+def enter(interp: Interp, callee_key: str, frame: Frame, bound: Bound) -> None:
+    """Bind the captured names in `frame`, the call's (before its body runs), with their declared types."""
+    types = interp.closures.types
     for name, v in bound.values.items():
         frame.env[name] = v
         frame.decl_mask[name] = interp.mask
+        t = types.get((callee_key, name))
+        if t is not None:
+            frame.ctype_of[name] = t
     for name, _ in bound.back:
         interp.closures.active.append((frame, name, bound.owner))
 

@@ -359,7 +359,7 @@ class CallsMixin:
             return closures.not_followed(self, callee, e, this, bound)
         frame = Frame()
         if bound is not None:
-            closures.enter(self, frame, bound)
+            closures.enter(self, callee.key, frame, bound)
         if method:
             # The object a method runs on: its known fields are `this`'s (written back afterwards).
             frame.env["this"] = this if this.space == "" else Val(None)
