@@ -40,6 +40,7 @@ class ClosureTable:
     def __init__(self) -> None:
         self.made: dict[int, _Made] = {}
         self.tokens: dict[tuple[int, ...], int] = {}
+        self.counter = 0
         # Lambda calls running: (the call's frame, a name it captures by reference, the frame that declares it).
         self.active: list[tuple[Frame, str, Frame]] = []
         # The variables lambda calls wrote back (id of the frame, name) while a statement watches (`mark`): a
@@ -62,9 +63,9 @@ class ClosureTable:
         key = (id(frame), id(e), *(id(m) for m in masks.values()))
         token = self.tokens.get(key)
         if token is None or self.made[token].frame is not frame:
-            token = len(self.tokens) + 1
-            while token in self.made:
-                token += 1
+            # (never a token given before: an object that outlived its making must not name a later one)
+            self.counter += 1
+            token = self.counter
             self.tokens[key] = token
             self.made[token] = _Made(frame, masks)
         return token
