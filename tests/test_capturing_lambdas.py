@@ -191,3 +191,15 @@ def test_a_lambda_returned_by_a_helper_keeps_its_copies() -> None:
     before = "__device__ auto scaled(const float* p, int s) { return [=](int j) { return p[j * s]; }; }\n"
     res, rec = _lint("    auto at = scaled(a, 32);\n    if (i < n) a[i] = at(i);\n", before)
     assert rec.status == "full" and _sectors(res) == ["KL101 32 32-byte sectors"], res.diagnostics
+
+
+def test_what_a_helper_writes_through_a_reference_under_unknown_data_is_unknown() -> None:
+    """The same for a helper's reference parameter (`widen(pitch, 31)`, copied in and written back: the branch's
+    text assigns nothing): lanes whose loaded value is not positive keep `pitch` = 1, so the store's stride is
+    unknown, not 32 in every lane (was: 8.0x, from the branch's side evaluated for all lanes)."""
+    before = ("__device__ float load(const float* p, int i) { return p[i]; }\n"
+              "__device__ void widen(int& p, int k) { p += k; }\n")
+    body = "    int pitch = 1;\n    if (load(a, i) > 0.0f) widen(pitch, 31);\n    if (i < n) a[i * pitch] = 0.0f;\n"
+    res, rec = _lint(body, before)
+    assert "KL102" not in _codes(res) and rec.status == "partial", res.diagnostics
+    assert rec.accesses_seen - rec.accesses_evaluated == 1, rec

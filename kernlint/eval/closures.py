@@ -43,7 +43,8 @@ class ClosureTable:
         self.counter = 0
         # Lambda calls running: (the call's frame, a name it captures by reference, the frame that declares it).
         self.active: list[tuple[Frame, str, Frame]] = []
-        # The variables lambda calls wrote back (id of the frame, name) while a statement watches (`mark`): a
+        # The variables calls wrote back (id of the frame, name) while a statement watches (`mark`), a lambda's
+        # captured by reference or a caller's variable bound to a reference parameter (interp_calls.inline): a
         # branch on unknown data, a loop stopped early, make unknown what they wrote, which no assignment in
         # their text shows (eval/interp_statements.py's `_assigned_names`).
         self.log: list[tuple[int, str]] = []

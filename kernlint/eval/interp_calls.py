@@ -459,6 +459,9 @@ class CallsMixin:
             closures.leave(self, callee, e, frame, bound, this)
         for pname, target in write_back:
             self.store(target, frame.env.get(pname, UNKNOWN), e.span)
+            lv = _local_lvalue(target) if self.closures.watching else None
+            if lv is not None:  # (a branch on unknown data, a loop stopped early: no assignment in its text shows it)
+                self.closures.log.append((id(self.frame), lv[0]))
         rv = frame.ret_val
         if method:
             obj = frame.env.get("this", UNKNOWN)
