@@ -92,8 +92,12 @@ REASONS: dict[str, tuple[str, str, str]] = {
                         "pass the header's directory with -I DIR (or the build's compile_commands.json with -p DIR)"),
     "unread_body": ("calls {d}: kernlint did not read its body, so what it reads or writes there was not evaluated",
                     "calls {d}: kernlint did not read its body", ""),
+    "lambda_captures": ("calls the lambda at {d}: what it captures could not be bound there, so what it reads or "
+                        "writes was not evaluated", "calls the lambda at {d}: what it captures could not be bound "
+                        "there", ""),
     "indirect_call": ("calls through `{d}`, a function pointer or function object whose callee kernlint could not "
-                      "tell, passing it a pointer: what the callee reads or writes there was not evaluated",
+                      "tell, passing it a pointer or holding variables of its own: what the callee reads or writes "
+                      "there was not evaluated",
                       "calls through `{d}`, whose callee kernlint could not tell", ""),
     "library": ("calls `{d}`, a template library's copy or MMA on tensor/fragment objects, which kernlint does not "
                 "evaluate (its accesses are inside the library)",
@@ -286,7 +290,8 @@ def unread_callee(tu: ir.TranslationUnit, e: ir.Call) -> str:
     place = e.written[e.written.rfind("@") + 1:].rpartition("/")[2]
     closure = e.receiver.ctype.name if e.receiver is not None else ""
     if "lambda at " in closure:  # (clang names a closure type `(lambda at FILE:LINE:COL)`)
-        return f"the lambda at {place} (one that captures variables is not followed)"
+        return (f"the lambda at {place} (what it captures is not followed: an array, a local reference, an "
+                "init-capture, a pack, or a variable by reference whose name is declared again after it)")
     if not e.target:  # (clang found no definition: ir.Call.written names the declaration)
         return f"`{e.name}` (declared at {place}, defined in none of the code kernlint read)"
     return f"`{e.name}` ({place})"

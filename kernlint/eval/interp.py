@@ -22,6 +22,7 @@ import numpy as np
 
 from kernlint.base import deadline
 from kernlint.ir import nodes as ir
+from kernlint.eval import closures
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import resample
@@ -113,6 +114,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self._block_assumed: list[tuple[tuple[int, ...], frozenset[str]] | None] = [None, None, None]
         self.mask = self.entry_mask.copy()
         self.frames: list[Frame] = []
+        self.closures = closures.ClosureTable()  # lambda objects that capture by reference (eval/closures.py)
         # (call span, helper, helper span, helper in the kernel's file)
         # (call span, callee name, callee span, whether the callee is in the kernel's file, the callee's file)
         self.call_sites: list[tuple[ir.Span, str, ir.Span, bool, str]] = []

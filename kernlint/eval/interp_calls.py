@@ -8,7 +8,7 @@ import numpy as np
 
 from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
-from kernlint.eval import asm_memory, async_copy, atomics, builtins_math, coop_groups, library_calls
+from kernlint.eval import asm_memory, async_copy, atomics, builtins_math, closures, coop_groups, library_calls
 from kernlint.eval import events as ev
 from kernlint.eval import asserted_shape
 from kernlint.ir import dependent_types
@@ -178,7 +178,8 @@ class CallsMixin:
         unread = cov.unread_callee(self.tu, e) if e.written else ""
         if unread:
             self.cov.drop(self.site_key(e.span, cov.ACCESS), ("unread_body", unread))
-        elif library_calls.indirect_call(e):
+        elif library_calls.indirect_call(e) or e.via and e.receiver is None and self.holds_object(e.via):
+            # (an object's call reads and writes through what it holds, a lambda's captures: given a pointer or not)
             self.cov.drop(self.site_key(e.span, cov.ACCESS), ("indirect_call", e.via))
         if e.scope and library_calls.is_library_transfer(e):
             # (a group's memcpy_async is a collective copy: its reason says so, ir/known_pipeline.py)
@@ -218,7 +219,7 @@ class CallsMixin:
         `operator()` of that arity, or to a lambda (kernlint's lowered call operator, found by the closure
         type's place): that operator, and the call as a call of it on `f`. None otherwise (the call stays
         unknown: eval/library_calls.indirect_call)."""
-        t = self.frame.callable_types.get(e.via)
+        t = self.frame.callable_types.get(e.via) or self.closure_variable(e.via)
         if t is None:
             return None
         fn = None
@@ -233,6 +234,19 @@ class CallsMixin:
         if fn is None or fn.body is None or len(fn.params) != len(e.args):
             return None
         return fn, ir.Call("operator()", e.args, e.ctype, e.span, ir.Ref(e.via, "param", t, e.span), fn.key)
+
+    def holds_object(self, name: str) -> bool:
+        """Whether variable `name`, called as a function, holds an object (a lambda, a class with members)
+        rather than a function pointer: its call may read or write what the object holds."""
+        v = self.frame.env.get(name)
+        t = self.frame.callable_types.get(name) or self.closure_variable(name)
+        return bool(v is not None and v.fields) or t is not None and (bool(t.fields) or bool(_CLOSURE.search(t.name)))
+
+    def closure_variable(self, name: str) -> ir.CType | None:
+        """The closure type of local `name` when it holds a lambda (`auto st = [&](int j) {...}` called `st(i)` in
+        a template's pattern, where clang leaves the call's callee dependent), else None."""
+        t = self.frame.ctype_of.get(name)
+        return t if t is not None and _CLOSURE.search(t.name) else None
 
     def returned_element_type(self, call: ir.Call) -> ir.CType | None:
         """The element type behind a reference-returning method called in a template (`sdata[i]` with
@@ -318,7 +332,8 @@ class CallsMixin:
         return self._memory_element(arg)
 
     def inline(self, callee: ir.Function, e: ir.Call) -> Val:
-        method = "::" in callee.name
+        # (a lambda's call operator runs on its object, `this`, whose members are its copies: eval/closures.py)
+        method = "::" in callee.name and callee.name != ir.LAMBDA_CALL
         this = self.eval(e.receiver) if e.receiver is not None else Val(None)
         # A memory element bound to a non-const reference parameter (`op(out[i], x)` with
         # `operator()(float& dst, float src)`): a load when the callee reads it, a store (after the
@@ -339,7 +354,12 @@ class CallsMixin:
         args = [object_refs[i] if i in object_refs else
                 Val(None, why=("unmodelled", f"written through reference parameter `{callee.params[i].name}`"))
                 if i in element_refs and not element_refs[i][0] else self.eval(a) for i, a in enumerate(e.args)]
+        bound = closures.bind(self, callee, this) if callee.captures else None
+        if isinstance(bound, str):
+            return closures.not_followed(self, callee, e, this, bound)
         frame = Frame()
+        if bound is not None:
+            closures.enter(self, callee.key, frame, bound)
         if method:
             # The object a method runs on: its known fields are `this`'s (written back afterwards).
             frame.env["this"] = this if this.space == "" else Val(None)
@@ -382,13 +402,16 @@ class CallsMixin:
                     target = self.ref_target(e.args[i])
                     write_back.append((p.name, target))  # type: ignore[arg-type]
                     self.note_shared_ref(frame, p.name, target)  # type: ignore[arg-type]
+                elif i < len(e.args) and _CLOSURE.search(self.resolve(e.args[i].ctype).name):
+                    pass  # a lambda made for the call (`apply(n, [&](int k) {...})` with `F&& f`): nothing else names it
                 else:
                     # (a cooperative group's handle is immutable: passed by reference it is the same group)
                     v = Val(None, why=("unmodelled", f"reference parameter `{p.name}` of {callee.name}()"))
             frame.env[p.name] = v
             frame.decl_mask[p.name] = self.mask
             frame.ctype_of[p.name] = t
-            if t.kind in ("template", "unknown") and i < len(e.args):
+            held = self.resolve(t.pointee) if t.kind == "reference" and t.pointee is not None else t
+            if held.kind in ("template", "unknown") and i < len(e.args):  # (`F f`, `const F& f`, `F&& f`)
                 at = self.resolve(e.args[i].ctype)
                 if at.kind == "struct" and at.name:
                     frame.callable_types[p.name] = at
@@ -428,11 +451,17 @@ class CallsMixin:
             self.call_sites.pop()
             self.inlined_fns.pop()
             self.frames.pop()
+            self.closures.forget(frame)
             self.bindings = saved_bindings
             self.loop_stack = saved_loops
         self.mask = entry
+        if bound is not None:
+            closures.leave(self, callee, e, frame, bound, this)
         for pname, target in write_back:
             self.store(target, frame.env.get(pname, UNKNOWN), e.span)
+            lv = _local_lvalue(target) if self.closures.watching else None
+            if lv is not None:  # (a branch on unknown data, a loop stopped early: no assignment in its text shows it)
+                self.closures.log.append((id(self.frame), lv[0]))
         rv = frame.ret_val
         if method:
             obj = frame.env.get("this", UNKNOWN)

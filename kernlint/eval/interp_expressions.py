@@ -7,7 +7,7 @@ import numpy as np
 from kernlint.ir import nodes as ir
 from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
-from kernlint.eval import bounded_index, library_calls, unknown_float
+from kernlint.eval import bounded_index, closures, library_calls, unknown_float
 from kernlint.eval.values import UNKNOWN, Val, any_set, c_div, c_mod, const, spread, unknown, why_of, wrap_int
 from kernlint.project.launch import fold_bound
 from kernlint.eval.limits import WARP, MAX_EVAL_NESTING, POINTER_SPACING
@@ -542,4 +542,5 @@ _EVAL_BY_TYPE: dict[type, object] = {
     ir.Member: MemoryMixin.eval_memory_read,
     ir.Cond: ExpressionsMixin.eval_cond,
     ir.Call: CallsMixin.eval_call,
+    ir.Closure: closures.make,
 }

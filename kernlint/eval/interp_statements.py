@@ -6,6 +6,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kernlint.ir import nodes as ir
+from kernlint.eval import closures
 from kernlint.eval import coverage as cov
 from kernlint.eval import data_shape
 from kernlint.eval import events as ev
@@ -177,6 +178,7 @@ class StatementsMixin:
             # A `return`/`break`/`continue` in such a branch may remove some lanes, not all: the
             # lanes are assumed to go on (exits are restored), so what follows is still evaluated.
             written = _assigned_names(s.then) | (_assigned_names(s.other) if s.other else set())
+            watch = self.closures.mark()  # (what lambda calls write back: eval/closures.py)
             self.branch_unknown(s.span, c)
             exits = self.save_exits()
             start = self.data_region_start(s, c)
@@ -219,6 +221,7 @@ class StatementsMixin:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
+            closures.lose_written(self, watch, lambda v: unknown(v, c, uniform=False))
             self.shared_scalars.forget(written, why_of(c))
             self.forget_arrays(s, why_of(c))
             return
@@ -519,6 +522,7 @@ class StatementsMixin:
         region: tuple[object, ...] | None = None
         data_cond: Val | None = None
         tracker = fast_forward.Tracker(cond, body, written, do_while)  # eval/fast_forward.py
+        watch = self.closures.mark()  # (what lambda calls write back: eval/closures.py)
         body_work = 0  # most operations a warp's body evaluated while a data-dependent trip count is evaluated
         try:
             k = 0
@@ -612,8 +616,12 @@ class StatementsMixin:
                     self.frame.env[name] = (unknown(self.frame.env[name], data_cond, why=why, uniform=False)
                                             if data_cond is not None
                                             else unknown(self.frame.env[name], why=why, uniform=False))
+            closures.lose_written(self, watch, lambda v: unknown(v, *([data_cond] if data_cond is not None else []),
+                                                                 why=why, uniform=False))
             self.shared_scalars.forget(written, why)
             self.forget_arrays(s, why)
+        else:
+            closures.end_watch(self)
         self.emit(ev.Loop(s.span, trips, entry, truncated, deps, _stmt_cost(body),
                           work=self.warp_work - w0))
         self.mask = self.after_exits(entry)
@@ -627,6 +635,7 @@ class StatementsMixin:
         arms = np.full(parent.shape, -1, dtype=np.int64)  # the case each lane runs; -1: none
         w0 = self.warp_work.copy()
         region = self.data_region_start(s, c) if c.data is None else None
+        watch = self.closures.mark() if c.data is None else -1  # (what lambda calls write back: eval/closures.py)
         for arm, (labels, body) in enumerate(s.cases):
             if c.data is None:
                 lane_sel = parent
@@ -673,6 +682,7 @@ class StatementsMixin:
             for name in written:
                 if name in self.frame.env:
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
+            closures.lose_written(self, watch, lambda v: unknown(v, c, uniform=False))
             self.shared_scalars.forget(written, why_of(c))
             self.forget_arrays(s, why_of(c))
 

@@ -19,12 +19,26 @@ DEF, USE = "def", "use"
 
 
 def _mentions(e: object, name: str) -> bool:
-    return name in _ref_names(e)
+    names = _ref_names(e)
+    return name in names or _ANY in names
+
+
+_ANY = "(any)"  # (no C++ name): an expression that may run a lambda, which reads what it captures by reference
 
 
 @by_identity(max_entries=4096)  # the analysis asks of each statement once per name
 def _ref_names(e: object) -> frozenset[str]:
-    return frozenset(n.name for n in ir.walk(e) if isinstance(n, ir.Ref))
+    """The names `e` mentions; with _ANY when it may call a lambda (a call on one or through a function object,
+    or one handed one): its body reads the variables it captures by reference, which `e` does not name."""
+    names = set()
+    for n in ir.walk(e):
+        if isinstance(n, ir.Ref):
+            names.add(n.name)
+            if "(lambda at " in n.ctype.name:
+                names.add(_ANY)
+        elif isinstance(n, ir.Closure) or isinstance(n, ir.Call) and n.via:
+            names.add(_ANY)
+    return frozenset(names)
 
 
 def _expr(e: ir.Expr | None, name: str) -> str | None:

@@ -233,10 +233,11 @@ def may_note_again(keys: Iterable[tuple[int, int, int, int]], rest: Sequence[ir.
 
     A region is noted by the statement at its `key_position`, each time that statement runs: by one at that
     place in `rest` or `entered` (a macro expands to several statements at one place), or by a helper a call
-    in `rest` inlines. A helper's statements lie in its own body, outside the kernel's (`body`): functions do
-    not nest (lambdas are opaque to the evaluator, methods of local classes are not inlined, and a launch of
-    the kernel from device code is no call), so a region of the kernel's own body that nothing left sits at
-    cannot be noted again; a region of a helper, or of a call line, can be whenever a call is left.
+    in `rest` inlines. A helper's statements lie in its own body, outside the kernel's (`body`), but for a lambda's
+    or a local class's method, which lie inside it: those run only when called, so each region of theirs has a
+    call line's key too, which any call left keeps (a launch of the kernel from device code is no call). So a
+    region of the kernel's own body that nothing left sits at cannot be noted again; a region of a helper, or of
+    a call line, can be whenever a call is left.
     Conservative: True when unsure."""
     places: set[tuple[int, int]] = set()
     calls = 0

@@ -19,7 +19,7 @@ from kernlint.base.lazy_re import lazy_compile
 from kernlint.ir import nodes as ir
 from kernlint.ir.dependent_types import PARTIAL as PARTIAL_SPECIALIZATION
 from kernlint.ir.function_table import FunctionTable, key_file
-from kernlint.frontend import parse_cache, shared_ir, shim_pch
+from kernlint.frontend import lambdas, parse_cache, shared_ir, shim_pch
 from kernlint.ir.includes import scan_includes
 from kernlint.ir.known_cub import is_cub_stub
 from kernlint.ir.known_pipeline import is_async_stub
@@ -575,7 +575,10 @@ def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParsePr
         low.budgeted = False  # (asked for by the evaluator, after the parse: see _Lowering.budgeted)
         if c.kind == K.LAMBDA_EXPR:
             fn = _function(low, c, lines, problems, parse_path)
-            return dataclasses.replace(fn, name=_LAMBDA_CALL, key=_lambda_key(c))
+            caps = lambdas.captures(c)
+            return dataclasses.replace(fn, name=ir.LAMBDA_CALL, key=lambdas.call_key(c),
+                                       captures=tuple((n.name, n.mode) for n in caps.names) if caps else (),
+                                       mutable=bool(caps and caps.mutable))
         if is_method:
             return _method(low, c, lines, problems, parse_path, None, classes)
         ext = c.extent
@@ -598,8 +601,9 @@ def _deferring_table(low: _Lowering, lines: list[str], problems: list[ir.ParsePr
 def _defer_local_methods(table: FunctionTable, low: _Lowering, fn: ir.Function, c: ci.Cursor, parse_path: str) -> None:
     """Record in `table`, to be lowered when asked for, the member functions of the classes defined inside
     function `c` (just lowered as `fn`: `struct L { __device__ static void f(...) {...} };` in a kernel's body)
-    and the call operators of its lambdas that capture nothing. `_lower`'s walk meets only the classes of
-    namespaces and of other classes, never a function body's; the lowering collects these (`low.local_defs`)
+    and the call operators of its lambdas (those whose captures kernlint follows: frontend/lambdas.py). `_lower`'s
+    walk meets only the classes of namespaces and of other classes, never a function body's; the lowering collects
+    these (`low.local_defs`)
     as it meets them. A function shared from an earlier parse (shared_ir) was not lowered here: its cursors are
     searched instead when a call of `fn` names a function placed inside `fn`'s own lines (a local method)."""
     found, low.local_defs = low.local_defs, []
@@ -615,40 +619,14 @@ def _defer_local_methods(table: FunctionTable, low: _Lowering, fn: ir.Function, 
     while found:
         n = found.pop()
         if n.kind == K.LAMBDA_EXPR:
-            if _lambda_key(n) not in table and not _captures(n):
-                table.defer(_lambda_key(n), _LAMBDA_CALL, (True, n), in_main)
+            if lambdas.call_key(n) not in table and lambdas.captures(n) is not None:
+                table.defer(lambdas.call_key(n), ir.LAMBDA_CALL, (True, n), in_main)
             continue
         for m in n.get_children():
             if m.kind in (K.STRUCT_DECL, K.CLASS_DECL) and m.is_definition():
                 found.append(m)  # (a class nested in the local class)
             elif m.kind in _METHOD_KINDS and m.is_definition() and _function_key(m) not in table:
                 table.defer(_function_key(m), m.spelling, (True, m), in_main)
-
-
-def _placed_within(key: str, file: str, first: int, last: int) -> bool:
-    """Whether function key `key` (`name@file:line`) names a place in `file` between lines `first` and `last`."""
-    if not key or key_file(key) != file:
-        return False
-    line = key.rpartition(":")[2]
-    return line.isdigit() and first <= int(line) <= last
-
-
-_LAMBDA_CALL = "lambda::operator()"
-"""The name of a lambda's lowered call operator (never a name a call spells: the call is found by its key)."""
-
-
-def _lambda_key(c: ci.Cursor) -> str:
-    """The key of lambda `c`'s call operator, as a call of it names it (clang places the operator at the lambda)."""
-    return f"operator()@{c.location.file.name if c.location.file else ''}:{c.location.line}"
-
-
-def _captures(c: ci.Cursor) -> bool:
-    """Whether lambda `c` may capture anything (its introducer `[...]` is not empty, or cannot be read). A capture
-    names the enclosing function's variables, which the lambda's body, evaluated as a function of its own, would
-    not see (nor write back, for one captured by reference): such a lambda is left unlowered, and its calls are
-    not evaluated (eval/coverage.unread_callee)."""
-    toks = [t.spelling for _, t in zip(range(2), c.get_tokens())]
-    return toks != ["[", "]"]
 
 
 def _placed_within(key: str, file: str, first: int, last: int) -> bool:

@@ -5,7 +5,7 @@ from typing import Iterable
 
 from kernlint.base import deadline
 from kernlint.ir import nodes as ir
-from kernlint.frontend import inline_asm, memory_refs
+from kernlint.frontend import inline_asm, lambdas, memory_refs
 from kernlint.frontend.callees import _function_pointer_callee, _is_device
 from kernlint.frontend.template_args import (
     _resolved_template_args,
@@ -144,11 +144,28 @@ class _Lowering:
             return ir.InitList(tuple(self.expr(k) for k in c.get_children()), self.ctype(c), span)
         if kind == K.LAMBDA_EXPR:
             self.local_defs.append(c)
+            closure = self.closure(c)
+            if closure is not None:
+                return closure
         v = _evaluate(c) if kind.is_expression() else None
         if v is not None:
             return ir.Lit(v, self.ctype(c), span)
         kids = tuple(self.expr(k) for k in c.get_children() if k.kind.is_expression())
         return ir.Opaque(kind.name.lower(), self.ctype(c), span, kids)
+
+    def closure(self, c: ci.Cursor) -> ir.Closure | None:
+        """Lambda `c`, when it captures and kernlint follows its captures (frontend/lambdas.py): the object it
+        makes, its copies read here. None otherwise (a lambda that captures nothing is called without its object;
+        one kernlint does not follow is an opaque value, its calls not read: eval/coverage.unread_callee)."""
+        caps = lambdas.captures(c)
+        if caps is None or not caps.names:
+            return None
+        span = _span(c)
+        copies = tuple(ir.Ref(n.name, "param" if n.decl is not None and n.decl.kind == K.PARM_DECL else "local",
+                              self.ctype(n.decl) if n.decl is not None else ir.UNKNOWN_TYPE, span)
+                       for n in caps.names if n.mode == lambdas.COPY)
+        refs = tuple(n.name for n in caps.names if n.mode == lambdas.REF)
+        return ir.Closure(lambdas.call_key(c), copies, refs, self.ctype(c), span)
 
     def size_of(self, c: ci.Cursor, span: ir.Span) -> ir.Expr:
         """`sizeof(T)`, `sizeof(v)` or `alignof(T)` that clang could not fold (a dependent type): an
@@ -631,6 +648,9 @@ class _Lowering:
             pointer = ir.CType("pointer", 8, False, pointee=ctype.pointee, name=ctype.name)
             init = self.address_of(init_c[-1], pointer)
             return ir.VarDecl(v.spelling, pointer, init, _span(v), shared, extern, static)
+        if ctype.kind == "unknown" and (isinstance(init, ir.Closure)
+                                        or isinstance(init, ir.Opaque) and init.reason == "lambda_expr"):
+            ctype = init.ctype  # (`auto f = [&](...) {...}` in a template's pattern: clang leaves `auto` undeduced)
         return ir.VarDecl(v.spelling, ctype, init, _span(v), shared, extern, static)
 
     def address_of(self, c: ci.Cursor, pointer: ir.CType) -> ir.Expr:

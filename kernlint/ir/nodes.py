@@ -183,6 +183,20 @@ class Opaque:
 
 
 @frozen
+class Closure:
+    """A lambda expression that captures: the object it makes. Its copies (`[=]`, `[x]`, `[*this]`) are read
+    here, at its making; the variables it captures by reference (`refs`: `[&]`, `[&x]`, `this`) are read and
+    written by each call, in the frame that made it. `key` names its call operator (a Function whose
+    `captures` says the same: frontend/lambdas.py; eval/closures.py)."""
+
+    key: str
+    copies: tuple[Ref, ...]
+    refs: tuple[str, ...]
+    ctype: CType
+    span: Span
+
+
+@frozen
 class SizeOf:
     """`sizeof(T)` / `alignof(T)` of a dependent type (`sizeof(E)` in a class template's method): clang
     cannot fold it; the evaluator does once the template arguments are bound."""
@@ -193,7 +207,7 @@ class SizeOf:
     span: Span
 
 
-Expr = Union[Lit, Ref, Member, Index, Unary, Binary, Cond, Cast, Call, InitList, Opaque, SizeOf]
+Expr = Union[Lit, Ref, Member, Index, Unary, Binary, Cond, Cast, Call, InitList, Opaque, SizeOf, Closure]
 
 
 # --- statements --------------------------------------------------------------------------------
@@ -383,6 +397,10 @@ def iter_statements(node: "Stmt | None") -> "Iterator[Stmt]":
 # --- declarations ------------------------------------------------------------------------------
 
 
+LAMBDA_CALL = "lambda::operator()"
+"""The name of a lambda's lowered call operator (never a name a call spells: the call is found by its key)."""
+
+
 @frozen
 class Param:
     name: str
@@ -412,6 +430,10 @@ class Function:
     unresolved: tuple[tuple[int, int, str], ...] = ()  # semantic errors (unknown names/types)
     annotation: str = ""  # the `// kernlint: ...` text right above the kernel, if any
     key: str = ""  # unique key (name + signature) for calls
+    # A lambda's call operator (named LAMBDA_CALL): the variables it captures, each (name, "copy" | "ref"),
+    # and whether it is `mutable` (its calls may write its copies). See Closure.
+    captures: tuple[tuple[str, str], ...] = ()
+    mutable: bool = False
 
     def calls(self) -> "Iterator[Call]":
         """The calls in the body, in `walk`'s order (what the function table follows for reachability)."""
