@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from kernlint.base.diagnostics import Severity
 from kernlint.engine.lint import LintOptions, lint_source
-from kernlint.eval.samples import ITERATION_SAMPLES, iteration_parameters, offset_parameters
+from kernlint.eval.samples import DIVISOR_SAMPLES, ITERATION_SAMPLES, divisor_parameters, iteration_parameters, offset_parameters
 from kernlint.frontend import parse_source
 
 OPTIONS = LintOptions(resources=False)
@@ -28,6 +28,36 @@ def test_iteration_counts_bound_loops_whose_variable_reaches_no_address() -> Non
     fn2 = _kernel("__global__ void k(float* a, int n) { int i = threadIdx.x;"
                   " for (int k = 0; k < n; ++k) i += 1; a[i] = 0; }")
     assert iteration_parameters(fn2) == frozenset()
+
+
+def test_divisors_of_a_size_parameter_are_found_unless_compared() -> None:
+    fn = _kernel("__global__ void k(const float* a, float* o, int k, int g, int n, int m, int q) {"
+                 " int i = threadIdx.x; int ng = k / g; int per = n / m; int b = i / q;"
+                 " for (int j = 0; j < m; ++j) o[i] += a[i * ng + j + per + b]; }")
+    # g divides the size k and is never compared; m divides n but bounds a loop (a size of its own);
+    # q divides a thread index, not a parameter (`i / q`: an extent, as before).
+    assert divisor_parameters(fn) == {"g"}
+
+
+def test_quotient_of_two_sizes_is_a_size_not_one() -> None:
+    """`k / group_size` with both sampled as sizes was 1: the scales' row pitch of one group made a thread-
+    per-row read look coalesced. The divisor is sampled small, the quotient is a size, the read a warning."""
+    src = """// kernlint: block=(128,1,1)
+__global__ void scales_per_row(const short* scales, float* out, int rows, int k, int group_size) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    int ngroups = k / group_size;
+    float s = 0.f;
+    for (int g = 0; g < ngroups; ++g) s += scales[r * ngroups + g];
+    out[r] = s;
+}
+"""
+    diags = [d for d in lint_source(src, "t.cu", OPTIONS).diagnostics if d.code == "KL101"]
+    assert [(d.line, d.severity) for d in diags] == [(7, Severity.WARNING)]
+    # 3840 / 32 = 120 groups of 2-byte scales: lanes 240 B apart, each in its own sector.
+    assert diags[0].metrics["sectors"] == 32 and diags[0].metrics["ideal_sectors"] == 2
+    assumed = " ".join(diags[0].assumptions)
+    assert f"group_size = {DIVISOR_SAMPLES[0]} and {DIVISOR_SAMPLES[1]} (sampled small: it divides" in assumed
 
 
 def test_iteration_count_is_sampled_small_and_stated() -> None:

@@ -27,7 +27,7 @@ from kernlint.eval import coverage as cov
 from kernlint.eval import events as ev
 from kernlint.eval import resample
 from kernlint.eval.load_reuse import RecentLoads
-from kernlint.eval.samples import FLAG_SAMPLES, ITERATION_SAMPLES, SHIFT_SAMPLES, iteration_parameters, shift_parameters
+from kernlint.eval.samples import DIVISOR_SAMPLES, FLAG_SAMPLES, ITERATION_SAMPLES, SHIFT_SAMPLES, divisor_parameters, iteration_parameters, shift_parameters
 from kernlint.eval.shared_scalars import SharedScalars, is_shared_scalar_type
 from kernlint.ir import dependent_types
 from kernlint.eval import uniform_data
@@ -132,6 +132,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
         self.sampled_params = 0
         self.iteration_params = iteration_parameters(fn)
         self.shift_params = shift_parameters(fn)
+        self.divisor_params = divisor_parameters(fn)
         self.unresolved_lines = {ln for ln, _c, _m in fn.unresolved}
         # The first unresolved name on each line: an initializer clang dropped because of it leaves
         # the variable unknown for that reason (coverage names it).
@@ -289,6 +290,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, MemoryMixin, CallsMixin):
                 samples = ITERATION_SAMPLES  # a count of time steps, not a size (eval/samples.py)
             if name in self.shift_params:
                 samples = SHIFT_SAMPLES  # the log2 of a size (eval/samples.py)
+            if name in self.divisor_params:
+                samples = DIVISOR_SAMPLES[:self.S]  # divides a size: the quotient is a size (eval/samples.py)
             if name in self.sample_overrides:
                 samples = self.sample_overrides[name]
             self.result.assumed[name] = samples

@@ -365,6 +365,9 @@ def sampled_as(fn: ir.Function, name: str, tu: ir.TranslationUnit | None = None)
         return "sampled small: an iteration count, it only bounds loops whose variables reach no address"
     if name in samples.shift_parameters(fn):
         return "sampled as the log2 of a size: it is a shift amount"
+    if name in samples.divisor_parameters(fn):
+        return ("sampled small: it divides another size parameter, and the quotient is the size the code uses "
+                "(a quotient of two sampled sizes would be 1)")
     if any(p.name == name and p.ctype.kind == "bool" for p in fn.params):
         return "a flag, sampled true and false"
     role = role_of(fn, name, tu)

@@ -33,6 +33,11 @@ FLAG_SAMPLES = (1, 0)
 # size (thousands) the shift would be undefined (C++ [expr.shift]/1) and every value it builds unknown.
 SHIFT_SAMPLES = (10, 11)
 SECTOR = 32
+# Samples of a parameter that divides another size (`ngroups = k / group_size`, `hs = C / NH`): small,
+# so that the quotient, which the code then uses as a size (a loop bound, a row pitch), is one. Both
+# sampled as sizes (thousands, a few hundred apart) the quotient was 1 in every sample: a scale row of
+# one group made a 16x access look coalesced, a head size of one made attention rows one float long.
+DIVISOR_SAMPLES = (32, 64)
 
 
 _strip = ir.strip_casts  # casts around an expression, implicit and explicit
@@ -196,3 +201,28 @@ def _for_var(s: ir.For) -> str | None:
         t = _strip(s.init.expr.lhs)
         return t.name if isinstance(t, ir.Ref) else None
     return None
+
+
+_COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+
+
+@by_identity
+def divisor_parameters(fn: ir.Function) -> frozenset[str]:
+    """Integer parameters that divide another integer parameter (`k / group_size`, `C / NH`) and are never
+    compared with anything (a compared one bounds or guards, a size in its own right): the quotient is the
+    size the code uses, and sampling both as sizes would make it 1 (DIVISOR_SAMPLES)."""
+    params = _int_params(fn)
+    if len(params) < 2 or fn.body is None:
+        return frozenset()
+    divisors: set[str] = set()
+    compared: set[str] = set()
+    for n in ir.walk(fn.body):
+        if not isinstance(n, ir.Binary):
+            continue
+        lhs, rhs = _strip(n.lhs), _strip(n.rhs)
+        if n.op in ("/", "/=") and isinstance(rhs, ir.Ref) and rhs.kind == "param" and rhs.name in params:
+            if isinstance(lhs, ir.Ref) and lhs.kind == "param" and lhs.name in params and lhs.name != rhs.name:
+                divisors.add(rhs.name)
+        elif n.op in _COMPARE:
+            compared |= {r.name for r in ir.walk(n) if isinstance(r, ir.Ref) and r.kind == "param"}
+    return frozenset(divisors - compared - shift_parameters(fn) - iteration_parameters(fn))
