@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kernlint.eval.events import MemoryAccess
-from kernlint.eval.interp import Interpreter
+from kernlint.checks.reevaluate import evaluated_with
 from kernlint.eval.uniform_data import is_load_symbol
 
 if TYPE_CHECKING:
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 
 MAX_NAMES = 2  # sampled values tried per site (each is one more evaluation of the kernel, shared by its sites)
 _BUILTIN = ("threadIdx", "blockIdx", "blockDim", "gridDim")
-
-_RUNS: list[tuple[object, str, int, list[MemoryAccess]]] = []  # (result, name, value, its shared accesses)
 
 
 def sampled_names(result: "KernelResult", site: "SiteBanks") -> list[str]:
@@ -37,16 +35,8 @@ def sampled_names(result: "KernelResult", site: "SiteBanks") -> list[str]:
 
 
 def _shared_events_with(result: "KernelResult", name: str, value: int) -> list[MemoryAccess]:
-    for r, n, v, evs in _RUNS:
-        if r is result and n == name and v == value:
-            return evs
-    defines = dict(result.defines)
-    defines[name] = value
-    run = Interpreter(result.unit, result.kernel, result.shape, defines).run()  # type: ignore[arg-type]
-    evs = [] if run.truncated else [e for e in run.events if isinstance(e, MemoryAccess) and e.space == "shared"]
-    _RUNS.append((result, name, value, evs))
-    del _RUNS[:-8]
-    return evs
+    run = evaluated_with(result, name, value)
+    return [] if run.truncated else [e for e in run.events if isinstance(e, MemoryAccess) and e.space == "shared"]
 
 
 def milder_at(result: "KernelResult", site: "SiteBanks") -> tuple[str, tuple[int, ...], int, int] | None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from kernlint.checks import l1_reuse
 from kernlint.checks.base import Rule, call_chain_notes
+from kernlint.checks.reevaluate import evaluated_with
 from kernlint.base.diagnostics import Diagnostic, Severity
 from kernlint.eval import data_shape, roles
 from kernlint.eval.asm_memory import asm_note
@@ -229,9 +230,6 @@ def _stride_parameter(e: MemoryAccess, result: KernelResult) -> tuple[int, str] 
     return matches[0] if len(matches) == 1 else None
 
 
-_FLIP_CACHE: list[tuple[KernelResult, str, int, list[MemoryAccess]]] = []
-
-
 def _flipped_by(e: MemoryAccess, result: KernelResult) -> tuple[str, int] | None:
     """A plausible value of a runtime parameter under which this access is not uncoalesced
     (`_at_smallest` says how the parameter's smallest plausible value was found)."""
@@ -285,18 +283,8 @@ def _at_smallest(e: MemoryAccess, result: KernelResult) -> tuple[str, str, int] 
 
 def _events_with(result: KernelResult, name: str, value: int) -> list[MemoryAccess]:
     """The global accesses of `result`'s kernel evaluated again with `name` defined as `value`."""
-    for r, n, v, evs in _FLIP_CACHE:
-        if r is result and n == name and v == value:
-            return evs
-    from kernlint.eval.interp import Interpreter  # the rule re-evaluates, as KL201's padding search does
-
-    defines = dict(result.defines)
-    defines[name] = value
-    run = Interpreter(result.unit, result.kernel, result.shape, defines).run()  # type: ignore[arg-type]
-    events = [x for x in run.events if isinstance(x, MemoryAccess) and x.space == "global"]
-    _FLIP_CACHE.append((result, name, value, events))
-    del _FLIP_CACHE[:-8]
-    return events
+    run = evaluated_with(result, name, value)
+    return [x for x in run.events if isinstance(x, MemoryAccess) and x.space == "global"]
 
 
 def held_at_smallest(e: MemoryAccess, result: KernelResult) -> str:

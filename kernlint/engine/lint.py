@@ -605,22 +605,28 @@ def _resampled_findings(results: list[KernelResult], rules: tuple[Rule, ...],
     return out
 
 
-def _severity_score(d: Diagnostic) -> tuple[int, float]:
-    """How bad a finding is, to keep the worst of one site's findings under several shapes or bindings."""
+def _severity_score(d: Diagnostic) -> tuple[int, float, float]:
+    """How bad a finding is, to keep the worst of one site's findings under several shapes or bindings: its
+    severity, then its ratio to the ideal, then (two shapes at one ratio: RGBA8 at 4 sectors where 1 would do,
+    RGBA32 at 16 where 4 would) the sectors or wavefronts it wastes."""
     m = d.metrics or {}
-    ratio = 0.0
+    ratio = excess = 0.0
     try:
         if "ways" in m:
             ratio = float(m["ways"])
+            if m.get("ideal_wavefronts") is not None and m.get("wavefronts") is not None:
+                excess = float(m["wavefronts"]) - float(m["ideal_wavefronts"])
         elif m.get("ideal_sectors"):
             ratio = float(m["sectors"]) / float(m["ideal_sectors"])
+            excess = float(m["sectors"]) - float(m["ideal_sectors"])
         elif m.get("ideal_wavefronts"):
             ratio = float(m["wavefronts"]) / float(m["ideal_wavefronts"])
+            excess = float(m["wavefronts"]) - float(m["ideal_wavefronts"])
         elif "idle_fraction" in m:
             ratio = float(m["idle_fraction"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        ratio = 0.0
-    return (int(d.severity), ratio)
+        ratio = excess = 0.0
+    return (int(d.severity), ratio, excess)
 
 
 def _shape_label(r: KernelResult) -> str:

@@ -416,6 +416,18 @@ __device__ __half __hdiv(__half, __half); __device__ __half2 __h2div(__half2, __
 __device__ __half2 __halves2half2(__half, __half); __device__ __half __low2half(__half2); __device__ __half __high2half(__half2);
 __device__ __half2 __half2half2(__half); __device__ __half __hmax(__half, __half); __device__ __half __hmin(__half, __half);
 __device__ __half2 __floats2half2_rn(float, float); __device__ float __low2float(__half2); __device__ float __high2float(__half2);
+__device__ __half2 __float22half2_rn(float2);
+/* cuda_bf16.h's counterparts on __nv_bfloat16 / __nv_bfloat162 (CUDA Math API, "Bfloat16 Precision Intrinsics"). */
+__device__ __nv_bfloat162 __float2bfloat162_rn(float); __device__ float2 __bfloat1622float2(__nv_bfloat162);
+__device__ __nv_bfloat162 __floats2bfloat162_rn(float, float); __device__ __nv_bfloat162 __float22bfloat162_rn(float2);
+__device__ __nv_bfloat162 __halves2bfloat162(__nv_bfloat16, __nv_bfloat16); __device__ __nv_bfloat162 __bfloat162bfloat162(__nv_bfloat16);
+__device__ __nv_bfloat16 __low2bfloat16(__nv_bfloat162); __device__ __nv_bfloat16 __high2bfloat16(__nv_bfloat162);
+__device__ float __low2float(__nv_bfloat162); __device__ float __high2float(__nv_bfloat162);
+__device__ __nv_bfloat16 __hadd(__nv_bfloat16, __nv_bfloat16); __device__ __nv_bfloat16 __hmul(__nv_bfloat16, __nv_bfloat16);
+__device__ __nv_bfloat16 __hsub(__nv_bfloat16, __nv_bfloat16); __device__ __nv_bfloat16 __hfma(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16);
+__device__ __nv_bfloat16 __hmax(__nv_bfloat16, __nv_bfloat16); __device__ __nv_bfloat16 __hmin(__nv_bfloat16, __nv_bfloat16);
+__device__ __nv_bfloat162 __hadd2(__nv_bfloat162, __nv_bfloat162); __device__ __nv_bfloat162 __hmul2(__nv_bfloat162, __nv_bfloat162);
+__device__ __nv_bfloat162 __hsub2(__nv_bfloat162, __nv_bfloat162); __device__ __nv_bfloat162 __hfma2(__nv_bfloat162, __nv_bfloat162, __nv_bfloat162);
 
 namespace std {
 // The standard library is never on kernlint's include path (-nostdinc): the few compile-time pieces
