@@ -170,7 +170,8 @@ class StatementsMixin:
         self.frame.ctype_of[name] = t
 
     def exec_if(self, s: ir.If) -> None:
-        c = self.uniform_condition(self.eval(s.cond), sides=(s.then, s.other))
+        raw = self.eval(s.cond)
+        c = self.uniform_condition(raw, sides=(s.then, s.other))
         parent = self.mask
         if c.data is None:
             # A data-dependent condition: both sides may run for any lane. Evaluate each under the
@@ -187,6 +188,12 @@ class StatementsMixin:
                 exit_kind = ""  # a `return` in an inlined helper leaves the helper, not the kernel
             common = data_shape.validity_test(s) if start is not None else ""
             w_then: np.ndarray | None = None
+            # A warp-uniform condition on loaded values that the samples decide (uniform_condition made it
+            # unknown so that its side is evaluated whatever the samples say), with no `else`: what the side
+            # writes keeps, per sample, the value the sampled condition selects (`if (id >= vocab) id = 0;`
+            # after `id = ids[blockIdx.x]`), as `?:` on the same values does.
+            before = ({n: self.frame.env.get(n) for n in written}
+                      if raw.data is not None and c.uniform and s.other is None else None)
             try:
                 if common == "else":
                     self.exceptional_sides.append(s.span.line)
@@ -220,6 +227,14 @@ class StatementsMixin:
             self.mask = self.after_exits(parent)
             for name in written:
                 if name in self.frame.env:
+                    old, new = (before or {}).get(name), self.frame.env[name]
+                    if old is not None and old.data is not None and new.data is not None \
+                            and old.is_float == new.is_float and not old.space and not new.space:
+                        chosen = spread(raw.data != 0, np.broadcast_shapes(raw.data.shape, old.data.shape,
+                                                                           new.data.shape))
+                        self.frame.env[name] = Val(np.where(chosen, new.data, old.data), old.deps | new.deps | c.deps,
+                                                   is_float=new.is_float)
+                        continue
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
             closures.lose_written(self, watch, lambda v: unknown(v, c, uniform=False))
             self.shared_scalars.forget(written, why_of(c))
