@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kernlint.eval import resample
 from kernlint.eval.events import MemoryAccess
 from kernlint.checks.reevaluate import evaluated_with
 from kernlint.eval.uniform_data import is_load_symbol
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from kernlint.eval.result import KernelResult
 
 MAX_NAMES = 2  # sampled values tried per site (each is one more evaluation of the kernel, shared by its sites)
-_BUILTIN = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 
 
 def sampled_names(result: "KernelResult", site: "SiteBanks") -> list[str]:
@@ -30,8 +30,8 @@ def sampled_names(result: "KernelResult", site: "SiteBanks") -> list[str]:
     launch, a `--define` or the data)."""
     assumed = dict(result.assumed)
     given = {k for k, _v in result.defines} | {k for k, _v in result.shape.arg_samples}
-    return sorted(n for n in site.deps if n in assumed and n not in given and assumed[n]
-                  and not n.startswith(_BUILTIN) and not is_load_symbol(n))[:MAX_NAMES]
+    return sorted(n for n in resample.sampled_parameters(site.deps, assumed)
+                  if n not in given and assumed[n] and not is_load_symbol(n))[:MAX_NAMES]
 
 
 def _shared_events_with(result: "KernelResult", name: str, value: int) -> list[MemoryAccess]:

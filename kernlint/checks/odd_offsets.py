@@ -40,8 +40,8 @@ def odd_offset_results(results: list["KernelResult"], bases: list["KernelResult"
         # Only a global access whose address depends on `p` can give a conditional KL103
         # (conditional_findings): without one the evaluation again would find nothing.
         addressed = set().union(*(e.deps for e in r.events if isinstance(e, MemoryAccess) and e.space == "global"))
+        base = next((m for m in bases if m.shape == r.shape), None)
         for p in sorted((offset_parameters(r.kernel) - known) & addressed):
-            base = next((m for m in bases if m.shape == r.shape), None)
             sites = _offset_sites(base, p) if base is not None else set()
             if sites and folded < len(out) and not sites <= reported:
                 reported |= {(d.line, d.column, d.code) for d in conditional_findings(out[folded:], bases, (KL103,), set())}

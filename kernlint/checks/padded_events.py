@@ -22,6 +22,7 @@ import numpy as np
 
 from kernlint.eval.events import MemoryAccess
 from kernlint.eval.result import KernelResult
+from kernlint.eval.stmt_facts import _strip_implicit
 from kernlint.ir import nodes as ir
 
 _ROW = 128  # the evaluator's alignment of each shared array (Interpreter.allocate_shared)
@@ -33,12 +34,6 @@ def _rank(t: ir.CType) -> int:
         n += 1
         t = t.pointee
     return n
-
-
-def _strip_implicit(e: object) -> object:
-    while isinstance(e, ir.Cast) and not e.explicit:
-        e = e.operand
-    return e
 
 
 def predictable(result: KernelResult, root: str) -> bool:

@@ -232,8 +232,8 @@ class StatementsMixin:
                             and old.is_float == new.is_float and not old.space and not new.space:
                         chosen = spread(raw.data != 0, np.broadcast_shapes(raw.data.shape, old.data.shape,
                                                                            new.data.shape))
-                        self.frame.env[name] = Val(np.where(chosen, new.data, old.data), old.deps | new.deps | c.deps,
-                                                   is_float=new.is_float)
+                        merged = self.merge(old, new, chosen)
+                        self.frame.env[name] = Val(merged.data, merged.deps | c.deps, is_float=merged.is_float)
                         continue
                     self.frame.env[name] = unknown(self.frame.env[name], c, uniform=False)
             closures.lose_written(self, watch, lambda v: unknown(v, c, uniform=False))

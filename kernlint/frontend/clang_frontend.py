@@ -193,8 +193,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
             unsaved.append((_clang_name(os.path.abspath(fragment)), fragment_text))
         return unsaved
 
+    unsaved = unsaved_files()
     as_text = base + ["-include", shim_path()] + tail
-    if parse_cache.kept(parse_path, as_text, unsaved_files(), options):
+    text_key = parse_cache.key(parse_path, as_text, unsaved, options)
+    if parse_cache.kept(*text_key):
         # These inputs were parsed with the shim as text before (the project index's read of the file, then
         # its lint, with the process's PCH built in between): that unit, as with the PCH off (the IR is
         # the same either way: shim_pch.py).
@@ -206,8 +208,10 @@ def parse_source(text: str, path: str, *, include_dirs: tuple[str, ...] = (), de
     index = ci.Index.create(excludeDecls=pch is not None and shim_pch.EXCLUDE)
     tu = None
     for _round in range(_MAX_PARSE_ROUNDS):
-        unsaved = unsaved_files()
-        key, handed = parse_cache.key(parse_path, args, unsaved, options)
+        if _round:
+            unsaved = unsaved_files()  # (stubs added by the round before)
+        # (the first round's inputs are `text_key`'s when the shim is included as text)
+        key, handed = text_key if _round == 0 and pch is None else parse_cache.key(parse_path, args, unsaved, options)
         try:
             # (the unit of an earlier parse of the same inputs when there is one: frontend/parse_cache.py)
             tu = parse_cache.parse(key, handed, [n for n, _t in unsaved if n not in handed],

@@ -502,18 +502,13 @@ class _Lowering:
         args = [k for k in kids if not _is_callee_ref(k, name)]
         op = name[len("operator"):].strip()
         ref = c.referenced
-        if op == "[]" and len(args) == 2 and ref is not None and ref.kind == K.CXX_METHOD and _is_device(ref) \
-                and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
-            defn = ref.get_definition()
-            return _element_call(name, self.expr(args[0]), (self.expr(args[1]),), ctype, span,
-                                 _function_key(defn if defn is not None else ref), written=_written_at(ref))
         if op in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=") and len(args) == 2:
             return ir.Binary(op, self.expr(args[0]), self.expr(args[1]), ctype, span)
         written = _written_at(ref)
         if ref is not None and ref.kind == K.CXX_METHOD and (_is_device(ref) or written) and args \
                 and ref.result_type.kind == ci.TypeKind.LVALUEREFERENCE:
-            # Any other member operator returning a reference (`T& operator()(int r, int c)` of a matrix
-            # accessor, `T& operator*()` of an iterator): the element it refers to, as for operator[].
+            # A member operator returning a reference (`T& operator[](int)` of a wrapper, `T& operator()(int r,
+            # int c)` of a matrix accessor, `T& operator*()` of an iterator): the element it refers to.
             defn = ref.get_definition()
             return _element_call(name, self.expr(args[0]), tuple(self.expr(a) for a in args[1:]), ctype, span,
                                  _function_key(defn if defn is not None else ref), written=written)

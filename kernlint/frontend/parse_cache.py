@@ -64,9 +64,8 @@ def _stamp(paths: list[str], unsaved: set[str]) -> tuple[tuple[str, int, int], .
     return tuple(out)
 
 
-def kept(path: str, args: list[str], unsaved: list[tuple[str, str]], options: int) -> bool:
-    """Whether a unit of these inputs is kept, its files unchanged (what `parse` would take)."""
-    k, handed = key(path, args, unsaved, options)
+def kept(k: str, handed: frozenset[str]) -> bool:
+    """Whether a unit is kept under `k` (`key`), its files unchanged (what `parse` would take)."""
     hit = _UNITS.get(k)
     return hit is not None and _stamp([p for p, _s, _m in hit[1]], handed) == hit[1]
 
